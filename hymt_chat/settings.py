@@ -1,0 +1,90 @@
+"""Settings read from ``HYMT_*`` environment variables and a ``.env`` file."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+def _default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "hymt-chat"
+
+
+class Settings(BaseSettings):
+    """Everything an operator may tune; every field is documented in ``.env.example``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="HYMT_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    # --- the OpenAI-compatible model server -------------------------------------------------
+    base_url: str | None = Field(
+        default=None,
+        description="Base URL of an OpenAI-compatible server (…/v1). Unset: launch the sidecar.",
+    )
+    api_key: str = Field(default="EMPTY", description="Bearer key for the model server.")
+    model: str | None = Field(
+        default=None, description="Served model name; unset: the first one /v1/models lists."
+    )
+    request_timeout: float = Field(default=120.0, gt=0, description="Seconds per HTTP call.")
+
+    # --- translation -----------------------------------------------------------------------
+    default_target: str = Field(default="en", description="Target language of a new chat.")
+    max_input_chars: int = Field(
+        default=200_000, gt=0, description="Longer input is refused whole, never truncated."
+    )
+    max_model_len: int = Field(
+        default=4096, gt=256, description="Model context (tokens); sizes segments and max_tokens."
+    )
+    segment_chars: int | None = Field(
+        default=None, gt=16, description="Segment size override; default derives from context."
+    )
+    segment_concurrency: int = Field(
+        default=4, ge=1, description="Segments of one message translated at the same time."
+    )
+    temperature: float = 0.7
+    top_p: float = 0.6
+    top_k: int = 20
+    repetition_penalty: float = 1.05
+
+    # --- retry and downgrade (the policy) --------------------------------------------------
+    retries: bool = Field(default=True, description="Off: a 503 fails at once (for tests).")
+    deadline: float = Field(default=180.0, gt=0, description="Seconds one message may wait.")
+    window_max: int = Field(default=8, ge=1, description="Most in-flight requests per process.")
+    window_min: int = Field(default=1, ge=1)
+    rate_limit: str = Field(
+        default="20/minute", description="Per-user message limit (limits syntax); empty: none."
+    )
+
+    # --- the vLLM sidecar ------------------------------------------------------------------
+    profile: str = Field(default="auto", description="Launch profile: auto, cpu, a10, a100-40g…")
+    model_path: str | None = Field(
+        default=None, description="Model folder or hub name; unset on CPU: the demo model."
+    )
+    served_name: str = Field(default="hymt", description="Name the sidecar serves the model as.")
+    host: str = "127.0.0.1"
+    port: int = Field(default=8021, ge=1, le=65535)
+    vllm_python: Path = Field(
+        default=PROJECT_DIR / ".venv-vllm" / "bin" / "python",
+        description="Python of the sidecar's own virtual environment.",
+    )
+    vllm_args: str = Field(
+        default="", description="Extra or overriding vLLM flags, shell syntax: '--max-num-seqs 4'."
+    )
+    cache_dir: Path = Field(default_factory=_default_cache_dir)
+    startup_timeout: float = Field(default=900.0, gt=0, description="Seconds to wait for /health.")
+
+    @property
+    def demo_model_dir(self) -> Path:
+        return self.cache_dir / "models" / "qwen2.5-coder-0.5b-instruct"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Process-wide settings, read once."""
+    return Settings()

@@ -55,3 +55,7 @@ class RateLimitedError(HymtError):
 
 class SidecarError(HymtError):
     """The vLLM sidecar cannot be launched as asked (bad profile, missing model, port taken...)."""
+
+
+class ModelTimeoutError(ModelError):
+    """One call took longer than the request timeout; retrying would only pile up load."""

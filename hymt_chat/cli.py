@@ -1,0 +1,116 @@
+"""The `hymt-chat` command: a client of the core, like the chat UI."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+from .errors import (
+    EmptyTextError,
+    HymtError,
+    InputTooLongError,
+    NotTextError,
+    UnknownLanguageError,
+)
+from .settings import Settings
+
+# Exit codes: 2 = the input was refused, 3 = the model server failed, 4 = the sidecar failed.
+EXIT_INPUT, EXIT_MODEL, EXIT_SIDECAR = 2, 3, 4
+_INPUT_ERRORS = (EmptyTextError, InputTooLongError, NotTextError, UnknownLanguageError)
+
+
+def _read_text(arg: str | None) -> str:
+    from .text import decode_bytes
+
+    if arg is not None and arg != "-":
+        return arg
+    return decode_bytes(sys.stdin.buffer.read())
+
+
+def _settings(args: argparse.Namespace, **extra: object) -> Settings:
+    overrides = {k: v for k, v in extra.items() if v is not None}
+    if getattr(args, "base_url", None):
+        overrides["base_url"] = args.base_url
+    return Settings(**overrides)  # type: ignore[arg-type]
+
+
+def cmd_translate(args: argparse.Namespace) -> int:
+    from .translator import Translator
+
+    settings = _settings(args, deadline=args.wait)
+    text = _read_text(args.text)
+    result = asyncio.run(Translator(settings).translate(text, args.to, args.source, user="cli"))
+    if result.same_language:
+        print(f"Note: the text is already in {result.target}; printed unchanged.", file=sys.stderr)
+    sys.stdout.write(result.text)
+    if not result.text.endswith("\n"):
+        sys.stdout.write("\n")
+    return 0
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    from .detect import detect_language
+    from .text import clean_text
+
+    print(detect_language(clean_text(_read_text(args.text))) or "unsure")
+    return 0
+
+
+def cmd_languages(args: argparse.Namespace) -> int:
+    from .languages import LANGUAGES
+
+    for lang in LANGUAGES:
+        print(f"{lang.code:<8}{lang.english:<21}{lang.chinese}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hymt-chat", description="Live translation between 38 languages with Hunyuan-MT-7B."
+    )
+    parser.add_argument("--version", action="version", version=f"hymt-chat {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("translate", help="translate TEXT (or stdin) and print only the result")
+    p.add_argument("--to", required=True, metavar="CODE", help="target language (code or name)")
+    p.add_argument("--from", dest="source", default="auto", metavar="CODE|auto")
+    p.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server (…/v1)")
+    p.add_argument("--wait", type=float, default=30.0, metavar="S",
+                   help="give up when the server stays busy or down this long (default 30)")
+    p.add_argument("text", nargs="?", metavar="TEXT", help="text to translate; '-' or absent: stdin")
+    p.set_defaults(func=cmd_translate)
+
+    p = sub.add_parser("detect", help="print the language code of TEXT, or 'unsure'")
+    p.add_argument("text", nargs="?", metavar="TEXT")
+    p.set_defaults(func=cmd_detect)
+
+    p = sub.add_parser("languages", help="list the 38 languages")
+    p.set_defaults(func=cmd_languages)
+
+    from .sidecar.cli import add_sidecar_commands
+
+    add_sidecar_commands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except _INPUT_ERRORS as err:
+        print(f"hymt-chat: {err}", file=sys.stderr)
+        return EXIT_INPUT
+    except HymtError as err:
+        from .errors import SidecarError
+
+        print(f"hymt-chat: {err}", file=sys.stderr)
+        return EXIT_SIDECAR if isinstance(err, SidecarError) else EXIT_MODEL
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

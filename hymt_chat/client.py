@@ -1,0 +1,152 @@
+"""The one process-wide OpenAI-compatible client, and the mapping of its failures to ours."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from typing import Any
+
+import httpx
+import openai
+
+from .answers import strip_wrapping
+from .endpoint import Endpoint, resolve_endpoint
+from .errors import (
+    ModelBusyError,
+    ModelError,
+    ModelTimeoutError,
+    ModelUnavailableError,
+)
+from .prompts import chat_messages
+from .settings import Settings, get_settings
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP date), if any."""
+    value = headers.get("retry-after") if headers is not None else None
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def map_error(err: Exception, timeout: float) -> Exception:
+    """Turn an SDK exception into one of ours, with a sentence a user can read."""
+    if isinstance(err, openai.APITimeoutError):
+        return ModelTimeoutError(f"The model did not answer within {timeout:g} s.")
+    if isinstance(err, openai.APIConnectionError):
+        return ModelUnavailableError("The translation model is not reachable (starting or down).")
+    if isinstance(err, openai.APIStatusError):
+        status = err.status_code
+        if status in (503, 429):
+            busy = ModelBusyError(f"The translation model is busy (HTTP {status}).")
+            busy.retry_after = _retry_after(err.response.headers)  # type: ignore[attr-defined]
+            return busy
+        if status in (401, 403):
+            return ModelError("The model server refused the API key (check HYMT_API_KEY).")
+        if status == 404:
+            return ModelError("The model server does not serve that model (check HYMT_MODEL).")
+        return ModelError(f"The model server failed (HTTP {status}).")
+    if isinstance(err, (openai.APIResponseValidationError, ValueError, KeyError, TypeError)):
+        return ModelError("The model server sent an answer that is not valid JSON.")
+    return err
+
+
+class ModelClient:
+    """Chat completions against one endpoint; non-streaming, no SDK retries (the policy retries)."""
+
+    def __init__(self, settings: Settings, endpoint: Endpoint | None = None) -> None:
+        self.settings = settings
+        self.endpoint = endpoint or resolve_endpoint(settings)
+        self._openai = openai.AsyncOpenAI(
+            base_url=self.endpoint.base_url,
+            api_key=self.endpoint.api_key,
+            timeout=settings.request_timeout,
+            max_retries=0,
+        )
+        self._model: str | None = self.endpoint.model
+        self._model_lock = asyncio.Lock()
+
+    async def model_name(self) -> str:
+        """The served model: configured, else the first one the server lists (asked once)."""
+        if self._model:
+            return self._model
+        async with self._model_lock:
+            if not self._model:
+                try:
+                    models = await self._openai.models.list()
+                except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
+                    raise map_error(err, self.settings.request_timeout) from err
+                if not models.data:
+                    raise ModelError("The model server lists no model.")
+                self._model = models.data[0].id
+        return self._model
+
+    async def complete(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        n: int = 1,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        model: str | None = None,
+        source: str = "",
+    ) -> list[str]:
+        """Send one user message (no system message) and return the n cleaned answers.
+
+        ``source`` is the text being translated: a quote pair it has is not stripped.
+        """
+        s = self.settings
+        try:
+            response = await self._openai.chat.completions.create(
+                model=model or await self.model_name(),
+                messages=chat_messages(prompt),  # type: ignore[arg-type]
+                stream=False,
+                max_tokens=max_tokens,
+                n=n,
+                temperature=s.temperature if temperature is None else temperature,
+                top_p=s.top_p if top_p is None else top_p,
+                extra_body={"top_k": s.top_k, "repetition_penalty": s.repetition_penalty},
+            )
+            contents = [choice.message.content for choice in response.choices]
+        except (ModelError, asyncio.CancelledError):
+            raise
+        except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
+            raise map_error(err, s.request_timeout) from err
+        if not contents or any(c is None for c in contents):
+            raise ModelError("The model server sent an empty answer.")
+        return [strip_wrapping(c or "", source) for c in contents]
+
+    async def health(self, timeout: float = 3.0) -> bool:
+        """True when the server's /health answers 200 (it needs no API key)."""
+        try:
+            async with httpx.AsyncClient(timeout=timeout) as http:
+                response = await http.get(f"{self.endpoint.root}/health")
+            return response.status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    async def aclose(self) -> None:
+        await self._openai.close()
+
+
+_CLIENT: ModelClient | None = None
+
+
+def get_client(settings: Settings | None = None) -> ModelClient:
+    """The process-wide client, created on first use and shared by every chat session."""
+    global _CLIENT
+    if _CLIENT is None:
+        _CLIENT = ModelClient(settings or get_settings())
+    return _CLIENT
+
+
+def reset_client() -> None:
+    """Forget the process-wide client (tests, or after the endpoint changed)."""
+    global _CLIENT
+    _CLIENT = None

@@ -1,0 +1,128 @@
+"""From settings to a checked launch: pick the profile and model, refuse what cannot work."""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..endpoint import Endpoint
+from ..errors import SidecarError
+from ..settings import Settings
+from .profiles import LaunchSpec, Profile, build_launch, get_profile
+
+DEFAULT_GPU_MODEL = "tencent/Hunyuan-MT-7B"
+
+
+def gpu_memory_gib() -> float | None:
+    """Total memory of the first NVIDIA GPU, or None without one."""
+    if not shutil.which("nvidia-smi"):
+        return None
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout
+        return float(out.splitlines()[0]) / 1024
+    except (subprocess.SubprocessError, ValueError, IndexError, OSError):
+        return None
+
+
+def auto_profile(memory_gib: float | None) -> str:
+    """The safest profile for the GPU found: the smallest one it can hold."""
+    if memory_gib is None:
+        return "cpu"
+    for limit, name in ((30, "a10"), (48, "a100-40g"), (100, "h100"), (1e9, "h200")):
+        if memory_gib < limit:
+            return name
+    return "a10"
+
+
+def resolve_profile(name: str) -> Profile:
+    return get_profile(auto_profile(gpu_memory_gib()) if name == "auto" else name)
+
+
+def resolve_model(settings: Settings, profile: Profile, model: str | None) -> tuple[str, bool]:
+    """(model, is_demo): explicit model, else the demo on CPU, else Hunyuan-MT-7B."""
+    chosen = model or settings.model_path
+    if chosen:
+        return chosen, False
+    if profile.device == "cpu":
+        return str(settings.demo_model_dir), True
+    return DEFAULT_GPU_MODEL, False
+
+
+def looks_local(model: str) -> bool:
+    return model.startswith(("/", ".", "~")) or Path(model).exists()
+
+
+def port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    profile: Profile
+    spec: LaunchSpec
+    endpoint: Endpoint
+    model: str
+    is_demo: bool
+    log_path: Path
+
+
+def plan_launch(
+    settings: Settings,
+    *,
+    profile: str | None = None,
+    model: str | None = None,
+    port: int | None = None,
+    host: str | None = None,
+    check: bool = True,
+) -> Launch:
+    """Everything about the launch, checked before anything starts (check=False: dry run)."""
+    prof = resolve_profile(profile or settings.profile)
+    chosen, is_demo = resolve_model(settings, prof, model)
+    host = host or settings.host
+    port = port or settings.port
+    api_key = settings.api_key if settings.api_key not in ("", "EMPTY") else secrets.token_urlsafe(24)
+    if check:
+        python = settings.vllm_python
+        if not Path(python).exists():
+            raise SidecarError(
+                f"The vLLM environment is missing ({python} does not exist): run `make setup` "
+                "or set HYMT_VLLM_PYTHON."
+            )
+        model_path = Path(chosen).expanduser()
+        if is_demo and not (model_path / "config.json").exists():
+            raise SidecarError(
+                f"The demo model is not prepared in {model_path}: run `make setup`."
+            )
+        if looks_local(chosen) and not model_path.exists():
+            raise SidecarError(f"The model folder {model_path} does not exist.")
+        if not port_free(host, port):
+            raise SidecarError(
+                f"Port {port} on {host} is already in use: stop what uses it or pick --port."
+            )
+    spec = build_launch(
+        prof,
+        python=str(settings.vllm_python),
+        model=str(Path(chosen).expanduser()) if looks_local(chosen) else chosen,
+        served_name=settings.served_name,
+        host=host,
+        port=port,
+        api_key=api_key,
+        overrides=settings.vllm_args,
+    )
+    connect_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    endpoint = Endpoint(f"http://{connect_host}:{port}/v1", api_key, settings.served_name)
+    log_path = settings.cache_dir / "logs" / f"vllm-{port}.log"
+    return Launch(prof, spec, endpoint, chosen, is_demo, log_path)

@@ -1,0 +1,198 @@
+"""Runs the vLLM server as a child in its own process group, restarts it when it dies,
+and stops the whole group on the way out: no orphans holding the port or the memory."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from ..errors import SidecarError
+from .profiles import LaunchSpec
+
+StateSink = Callable[[str], None]
+_PR_SET_PDEATHSIG = 1
+
+
+def _child_setup() -> None:
+    """In the child: a new session (own process group), and SIGTERM if the supervisor dies."""
+    os.setsid()
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+def tail(path: Path, lines: int = 30) -> str:
+    try:
+        with path.open(errors="replace") as fh:
+            return "".join(deque(fh, maxlen=lines))
+    except OSError:
+        return ""
+
+
+class Supervisor:
+    """One vLLM server: start, wait for /health, watch, restart with backoff, stop."""
+
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        *,
+        health_url: str,
+        log_path: Path,
+        on_state: StateSink | None = None,
+        max_backoff: float = 30.0,
+    ) -> None:
+        self.spec = spec
+        self.health_url = health_url
+        self.log_path = log_path
+        self.max_backoff = max_backoff
+        self.restarts = 0
+        self.state = "stopped"
+        self._on_state = on_state
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._watcher: threading.Thread | None = None
+
+    # -- state ---------------------------------------------------------------------------
+    def _set_state(self, state: str) -> None:
+        self.state = state
+        if self._on_state is not None:
+            self._on_state(state)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    # -- process -------------------------------------------------------------------------
+    def _spawn(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("ab", buffering=0)
+        log.write(f"\n=== hymt-chat: starting vLLM at {time.strftime('%F %T')} ===\n".encode())
+        with self._lock:
+            self._proc = subprocess.Popen(
+                self.spec.argv,
+                env={**os.environ, **self.spec.env},
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=_child_setup,  # noqa: PLW1509 - setsid + parent-death signal
+            )
+        log.close()
+
+    def healthy(self, timeout: float = 2.0) -> bool:
+        try:
+            return httpx.get(self.health_url, timeout=timeout).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def _wait_healthy(self, timeout: float, progress: Callable[[float], None] | None) -> str:
+        """'ready', 'exited' or 'timeout'."""
+        started = time.monotonic()
+        while not self._stopping.is_set():
+            proc = self._proc
+            if proc is None or proc.poll() is not None:
+                return "exited"
+            if self.healthy():
+                return "ready"
+            elapsed = time.monotonic() - started
+            if elapsed > timeout:
+                return "timeout"
+            if progress is not None:
+                progress(elapsed)
+            self._stopping.wait(1.0)
+        return "stopped"
+
+    # -- public --------------------------------------------------------------------------
+    def start(
+        self, *, timeout: float = 900.0, progress: Callable[[float], None] | None = None
+    ) -> None:
+        """Start, block until /health answers, then watch in the background.
+
+        A server that exits or never becomes healthy during its first start is a
+        configuration problem: stop it and raise with the end of its log, no restart loop.
+        """
+        self._stopping.clear()
+        self._set_state("starting")
+        self._spawn()
+        outcome = self._wait_healthy(timeout, progress)
+        if outcome != "ready":
+            code = self._proc.poll() if self._proc else None
+            self.stop()
+            why = {
+                "exited": f"vLLM exited with code {code} while starting",
+                "timeout": f"vLLM did not become healthy within {timeout:g} s",
+                "stopped": "stopped while starting",
+            }[outcome]
+            raise SidecarError(
+                f"{why}. Last lines of {self.log_path}:\n{tail(self.log_path)}"
+            )
+        self._set_state("ready")
+        self._watcher = threading.Thread(target=self._watch, name="vllm-watch", daemon=True)
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        delay = 1.0
+        while not self._stopping.is_set():
+            proc = self._proc
+            assert proc is not None
+            up_since = time.monotonic()
+            while proc.poll() is None and not self._stopping.is_set():
+                self._stopping.wait(0.5)
+            if self._stopping.is_set():
+                return
+            self._kill_group(proc)  # its engine children may outlive it
+            if time.monotonic() - up_since > 120:
+                delay = 1.0  # it ran fine for a while: not a crash loop
+            self._set_state("restarting")
+            if self._stopping.wait(delay):
+                return
+            delay = min(delay * 2, self.max_backoff)
+            self.restarts += 1
+            self._spawn()
+            if self._wait_healthy(900.0, None) == "ready":
+                self._set_state("ready")
+
+    def _kill_group(self, proc: subprocess.Popen[bytes], grace: float = 15.0) -> None:
+        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                return
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline:
+                proc.poll()
+                if not _group_alive(proc.pid):
+                    return
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        """Stop the server with its whole process group (SIGTERM, then SIGKILL)."""
+        self._stopping.set()
+        with self._lock:
+            proc = self._proc
+        if proc is not None:
+            self._kill_group(proc)
+            proc.wait(timeout=5)
+        if self._watcher is not None and self._watcher is not threading.current_thread():
+            self._watcher.join(timeout=5)
+        self._set_state("stopped")
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

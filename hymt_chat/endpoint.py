@@ -25,12 +25,14 @@ def state_file(settings: Settings) -> Path:
     return settings.cache_dir / "run" / f"sidecar-{settings.port}.json"
 
 
-def write_state(settings: Settings, endpoint: Endpoint, pid: int, state: str = "ready") -> Path:
+def write_state(
+    settings: Settings, endpoint: Endpoint, pid: int, state: str = "ready", **extra: object
+) -> Path:
     """Record a launched sidecar so that `chainlit run app.py` alone can find it and its key."""
     path = state_file(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({**asdict(endpoint), "pid": pid, "state": state}))
+    tmp.write_text(json.dumps({**asdict(endpoint), "pid": pid, "state": state, **extra}))
     tmp.chmod(0o600)
     tmp.replace(path)
     return path

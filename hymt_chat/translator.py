@@ -144,14 +144,20 @@ async def _bounded_gather(
 ) -> None:
     """Run jobs in order with at most limit() at once, re-reading the limit as it changes.
 
-    The first failure cancels the rest (nothing half-translated is returned).
+    The first failure cancels the rest and is raised as itself (nothing half-translated is
+    returned, and callers catch our error types, not an ExceptionGroup).
     """
     pending = list(reversed(jobs))
-    async with asyncio.TaskGroup() as group:
-        running: set[asyncio.Task[None]] = set()
+    running: set[asyncio.Future[None]] = set()
+    try:
         while pending or running:
             while pending and len(running) < max(1, limit()):
-                running.add(group.create_task(pending.pop()()))
+                running.add(asyncio.ensure_future(pending.pop()()))
             finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
             for task in finished:
                 task.result()
+    finally:
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.wait(running)

@@ -41,7 +41,8 @@ class _Stop:
 
 def _start_sidecar(settings: Settings, launch: Launch) -> Supervisor:
     def on_state(state: str) -> None:
-        write_state(settings, launch.endpoint, os.getpid(), state=state)
+        write_state(settings, launch.endpoint, os.getpid(), state=state,
+                    vllm_pid=supervisor.pid, restarts=supervisor.restarts)
         if state in ("restarting", "ready") and supervisor.restarts:
             _say(f"vLLM is {state} (restarts so far: {supervisor.restarts})")
 

@@ -1,0 +1,66 @@
+"""Shared fixtures. The real vLLM server is started ONCE per test session (2-4 min on CPU)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hymt_chat.endpoint import Endpoint
+from hymt_chat.settings import Settings
+from hymt_chat.sidecar.launch import plan_launch
+from hymt_chat.sidecar.supervisor import Supervisor
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+# Tight admission (2 running + 2 queued) so that bursts meet real 503s from vLLM itself.
+TIGHT_ADMISSION = "--max-num-seqs 2 --max-num-queued-reqs 4"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Server:
+    endpoint: Endpoint
+    supervisor: Supervisor
+    log_path: Path
+
+    def settings(self, **overrides: object) -> Settings:
+        """Settings of an app that talks to this server."""
+        base = dict(base_url=self.endpoint.base_url, api_key=self.endpoint.api_key,
+                    model=self.endpoint.model)
+        return Settings(**{**base, **overrides})  # type: ignore[arg-type]
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "HYMT_BASE_URL": self.endpoint.base_url,
+                "HYMT_API_KEY": self.endpoint.api_key, "HYMT_MODEL": self.endpoint.model or ""}
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The embedded default: vLLM's CPU build serving the demo model, started by our launcher."""
+    settings = Settings(profile="cpu", port=free_port(), api_key="", vllm_args=TIGHT_ADMISSION,
+                        base_url=None)
+    launch = plan_launch(settings)
+    log_path = tmp_path_factory.mktemp("vllm") / "demo.log"
+    supervisor = Supervisor(launch.spec, health_url=f"{launch.endpoint.root}/health",
+                            log_path=log_path)
+    supervisor.start(timeout=900)
+    try:
+        yield Server(launch.endpoint, supervisor, log_path)
+    finally:
+        supervisor.stop()

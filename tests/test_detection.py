@@ -1,0 +1,164 @@
+"""detect_language: script rules first, langdetect for the rest, None when unsure."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from hymt_chat.detect import detect_language, detect_with_confidence
+from hymt_chat.languages import CODES
+
+SENTENCES: dict[str, list[str]] = {
+    "en": ["The weather is lovely today, so we are going for a long walk in the park."],
+    "fr": ["Je voudrais réserver une table pour deux personnes ce soir, s'il vous plaît."],
+    "de": ["Ich habe gestern ein sehr interessantes Buch über die Geschichte Berlins gelesen."],
+    "es": ["Mañana vamos a visitar a mis abuelos que viven en un pueblo cerca de la costa."],
+    "pt": ["Eu gostaria de saber quanto custa uma passagem de ônibus para o centro da cidade."],
+    "it": ["Abbiamo mangiato una pizza buonissima in un piccolo ristorante vicino alla stazione."],
+    "nl": ["Wij gaan morgen met de fiets naar het strand als het niet regent."],
+    "pl": ["Jutro rano pojadę pociągiem do Krakowa, żeby odwiedzić moją siostrę."],
+    "cs": ["Včera jsme byli v divadle a představení se nám moc líbilo."],
+    "tr": ["Yarın sabah erkenden kalkıp İstanbul'a gitmek için otobüse bineceğim."],
+    "vi": ["Hôm nay trời rất đẹp nên chúng tôi quyết định đi dạo trong công viên."],
+    "id": ["Saya tidak bisa datang ke kantor hari ini karena hujan deras sekali."],
+    "ms": ["Saya suka makan nasi lemak pada waktu pagi sebelum pergi ke pejabat."],
+    "tl": ["Magandang umaga po sa inyong lahat, kumusta na kayo ngayong araw na ito?"],
+    "ru": ["Завтра мы поедем на дачу, если погода будет хорошей и не будет дождя."],
+    "uk": ["Я дуже люблю гуляти вечорами вздовж річки, коли сонце сідає за обрій."],
+    "kk": [
+        "Мен қазақ тілінде сөйлеймін және бұл тілді өте жақсы көремін.",
+        "Бүгін ауа райы жақсы, біз саябаққа барамыз.",
+    ],
+    "mn": [
+        "Би монгол хэлээр ярьдаг бөгөөд Улаанбаатар хотод амьдардаг.",
+        "Өнөөдөр цаг агаар сайхан байна.",
+        "ᠮᠣᠩᠭᠣᠯ ᠬᠡᠯᠡ ᠪᠢᠴᠢᠭ ᠦᠨ ᠰᠤᠷᠭᠠᠭᠤᠯᠢ",  # traditional script
+    ],
+    "ug": [
+        "مەن ئۇيغۇرچە سۆزلەيمەن، بۈگۈن ھاۋا ناھايىتى ياخشى.",
+        "ھاۋا ناھايىتى ياخشى بولدى",
+        "ئۇ مەكتەپكە باردى",
+    ],
+    "fa": ["من هر روز صبح قبل از رفتن به دانشگاه یک فنجان چای می‌نوشم."],
+    "ur": [
+        "میں ہر روز صبح سویرے اٹھ کر پارک میں سیر کرنے جاتا ہوں۔",
+        "یہ کتاب بہت اچھی ہے اور میں اسے پڑھ رہا ہوں",  # ھ in بھ-style digraphs, still Urdu
+    ],
+    "ar": ["أنا أحب القراءة كثيرا، وأقرأ كتابا جديدا كل أسبوع في المكتبة."],
+    "he": ["אני גר בתל אביב ועובד בחברת הייטק כבר חמש שנים."],
+    "bo": ["བོད་ཀྱི་སྐད་ཡིག་ནི་ཧ་ཅང་གལ་ཆེན་པོ་ཡིན། ང་ཚོས་དེ་སྲུང་སྐྱོབ་བྱེད་དགོས།"],
+    "km": ["ខ្ញុំចូលចិត្តរៀនភាសាខ្មែរណាស់ ព្រោះវាជាភាសាដ៏ស្រស់ស្អាត។"],
+    "my": ["ကျွန်တော် မြန်မာစာ လေ့လာနေပါတယ်။ ဒီနေ့ ရာသီဥတု ကောင်းပါတယ်။"],
+    "zh": [
+        "我们今天下午去图书馆学习，然后一起去吃晚饭。",
+        "这个问题很难回答，请给我一点时间。",
+    ],
+    "zh-Hant": [
+        "我們今天下午去圖書館學習，然後一起去吃晚飯。",
+        "這個問題很難回答，請給我一點時間。",
+    ],
+    "yue": [
+        "我哋今晚去邊度食飯啊？佢話佢唔得閒，咁我哋自己去啦。",
+        "你食咗飯未呀？",
+        "呢啲嘢我唔知點算",
+    ],
+    "ja": [
+        "今日はとても天気がいいので、公園を散歩しようと思います。",
+        "ありがとうございます",
+    ],
+    "ko": ["오늘 날씨가 정말 좋아서 친구들과 함께 공원에 산책하러 갔어요."],
+    "th": ["วันนี้อากาศดีมาก เราจะไปเดินเล่นที่สวนสาธารณะกัน"],
+    "hi": ["आज मौसम बहुत अच्छा है, इसलिए हम पार्क में घूमने जा रहे हैं।"],
+    "mr": ["आज हवामान खूप छान आहे, म्हणून आम्ही बागेत फिरायला जात आहोत."],
+    "gu": ["આજે હવામાન ખૂબ સરસ છે, તેથી અમે બગીચામાં ફરવા જઈએ છીએ."],
+    "te": ["ఈ రోజు వాతావరణం చాలా బాగుంది, కాబట్టి మేము పార్కుకు వెళ్తున్నాము."],
+    "ta": ["இன்று வானிலை மிகவும் நன்றாக இருக்கிறது, எனவே நாங்கள் பூங்காவிற்கு செல்கிறோம்."],
+    "bn": ["আজ আবহাওয়া খুব ভালো, তাই আমরা পার্কে বেড়াতে যাচ্ছি।"],
+}
+CASES = [(code, text) for code, texts in SENTENCES.items() for text in texts]
+
+
+def test_every_table_language_is_covered() -> None:
+    assert set(SENTENCES) == set(CODES)
+
+
+@pytest.mark.parametrize(
+    ("code", "text"), CASES, ids=[f"{c}-{i}" for i, (c, _) in enumerate(CASES)]
+)
+def test_detects_real_sentences(code: str, text: str) -> None:
+    assert detect_language(text) == code
+
+
+def test_kazakh_needs_more_than_one_quoted_name() -> None:
+    russian = (
+        "Вчера в Москве прошла встреча министров, на которой обсуждали торговлю, "
+        "транспорт и энергетику. Делегация из Қазақстан приехала утром. "
+    ) * 3
+    assert detect_language(russian) == "ru"
+
+
+def test_cantonese_needs_more_than_one_stray_marker() -> None:
+    mandarin = "我们今天下午去图书馆学习，然后一起去吃晚饭。" * 6 + "他说佢。"
+    assert detect_language(mandarin) == "zh"
+
+
+def test_kana_with_kanji_is_japanese_not_chinese() -> None:
+    assert detect_language("東京都の天気") == "ja"
+
+
+def test_han_decided_by_characters_not_langdetect() -> None:
+    # Same sentence, only the character forms differ.
+    assert detect_language("国会时间") == "zh"
+    assert detect_language("國會時間") == "zh-Hant"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "\n\t", "ok", "123", "3.14 + 2 = 5.14", "😀", "😀👍🎉", "!!!", "\u200b\u200b", "a",
+     "Merhaba", "Hello", "https://example.com/some/long/path?query=1"],
+)
+def test_unsure_gives_none(text: str) -> None:
+    assert detect_language(text) is None
+    assert detect_with_confidence(text) == (None, 0.0)
+
+
+def test_language_outside_the_table_gives_none() -> None:
+    # Romanian and Greek: langdetect knows them, the model's table does not.
+    romanian = "Mâine dimineață vom merge la munte cu prietenii noștri cei mai buni."
+    assert detect_language(romanian) is None
+    assert detect_language("Σήμερα ο καιρός είναι πολύ ωραίος και πηγαίνουμε για περίπατο.") is None
+
+
+def test_confidence_is_a_probability_with_the_answer() -> None:
+    code, confidence = detect_with_confidence(SENTENCES["fr"][0])
+    assert code == "fr"
+    assert 0.7 <= confidence <= 1.0
+
+
+def test_deterministic_over_repeated_calls() -> None:
+    for text in ("Wij gaan morgen met de fiets", "Saya suka makan nasi goreng.", "hello world foo"):
+        answers = {detect_with_confidence(text) for _ in range(20)}
+        assert len(answers) == 1
+
+
+def test_same_answers_from_many_threads() -> None:
+    texts = [text for _, text in CASES] * 4
+    expected = [detect_language(text) for text in texts]
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        assert list(pool.map(detect_language, texts)) == expected
+
+
+def test_same_answers_from_many_asyncio_tasks() -> None:
+    texts = [text for _, text in CASES] * 2
+
+    async def main() -> list[str | None]:
+        return await asyncio.gather(*(asyncio.to_thread(detect_language, t) for t in texts))
+
+    assert asyncio.run(main()) == [code for code, _ in CASES] * 2
+
+
+def test_long_text_is_fast_enough_to_call_per_message() -> None:
+    text = SENTENCES["de"][0] * 3000  # ~250,000 characters; only the start is examined
+    assert detect_language(text) == "de"

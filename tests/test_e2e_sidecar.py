@@ -1,0 +1,134 @@
+"""The launcher and supervisor against the real vLLM, on the production architecture.
+
+A tiny randomly initialised HunYuanDenseV1ForCausalLM (output is noise) is served with the
+a10 profile's flags minus the GPU-only one, through `hymt-chat serve-model` itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from hymt_chat.settings import Settings
+from tests.conftest import free_port
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+# --gpu-memory-utilization has no meaning on the CPU build; everything else is the a10 profile.
+A10_ON_CPU = "--no-gpu-memory-utilization --dtype float32"
+
+
+def _build_tiny(tmp: Path, *extra: str) -> Path:
+    settings = Settings()
+    out = tmp / ("tiny-hunyuan" + "".join(extra).replace("-", "_"))
+    subprocess.run(
+        [str(settings.vllm_python), str(ROOT / "tests" / "support" / "tiny_hunyuan.py"),
+         str(out), str(settings.demo_model_dir), *extra],
+        check=True, timeout=600, cwd=ROOT,
+    )
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> Path:
+    return _build_tiny(tmp_path_factory.mktemp("tiny"))
+
+
+def _vllm_pids(port: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", f"vllm.entrypoints.openai.api_server.*--port {port}"],
+                         capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def _state(cache: Path, port: int) -> dict:
+    path = cache / "run" / f"sidecar-{port}.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _wait(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _complete(state: dict) -> str:
+    response = httpx.post(
+        f"{state['base_url']}/chat/completions",
+        headers={"Authorization": f"Bearer {state['api_key']}"},
+        json={"model": state["model"], "max_tokens": 8,
+              "messages": [{"role": "user", "content": "Translate the following segment into "
+                            "French, without additional explanation.\n\nHello"}]},
+        timeout=120,
+    )
+    response.raise_for_status()
+    return response.json()["choices"][0]["message"]["content"]
+
+
+def _serve(model: Path, port: int, cache: Path, **env: str) -> subprocess.Popen:
+    full_env = {**os.environ, "HYMT_CACHE_DIR": str(cache), "HYMT_VLLM_ARGS": A10_ON_CPU,
+                "HYMT_VLLM_PYTHON": str(Settings().vllm_python), **env}
+    full_env.pop("HYMT_API_KEY", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "hymt_chat.cli", "serve-model", "--profile", "a10",
+         "--model", str(model), "--port", str(port)],
+        env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+
+
+def test_production_flags_serve_and_supervisor_restarts_and_cleans_up(tiny_model, tmp_path):
+    port, cache = free_port(), tmp_path / "cache"
+    launcher = _serve(tiny_model, port, cache)
+    try:
+        state = _wait(lambda: _state(cache, port).get("state") == "ready" and _state(cache, port),
+                      600, "the sidecar to be ready")
+        assert isinstance(_complete(state), str)  # the a10 command line is accepted and serves
+
+        # Unauthenticated calls are refused: the generated key protects the server.
+        assert httpx.get(f"{state['base_url']}/models", timeout=10).status_code == 401
+
+        first_pid = state["vllm_pid"]
+        os.kill(first_pid, signal.SIGKILL)
+        _wait(lambda: _state(cache, port).get("restarts", 0) >= 1 and
+              _state(cache, port).get("state") == "ready", 600, "the restart")
+        restarted = _state(cache, port)
+        assert restarted["vllm_pid"] != first_pid
+        assert isinstance(_complete(restarted), str)  # serving again, same key
+        assert restarted["api_key"] == state["api_key"]
+    finally:
+        launcher.send_signal(signal.SIGTERM)
+        launcher.wait(timeout=60)
+    assert launcher.returncode == 0
+    _wait(lambda: not _vllm_pids(port), 30, "every vLLM process to exit")
+    assert not (cache / "run" / f"sidecar-{port}.json").exists()
+
+
+def test_server_that_never_gets_healthy_is_stopped_with_its_log(tiny_model, tmp_path):
+    port, cache = free_port(), tmp_path / "cache"
+    launcher = _serve(tiny_model, port, cache, HYMT_STARTUP_TIMEOUT="3")
+    _, err = launcher.communicate(timeout=120)
+    assert launcher.returncode == 4
+    assert "did not become healthy within 3 s" in err
+    assert "Last lines of" in err and "=== hymt-chat: starting vLLM at" in err  # the log's tail
+    _wait(lambda: not _vllm_pids(port), 30, "the unhealthy server to be stopped")
+
+
+def test_server_that_crashes_at_start_reports_exit(tmp_path):
+    broken = _build_tiny(tmp_path, "--broken")  # head_dim 16: the CPU attention kernel refuses
+    port, cache = free_port(), tmp_path / "cache"
+    launcher = _serve(broken, port, cache)
+    _, err = launcher.communicate(timeout=600)
+    assert launcher.returncode == 4
+    assert "vLLM exited with code" in err and "while starting" in err
+    assert not _vllm_pids(port)

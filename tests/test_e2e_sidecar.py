@@ -125,7 +125,7 @@ def test_server_that_never_gets_healthy_is_stopped_with_its_log(tiny_model, tmp_
 
 
 def test_server_that_crashes_at_start_reports_exit(tmp_path):
-    broken = _build_tiny(tmp_path, "--broken")  # head_dim 16: the CPU attention kernel refuses
+    broken = _build_tiny(tmp_path, "--broken")  # weights narrower than its config: the engine dies loading them
     port, cache = free_port(), tmp_path / "cache"
     launcher = _serve(broken, port, cache)
     _, err = launcher.communicate(timeout=600)

@@ -24,3 +24,17 @@ def strip_wrapping(answer: str, source: str = "") -> str:
         if not src_wrapped and out[0] not in inner:
             out = inner.strip()
     return out
+
+
+_BREAKS = re.compile(r"[ \t]*\n\s*")
+
+
+def keep_line_structure(answer: str, source: str) -> str:
+    """A one-line source gets a one-line translation.
+
+    Small models sometimes break a paragraph's translation into several; re-joining the
+    segments would then change the document's paragraph structure.
+    """
+    if "\n" in source.strip() or "\n" not in answer:
+        return answer
+    return _BREAKS.sub(" ", answer.strip())

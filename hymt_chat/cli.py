@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .sidecar.cli import add_sidecar_commands
 
     add_sidecar_commands(sub)
+    from .deploy_cli import add_deploy_commands
+
+    add_deploy_commands(sub)
     return parser
 
 

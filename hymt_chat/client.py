@@ -56,6 +56,23 @@ def map_error(err: Exception, timeout: float) -> Exception:
     return err
 
 
+def _contents(response: object) -> list[str]:
+    """The answers of a chat completion; ModelError when the JSON is not shaped like one.
+
+    The SDK does not validate responses: a JSON list or an object without ``choices`` comes
+    back as is, and reading it would raise AttributeError far from here.
+    """
+    try:
+        contents = [choice.message.content for choice in response.choices]  # type: ignore[attr-defined]
+    except (AttributeError, TypeError) as err:
+        raise ModelError("The model server sent an answer that is not a chat completion.") from err
+    if not contents or any(c is None for c in contents):
+        raise ModelError("The model server sent an empty answer.")
+    if not all(isinstance(c, str) for c in contents):
+        raise ModelError("The model server sent an answer that is not a chat completion.")
+    return contents
+
+
 class ModelClient:
     """Chat completions against one endpoint; non-streaming, no SDK retries (the policy retries)."""
 
@@ -113,14 +130,11 @@ class ModelClient:
                 top_p=s.top_p if top_p is None else top_p,
                 extra_body={"top_k": s.top_k, "repetition_penalty": s.repetition_penalty},
             )
-            contents = [choice.message.content for choice in response.choices]
         except (ModelError, asyncio.CancelledError):
             raise
         except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
             raise map_error(err, s.request_timeout) from err
-        if not contents or any(c is None for c in contents):
-            raise ModelError("The model server sent an empty answer.")
-        return [strip_wrapping(c or "", source) for c in contents]
+        return [strip_wrapping(c, source) for c in _contents(response)]
 
     async def health(self, timeout: float = 3.0) -> bool:
         """True when the server's /health answers 200 (it needs no API key)."""
@@ -139,10 +153,16 @@ _CLIENT: ModelClient | None = None
 
 
 def get_client(settings: Settings | None = None) -> ModelClient:
-    """The process-wide client, created on first use and shared by every chat session."""
+    """The process-wide client, created on first use and shared by every chat session.
+
+    Replaced only when the endpoint changes (a relaunched sidecar has a new key), so its
+    connection pool is reused by every call in between.
+    """
     global _CLIENT
-    if _CLIENT is None:
-        _CLIENT = ModelClient(settings or get_settings())
+    settings = settings or get_settings()
+    endpoint = resolve_endpoint(settings)
+    if _CLIENT is None or _CLIENT.endpoint != endpoint:
+        _CLIENT = ModelClient(settings, endpoint)
     return _CLIENT
 
 

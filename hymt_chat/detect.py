@@ -225,7 +225,11 @@ def _langdetect(text: str, letters: int) -> tuple[str | None, float]:
 # Rules
 # --------------------------------------------------------------------------------------------
 
-_URL_OR_HANDLE = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+|[@#]\w+")
+# Not language: URLs, addresses, handles, HTML/XML tags, code spans, Markdown emphasis markers.
+_URL_OR_HANDLE = re.compile(
+    r"(?:https?://|www\.)\S+|\S+@\S+\.\w+|[@#]\w+|</?[A-Za-z][^<>]*>|```.*?```|`[^`\n]*`|[*_~]{1,3}",
+    re.DOTALL,
+)
 
 
 def _dense(count: int, letters: int) -> bool:

@@ -10,7 +10,9 @@ Every model call of the process goes through one :class:`Policy`:
 * **Retry.** ``ModelBusyError`` and ``ModelUnavailableError`` are retried (via ``stamina``) with
   exponential backoff and full jitter, or exactly ``retry_after`` seconds when the server said so,
   until the per-message deadline. During the backoff the slot is given back; the retry then
-  rejoins the queue at the *front* of its user's line. Anything else propagates at once.
+  rejoins the queue ahead of every first try (retries among themselves in arrival order): it
+  already waited its turn, and a 503 is the server's refusal, not the user's. Anything else
+  propagates at once.
 
 The policy does no I/O besides ``asyncio`` sleeps. It reports what happens as
 :class:`PolicyEvent` objects to a per-call sink (the UI) and to process-wide hooks (metrics).
@@ -119,6 +121,12 @@ class Policy:
         self._max_delay = max_delay
         self._clock = clock
         self._hooks: list[EventSink] = []
+        # Our PolicyEvent hooks are the one observability channel. stamina's default hooks would
+        # add a second one (a "stamina.retry_scheduled" warning per retry, on stderr when logging
+        # is not configured, which breaks the CLI's one-sentence errors) that knows less. Done
+        # here, not only in get_policy(): a Policy built directly (a Translator given its own,
+        # a benchmark) flooded the log with them during a 60 s sidecar restart.
+        stamina.instrumentation.set_on_retry_hooks([])
         # Start wide open: window_max is what the operator sized the server for, and the first
         # 503 halves it at once, whereas a slow start would delay every message after a restart.
         self._window = window_max
@@ -127,6 +135,7 @@ class Policy:
         self._epoch = 0  # bumped at each shrink; a 503 from an older epoch is already answered
         self._queues: dict[str, deque[_Request]] = {}  # user -> their waiting requests, FIFO
         self._ring: deque[str] = deque()  # users with waiting requests, in round-robin order
+        self._retry_line: deque[_Request] = deque()  # retries waiting: served before the ring
 
     # --- public surface ---------------------------------------------------------------------
 
@@ -143,7 +152,7 @@ class Policy:
     @property
     def queue_length(self) -> int:
         """How many calls wait for a slot."""
-        return sum(len(q) for q in self._queues.values())
+        return len(self._retry_line) + sum(len(q) for q in self._queues.values())
 
     def add_hook(self, hook: EventSink) -> None:
         """Send every event of every call to *hook* too (metrics, logs)."""
@@ -220,8 +229,11 @@ class Policy:
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
             delay = max(0.0, float(retry_after))
-            if delay > remaining:  # the server will not take it before our deadline: say so now
-                req.too_long = delay
+            if delay > remaining:  # the server will not take it before our deadline: stop now
+                if delay > req.budget:  # more than this message may ever wait: say the server's
+                    req.too_long = delay
+                else:  # the message simply used up its time waiting: say that
+                    req.expired = True
                 return False
         else:
             # Full jitter (uniform in [0, capped exponential]): many sessions that got the same
@@ -281,7 +293,7 @@ class Policy:
 
     async def _acquire(self, req: _Request) -> None:
         """Take a slot of the window, waiting in the fair queue until the deadline if needed."""
-        if not self._ring and self._in_flight < self._window:
+        if not self._ring and not self._retry_line and self._in_flight < self._window:
             self._in_flight += 1
             return
         remaining = req.deadline_at - self._clock()
@@ -289,8 +301,8 @@ class Policy:
             req.expired = True
             raise _no_slot(req)
         req.waiter = asyncio.get_running_loop().create_future()
-        # A retry already waited its turn: it goes to the front of its user's line.
-        self._enqueue(req, front=req.attempt > 1)
+        # A retry already waited its turn: it goes ahead of every first try.
+        self._enqueue(req, retry=req.attempt > 1)
         try:
             async with asyncio.timeout(remaining):
                 await req.waiter
@@ -306,30 +318,41 @@ class Policy:
         finally:
             req.waiter = None
 
-    def _enqueue(self, req: _Request, *, front: bool) -> None:
-        line = self._queues.get(req.user)
-        if line is None:
-            line = self._queues[req.user] = deque()
-            self._ring.append(req.user)  # a newcomer is served after everyone already waiting
-        if front:
-            line.appendleft(req)
+    def _enqueue(self, req: _Request, *, retry: bool) -> None:
+        # Retries used to rejoin at the front of their user's line only, i.e. behind every other
+        # user already waiting: on the real server (40 users, 2+2 admission) a message unlucky
+        # enough to meet two or three 503s waited three or four times as long as the rest.
+        if retry:
+            self._retry_line.append(req)
         else:
+            line = self._queues.get(req.user)
+            if line is None:
+                line = self._queues[req.user] = deque()
+                self._ring.append(req.user)  # a newcomer is served after everyone waiting
             line.append(req)
         req.queued = True
+        req.ahead = None  # each time it joins the queue, it is told where it stands
         self._report_ahead()
 
     def _dequeue(self, req: _Request) -> None:
         if not req.queued:
             return
         req.queued = False
-        line = self._queues[req.user]
-        line.remove(req)
-        if not line:
-            del self._queues[req.user]
-            self._ring.remove(req.user)
+        if req in self._retry_line:
+            self._retry_line.remove(req)
+        else:
+            line = self._queues[req.user]
+            line.remove(req)
+            if not line:
+                del self._queues[req.user]
+                self._ring.remove(req.user)
         self._report_ahead()
 
     def _pop_next(self) -> _Request:
+        if self._retry_line:
+            req = self._retry_line.popleft()
+            req.queued = False
+            return req
         user = self._ring.popleft()
         line = self._queues[user]
         req = line.popleft()
@@ -342,7 +365,7 @@ class Policy:
 
     def _dispatch(self) -> None:
         """Hand free slots to waiting requests, round-robin across users."""
-        while self._in_flight < self._window and self._ring:
+        while self._in_flight < self._window and (self._retry_line or self._ring):
             req = self._pop_next()
             if req.waiter is None or req.waiter.done():
                 continue  # cancelled or timed out; its own task is cleaning up
@@ -356,15 +379,21 @@ class Policy:
         Round-robin serves the i-th waiting request of every user in ring order before anyone's
         (i+1)-th, so for the i-th request of the user at ring position j the count is
         sum(min(len_u, i)) over all users plus the users before j that have more than i waiting.
+        Waiting retries go first, in order, so they count ahead of everyone in the ring.
         """
+        for k, req in enumerate(self._retry_line):
+            self._tell_ahead(req, k)
         lengths = [len(self._queues[u]) for u in self._ring]
         for j, user in enumerate(self._ring):
             for i, req in enumerate(self._queues[user]):
-                ahead = sum(min(n, i) for n in lengths)
+                ahead = len(self._retry_line) + sum(min(n, i) for n in lengths)
                 ahead += sum(1 for n in lengths[:j] if n > i)
-                if ahead != req.ahead:
-                    req.ahead = ahead
-                    self._emit(req, PolicyEvent("queued", ahead=ahead, attempt=req.attempt))
+                self._tell_ahead(req, ahead)
+
+    def _tell_ahead(self, req: _Request, ahead: int) -> None:
+        if ahead != req.ahead:
+            req.ahead = ahead
+            self._emit(req, PolicyEvent("queued", ahead=ahead, attempt=req.attempt))
 
     # --- observability ----------------------------------------------------------------------
 
@@ -394,10 +423,6 @@ def get_policy(settings: Settings) -> Policy:
     """The process-wide policy, built from *settings* on first use and shared by every session."""
     global _POLICY
     if _POLICY is None:
-        # Our PolicyEvent hooks are the one observability channel. stamina's default hooks would
-        # add a second one (a "stamina.retry_scheduled" warning per retry, on stderr when logging
-        # is not configured, which breaks the CLI's one-sentence errors) that knows less.
-        stamina.instrumentation.set_on_retry_hooks([])
         _POLICY = Policy(
             window_max=settings.window_max,
             window_min=settings.window_min,

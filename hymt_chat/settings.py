@@ -76,6 +76,12 @@ class Settings(BaseSettings):
     vllm_args: str = Field(
         default="", description="Extra or overriding vLLM flags, shell syntax: '--max-num-seqs 4'."
     )
+    tensor_parallel_size: int = Field(
+        default=1, ge=1, description="GPUs one model replica is split across (vLLM -tp)."
+    )
+    data_parallel_size: int = Field(
+        default=1, ge=1, description="Model replicas behind the one vLLM server (vLLM -dp)."
+    )
     cache_dir: Path = Field(default_factory=_default_cache_dir)
     startup_timeout: float = Field(default=900.0, gt=0, description="Seconds to wait for /health.")
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from .answers import keep_line_structure
 from .client import ModelClient, get_client
 from .detect import detect_language
 from .errors import EmptyTextError, InputTooLongError
@@ -124,7 +125,7 @@ class Translator:
                 deadline=max(0.0, deadline_at - time.monotonic()),
                 on_event=on_event,
             )
-            results[index] = lead + answers[0] + trail
+            results[index] = lead + keep_line_structure(answers[0], core) + trail
             done += 1
             if on_progress is not None:
                 maybe = on_progress(done, len(todo))
@@ -154,8 +155,10 @@ async def _bounded_gather(
             while pending and len(running) < max(1, limit()):
                 running.add(asyncio.ensure_future(pending.pop()()))
             finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for task in finished:
-                task.result()
+            errors = [task.exception() for task in finished if not task.cancelled()]
+            first = next((err for err in errors if err is not None), None)
+            if first is not None:
+                raise first
     finally:
         for task in running:
             task.cancel()

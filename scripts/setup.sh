@@ -57,9 +57,10 @@ if [[ -z "${HYMT_MODEL_PATH:-}" && "${VLLM_PKGS[0]}" != vllm ]]; then
 fi
 
 # 4. The browser for the UI tests: Debian's chromium (Playwright's own download cannot work here).
-if [[ $WITH_TEST == 1 ]] && ! command -v chromium >/dev/null 2>&1; then
-  say "installing Debian's chromium for the browser tests…"
+# fonts-wqy-microhei: without a CJK font, screenshots show Chinese and Japanese as empty boxes.
+if [[ $WITH_TEST == 1 ]] && ! { command -v chromium && fc-list | grep -qi wqy; } >/dev/null 2>&1; then
+  say "installing Debian's chromium and a CJK font for the browser tests…"
   SUDO=""; [[ $(id -u) != 0 ]] && SUDO=sudo
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null
 fi
 say "ready."

@@ -18,7 +18,9 @@ from hymt_chat.sidecar.supervisor import Supervisor
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 # Tight admission (2 running + 2 queued) so that bursts meet real 503s from vLLM itself.
-TIGHT_ADMISSION = "--max-num-seqs 2 --max-num-queued-reqs 4"
+# --no-disable-log-stats drops the profile's --disable-log-stats: without stats vLLM's /metrics
+# has no vllm:* series, and the cancellation test watches vllm:num_requests_running.
+TIGHT_ADMISSION = "--max-num-seqs 2 --max-num-queued-reqs 4 --no-disable-log-stats"
 
 
 def free_port() -> int:

@@ -19,3 +19,17 @@ from hymt_chat.answers import strip_wrapping
 )
 def test_strip_wrapping(answer, source, expected):
     assert strip_wrapping(answer, source) == expected
+
+
+from hymt_chat.answers import keep_line_structure  # noqa: E402
+
+
+def test_one_line_source_gets_one_line_translation():
+    assert keep_line_structure("Bonjour.\n\nComment ça va ?", "Hello. How are you?") == (
+        "Bonjour. Comment ça va ?")
+    assert keep_line_structure("a  \n b", "x") == "a b"
+
+
+def test_multi_line_source_and_single_line_answers_are_untouched():
+    assert keep_line_structure("un\ndeux", "one\ntwo") == "un\ndeux"
+    assert keep_line_structure("Bonjour.", "Hello.") == "Bonjour."

@@ -162,3 +162,9 @@ def test_same_answers_from_many_asyncio_tasks() -> None:
 def test_long_text_is_fast_enough_to_call_per_message() -> None:
     text = SENTENCES["de"][0] * 3000  # ~250,000 characters; only the start is examined
     assert detect_language(text) == "de"
+
+
+def test_markup_and_code_do_not_decide_the_language():
+    text = "Bonjour <img src=x onerror=alert(1)> **gras** et le monde entier est très beau aujourd'hui"
+    assert detect_language(text) == "fr"
+    assert detect_language("<b>Guten Morgen</b>, wie geht es Ihnen heute? `print(hello world)`") == "de"

@@ -89,6 +89,18 @@ async def test_retry_after_beyond_the_deadline_gives_up_at_once() -> None:
     assert caught.value.retry_after == 60.0  # type: ignore[attr-defined]
 
 
+async def test_retry_after_past_the_time_left_says_the_deadline_ran_out() -> None:
+    """Retry-After 0.2 s fits the 0.3 s budget but not what is left after the first wait."""
+    policy = Policy(deadline=0.3, **FAST)
+    call = Flaky(10**6, retry_after=0.2)
+    with pytest.raises(ModelBusyError) as caught:
+        await policy.run(call, user="a")
+    assert str(caught.value) == (
+        "The translation server is still busy after 0.3 s; your text was kept — press Retry."
+    )
+    assert len(call.calls) == 2  # it does not knock before the server said it may
+
+
 @pytest.mark.parametrize(
     ("error", "word"), [(ModelBusyError, "busy"), (ModelUnavailableError, "not reachable")]
 )

@@ -96,6 +96,9 @@ def cmd_up(args: argparse.Namespace) -> int:
             HYMT_API_KEY=launch.endpoint.api_key,
             HYMT_MODEL=settings.served_name,
             HYMT_DEMO_MODEL="1" if launch.is_demo else "0",
+            # The app reads the sidecar's state file (warming up / restarting) by port and cache.
+            HYMT_PORT=str(settings.port),
+            HYMT_CACHE_DIR=str(settings.cache_dir),
         )
         write_state(settings, launch.endpoint, os.getpid(), state="starting")
     # The page works while the model loads: start the app first, then the model.

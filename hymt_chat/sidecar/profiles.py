@@ -206,6 +206,18 @@ def flags_to_args(flags: Flags) -> list[str]:
     return args
 
 
+def parallel_flags(tensor_parallel_size: int = 1, data_parallel_size: int = 1) -> Flags:
+    """``--tensor-parallel-size N --data-parallel-size M`` for the sizes above 1."""
+    out: list[tuple[str, str | None]] = []
+    for name, size in (("--tensor-parallel-size", tensor_parallel_size),
+                       ("--data-parallel-size", data_parallel_size)):
+        if int(size) < 1:
+            raise SidecarError(f"{name} must be at least 1, not {size}.")
+        if int(size) > 1:
+            out.append((name, str(int(size))))
+    return tuple(out)
+
+
 @dataclass(frozen=True, slots=True)
 class LaunchSpec:
     """Everything needed to start the server: argv and the extra environment."""
@@ -229,9 +241,16 @@ def build_launch(
     api_key: str | None,
     overrides: str | Sequence[str] = "",
     cpu_flags: Iterable[str] | None = None,
+    tensor_parallel_size: int = 1,
+    data_parallel_size: int = 1,
 ) -> LaunchSpec:
-    """The vLLM command line for a profile, with settings' overrides applied last."""
-    flags = profile.flags
+    """The vLLM command line for a profile, with settings' overrides applied last.
+
+    Several GPUs of one host: ``tensor_parallel_size`` splits the model across GPUs (more KV
+    cache per replica), ``data_parallel_size`` runs that many replicas behind vLLM's own API
+    server and load balancer; the host needs tensor x data GPUs. Each is passed only above 1.
+    """
+    flags = merge_flags(profile.flags, parallel_flags(tensor_parallel_size, data_parallel_size))
     if profile.device == "cpu":
         dtype = cpu_dtype(read_cpu_flags() if cpu_flags is None else cpu_flags)
         flags = merge_flags(flags, (("--dtype", dtype),))

@@ -1,0 +1,255 @@
+"""The chat page in a real browser: Debian's chromium driven by Playwright, app started by the test.
+
+* The journey, on the embedded default (real vLLM with the demo model): open the page, pick a
+  target language in the chat settings, send a message and see the translation, upload an .srt
+  and download the translated one; the screenshot the README shows is saved on the way.
+* Model output is text: an answer containing ``<img onerror=…>`` and ``<script>`` is shown
+  literally and never runs (a stand-in server guarantees the answer contains them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import json
+
+import pytest
+import srt
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.conftest import free_port
+from tests.support.chainlit_app import app_env, running_app
+from tests.support.stub_model import StubModel
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ANSWER = ".ai-message code.whitespace-pre-wrap"  # the translation block (verbatim text)
+SRT_IN = (
+    "1\n00:00:01,000 --> 00:00:03,500\nGood morning, everyone.\n\n"
+    "2\n00:00:04,000 --> 00:00:07,250\nThe train leaves at nine o'clock.\n\n"
+    "3\n00:00:08,000 --> 00:00:10,000\nThank you very much!\n"
+)
+XSS = ('Hello <img src=x onerror="window.__xss=1;alert(1)"> and '
+       "<script>window.__xss=2</script> friends")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Browser:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make setup` (it installs Debian's chromium)")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def open_chat(browser: Browser, url: str, dialogs: list[str] | None = None) -> Page:
+    """A page on the app, ready to type in; alert()/confirm() calls are recorded and dismissed."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900}, accept_downloads=True)
+
+    def on_dialog(dialog) -> None:
+        if dialogs is not None:
+            dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.goto(url)
+    # Starters are enabled once the socket is connected and the session started.
+    page.wait_for_selector("#starters button:not([disabled])", timeout=60_000)
+    return page
+
+
+def send(page: Page, text: str) -> None:
+    page.click("#chat-input")
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
+
+
+def answers(page: Page) -> int:
+    return page.locator(ANSWER).count()
+
+
+def choose_target(page: Page, option: str) -> None:
+    page.click("#chat-settings-open-modal")
+    page.click("#target")
+    page.get_by_role("option", name=option).click()
+    page.get_by_role("button", name="Confirm").click()
+
+
+@pytest.fixture(scope="module")
+def demo_app(demo_server, tmp_path_factory) -> str:
+    tmp = tmp_path_factory.mktemp("browser")
+    env = app_env(demo_server.env(), HYMT_CACHE_DIR=str(tmp / "cache"))
+    with running_app(env, free_port(), tmp / "app.log") as url:
+        yield url
+
+
+def test_translate_a_message_and_a_file_in_the_browser(browser, demo_app, artifacts, tmp_path):
+    dialogs: list[str] = []
+    page = open_chat(browser, demo_app, dialogs)
+    banner = page.locator("#hymt-banner[data-kind=demo]")
+    expect(banner).to_contain_text("Demo model", timeout=20_000)
+
+    # Pick the target in the chat settings; the chat confirms it.
+    choose_target(page, "French (fr) · 法语")
+    expect(page.get_by_text("Now translating Auto-detect → French.")).to_be_visible(timeout=15_000)
+
+    # A message: the translation comes back as text, with the meta line.
+    send(page, "Good morning! The meeting has been moved to three o'clock this afternoon.")
+    page.wait_for_selector(ANSWER, timeout=180_000)
+    translation = page.locator(ANSWER).last.inner_text().strip()
+    assert translation and "The meeting has been moved" not in translation
+    expect(page.get_by_text("English → French").last).to_be_visible()
+
+    send(page, "/to es")
+    expect(page.get_by_text("Now translating Auto-detect → Spanish.")).to_be_visible(timeout=15_000)
+
+    # A file: upload an .srt, get an .srt back with numbering and timestamps untouched.
+    source = tmp_path / "talk.srt"
+    source.write_text(SRT_IN, encoding="utf-8")
+    page.set_input_files("input[type=file]", str(source))
+    attached = page.locator("#message-composer").get_by_text("talk.srt")
+    expect(attached).to_be_visible(timeout=15_000)
+    expect(page.locator("#chat-submit")).to_be_enabled(timeout=30_000)  # upload finished
+    page.click("#chat-submit")
+    expect(attached).to_have_count(0, timeout=15_000)  # sent
+    link = page.locator("a.inline-file[download='talk.es.srt']")
+    expect(link).to_be_visible(timeout=300_000)
+    with page.expect_download() as download:
+        link.click()
+    out = tmp_path / "talk.es.srt"
+    download.value.save_as(out)
+    before, after = list(srt.parse(SRT_IN)), list(srt.parse(out.read_text(encoding="utf-8")))
+    assert [(c.index, c.start, c.end) for c in after] == [(c.index, c.start, c.end) for c in before]
+    assert all(c.content.strip() for c in after)
+    assert [c.content for c in after] != [c.content for c in before]
+
+    # The README's screenshot: the whole conversation, from the top.
+    page.set_viewport_size({"width": 1100, "height": 1200})
+    page.wait_for_timeout(500)
+    page.evaluate("""() => { for (const el of document.querySelectorAll('*')) {
+        const style = getComputedStyle(el);
+        if (/(auto|scroll)/.test(style.overflowY) && el.scrollHeight > el.clientHeight) {
+            el.scrollTop = 0; } } }""")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifacts / "chat.png"))
+
+    # A bad command gets a clear answer and the session keeps working.
+    send(page, "/to klingon")
+    expect(page.get_by_text("I don't know the language 'klingon'")).to_be_visible(timeout=15_000)
+    send(page, "Thank you!")
+    page.wait_for_function(f"document.querySelectorAll({ANSWER!r}).length >= 2", timeout=180_000)
+    assert dialogs == []
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def echo_app(tmp_path_factory):
+    """The app against a stand-in model whose 'translation' is the text itself, HTML included."""
+    tmp = tmp_path_factory.mktemp("xss")
+    with StubModel() as stub:
+        env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
+                      HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()))
+        with running_app(env, free_port(), tmp / "app.log") as url:
+            yield url, stub
+
+
+def test_html_in_a_translation_is_shown_as_text_and_never_runs(browser, echo_app):
+    url, stub = echo_app
+    dialogs: list[str] = []
+    page = open_chat(browser, url, dialogs)
+    send(page, "/to fr")
+    expect(page.get_by_text("Now translating Auto-detect → French.")).to_be_visible(timeout=15_000)
+    send(page, XSS)
+    page.wait_for_selector(ANSWER, timeout=60_000)
+    assert any("<img src=x" in prompt for prompt in stub.prompts)  # the model really got it back
+    shown = page.locator(ANSWER).last.inner_text()
+    assert '<img src=x onerror="window.__xss=1;alert(1)">' in shown
+    assert "<script>window.__xss=2</script>" in shown
+    page.wait_for_timeout(1000)
+    assert page.evaluate("window.__xss") is None
+    assert page.locator(".message-content img[src='x'], .message-content script").count() == 0
+    # The translation's copy button copies exactly the text (no Markdown fences around it).
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.locator(".ai-message .relative.my-2 button").last.click()
+    page.wait_for_timeout(300)
+    assert page.evaluate("navigator.clipboard.readText()").strip() == XSS
+    # The user's own message is shown as typed, not rendered either.
+    assert page.locator(".step img[src='x']").count() == 0
+    assert dialogs == []
+    page.close()
+
+
+def test_long_text_shows_progress_and_comes_back_whole_in_order(browser, echo_app):
+    url, _ = echo_app
+    page = open_chat(browser, url)
+    send(page, "/to pt")
+    expect(page.get_by_text("Now translating Auto-detect → Portuguese.")).to_be_visible(
+        timeout=15_000)
+    lines = [f"Line {i} of a long message that is translated part by part." for i in range(12)]
+    page.fill("#chat-input", "\n".join(lines))
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("Translating · 12 of 12 parts")).to_be_visible(timeout=60_000)
+    page.wait_for_selector(ANSWER, timeout=60_000)
+    assert page.locator(ANSWER).last.inner_text().strip().split("\n") == lines
+    expect(page.get_by_text("· 12 parts").last).to_be_visible()
+    page.close()
+
+def test_messages_sent_while_the_model_warms_up_are_translated_once_it_is_ready(
+    browser, tmp_path_factory
+):
+    tmp = tmp_path_factory.mktemp("warmup")
+    model_port, sidecar_port = free_port(), free_port()
+    state = tmp / "cache" / "run" / f"sidecar-{sidecar_port}.json"
+    state.parent.mkdir(parents=True)
+    state.write_text(json.dumps({"base_url": f"http://127.0.0.1:{model_port}/v1", "api_key": "k",
+                                 "model": "stub", "state": "starting"}))
+    env = app_env(HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(sidecar_port))
+    with running_app(env, free_port(), tmp / "app.log") as url:
+        page = open_chat(browser, url)
+        expect(page.locator("#hymt-banner[data-kind=wait]")).to_contain_text("warming up",
+                                                                            timeout=20_000)
+        send(page, "/to de")
+        expect(page.get_by_text("Now translating Auto-detect → German.")).to_be_visible(
+            timeout=15_000)
+        send(page, "First message, sent early.")
+        expect(page.locator(".ai-message").get_by_text("The translation model is warming up").first
+               ).to_be_visible(timeout=15_000)
+        send(page, "Second message, also early.")
+        expect(page.get_by_text("your 2 waiting messages")).to_be_visible(timeout=15_000)
+        assert answers(page) == 0
+        with StubModel(port=model_port):  # the model is up: both are translated, in order
+            page.wait_for_function(
+                f"document.querySelectorAll({ANSWER!r}).length >= 2", timeout=60_000)
+            texts = [el.inner_text().strip() for el in page.locator(ANSWER).all()]
+            assert texts == ["First message, sent early.", "Second message, also early."]
+            expect(page.locator("#hymt-banner[data-kind=wait]")).to_have_count(0, timeout=20_000)
+        page.close()
+
+
+def test_a_model_that_is_down_gets_one_clear_message_and_retry_sends_the_text_again(
+    browser, tmp_path_factory
+):
+    tmp = tmp_path_factory.mktemp("down")
+    model_port = free_port()
+    env = app_env(HYMT_BASE_URL=f"http://127.0.0.1:{model_port}/v1", HYMT_API_KEY="k",
+                  HYMT_MODEL="stub", HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()))
+    with running_app(env, free_port(), tmp / "app.log") as url:
+        page = open_chat(browser, url)
+        send(page, "/to it")
+        expect(page.get_by_text("Now translating Auto-detect → Italian.")).to_be_visible(
+            timeout=15_000)
+        send(page, "Nothing typed is lost.")
+        expect(page.locator(".ai-message").get_by_text("is not reachable (it is down")
+               ).to_be_visible(timeout=30_000)
+        retry = page.get_by_role("button", name="Retry")
+        expect(retry).to_be_visible()
+        expect(page.locator("#hymt-banner[data-kind=down]")).to_be_visible(timeout=20_000)
+        with StubModel(port=model_port):
+            retry.click()
+            page.wait_for_selector(ANSWER, timeout=30_000)
+            assert page.locator(ANSWER).last.inner_text().strip() == "Nothing typed is lost."
+        page.close()

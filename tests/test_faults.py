@@ -1,0 +1,164 @@
+"""Faults the real server cannot play on demand: 500, malformed JSON, endless 503, a stall.
+
+Why a fake server: vLLM answers 500 or broken JSON only on internal bugs, never sends
+Retry-After, and cannot be told to stall one response, so each fault here is played by a tiny
+HTTP server on 127.0.0.1 (tests/support/fake_server.py). Everything on our side is real: the
+Translator, the Policy, the ModelClient with the openai SDK and httpx over a real socket. The
+behaviours a real vLLM does produce (503 under load, crash, cancel) are tested against it in
+test_e2e_overload.py.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+
+import pytest
+
+from hymt_chat.client import ModelClient
+from hymt_chat.errors import (
+    ModelBusyError,
+    ModelError,
+    ModelTimeoutError,
+    ModelUnavailableError,
+)
+from hymt_chat.policy import Policy, PolicyEvent
+from hymt_chat.settings import Settings
+from hymt_chat.translator import Translator
+from tests.conftest import free_port
+from tests.support.fake_server import OK, BUSY, Reply, busy, fake_server
+
+FRENCH = "Bonjour, je voudrais réserver une table pour deux personnes ce soir."
+SLACK = 1.0  # seconds of scheduling and HTTP round trips allowed past a deadline
+
+
+def _translator(base_url: str, **overrides: object) -> tuple[Translator, Policy]:
+    settings = Settings(base_url=base_url, api_key="test", model="fake", **overrides)
+    policy = Policy(deadline=settings.deadline)
+    return Translator(settings, ModelClient(settings), policy), policy
+
+
+async def _fails(translator: Translator, events: list[PolicyEvent] | None = None):
+    """Translate FRENCH, expecting a failure: (the error, seconds it took)."""
+    started = time.monotonic()
+    with pytest.raises(ModelError) as info:
+        await translator.translate(FRENCH, "en", on_event=events.append if events is not None
+                                   else None)
+    return info.value, time.monotonic() - started
+
+
+def _no_leak(policy: Policy) -> None:
+    assert policy.in_flight == 0 and policy.queue_length == 0
+
+
+async def test_http_500_is_a_clear_error_and_not_retried():
+    with fake_server(Reply(500, b'{"error": {"message": "boom", "code": 500}}')) as fake:
+        translator, policy = _translator(fake.base_url)
+        err, seconds = await _fails(translator)
+    assert type(err) is ModelError  # not busy/unavailable: nothing the policy retries
+    assert str(err) == "The model server failed (HTTP 500)."
+    assert len(fake.calls) == 1 and seconds < SLACK
+    _no_leak(policy)
+
+
+@pytest.mark.parametrize("body", [b"{not json", b"", b"<html>Bad Gateway</html>"],
+                         ids=["truncated", "empty", "html"])
+async def test_malformed_json_is_a_clear_error_and_not_retried(body):
+    with fake_server(Reply(200, body)) as fake:
+        translator, policy = _translator(fake.base_url)
+        err, seconds = await _fails(translator)
+    assert type(err) is ModelError
+    assert "not valid JSON" in str(err), str(err)
+    assert len(fake.calls) == 1 and seconds < SLACK
+    _no_leak(policy)
+
+
+@pytest.mark.parametrize("body", [b'{"id": "x"}', b'{"choices": []}', b"[1, 2]", b"null",
+                                  b'{"choices": [{"message": {"content": null}}]}',
+                                  b'{"choices": [{"message": {"content": 5}}]}'],
+                         ids=["no-choices", "empty-choices", "list", "null", "null-content",
+                              "number-content"])
+async def test_json_of_the_wrong_shape_is_a_clear_error(body):
+    with fake_server(Reply(200, body)) as fake:
+        translator, policy = _translator(fake.base_url)
+        err, _ = await _fails(translator)
+    assert type(err) is ModelError
+    assert str(err).startswith("The model server sent an "), str(err)
+    assert len(fake.calls) == 1
+    _no_leak(policy)
+
+
+async def test_503_storm_outlasting_the_deadline_gives_up_at_the_deadline():
+    with fake_server(BUSY) as fake:
+        translator, policy = _translator(fake.base_url, deadline=2.0)
+        events: list[PolicyEvent] = []
+        err, seconds = await _fails(translator, events)
+    assert isinstance(err, ModelBusyError)
+    assert str(err) == ("The translation server is still busy after 2 s; "
+                        "your text was kept — press Retry.")
+    assert 2.0 - 0.1 <= seconds <= 2.0 + SLACK  # it kept trying until the deadline, no longer
+    assert len(fake.calls) >= 3  # backoff retried meanwhile...
+    assert len(fake.calls) < 40  # ...without hammering the server
+    assert [e.kind for e in events].count("retrying") == len(fake.calls) - 1
+    assert events[-1].kind == "gave_up" and events[-1].error == "busy (503)"
+    _no_leak(policy)
+
+
+async def test_503_storm_with_retry_after_is_paced_by_the_server():
+    with fake_server(busy("1")) as fake:
+        translator, policy = _translator(fake.base_url, deadline=2.5)
+        err, seconds = await _fails(translator)
+    assert isinstance(err, ModelBusyError)
+    assert "still busy after 2 s" in str(err)  # 2.5 s, rounded for the user
+    assert seconds <= 2.5 + SLACK
+    gaps = [b - a for a, b in zip(fake.calls, fake.calls[1:])]
+    assert len(fake.calls) == 3 and all(gap >= 0.95 for gap in gaps), gaps
+    _no_leak(policy)
+
+
+async def test_retry_after_longer_than_the_deadline_fails_at_once():
+    with fake_server(busy("60")) as fake:
+        translator, policy = _translator(fake.base_url, deadline=5.0)
+        err, seconds = await _fails(translator)
+    assert isinstance(err, ModelBusyError)
+    assert "asks to wait 60 s" in str(err) and "press Retry" in str(err)
+    assert err.retry_after == 60  # type: ignore[attr-defined] - the UI may offer a countdown
+    assert len(fake.calls) == 1 and seconds < SLACK
+    _no_leak(policy)
+
+
+@pytest.mark.parametrize("header", ["1", "http-date"])
+async def test_retry_after_then_success_delivers(header):
+    # An HTTP date has one-second resolution: ask for 2 s so that at least ~1 s remains.
+    value = email.utils.formatdate(time.time() + 2, usegmt=True) if header == "http-date" else "1"
+    with fake_server(busy(value), OK) as fake:
+        translator, policy = _translator(fake.base_url, deadline=10.0)
+        result = await translator.translate(FRENCH, "en")
+    assert result.text == "ok"
+    assert len(fake.calls) == 2 and fake.calls[1] - fake.calls[0] >= 0.95
+    _no_leak(policy)
+
+
+async def test_a_stalled_server_times_out_and_is_not_retried():
+    with fake_server(Reply(delay=5.0)) as fake:
+        translator, policy = _translator(fake.base_url, request_timeout=0.5, deadline=30.0)
+        err, seconds = await _fails(translator)
+    assert isinstance(err, ModelTimeoutError)
+    assert str(err) == "The model did not answer within 0.5 s."
+    assert len(fake.calls) == 1  # a timeout is not retried: it would only pile up load
+    assert 0.5 <= seconds < 0.5 + SLACK
+    _no_leak(policy)
+
+
+async def test_sidecar_down_at_app_start_gives_a_clear_error_at_the_deadline():
+    closed = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    translator, policy = _translator(closed, deadline=2.0)
+    events: list[PolicyEvent] = []
+    err, seconds = await _fails(translator, events)
+    assert isinstance(err, ModelUnavailableError)
+    assert str(err) == ("The translation server is still not reachable after 2 s; "
+                        "your text was kept — press Retry.")
+    assert 2.0 - 0.1 <= seconds <= 2.0 + SLACK
+    retrying = [e for e in events if e.kind == "retrying"]
+    assert retrying and all(e.error == "unavailable" for e in retrying)
+    _no_leak(policy)

@@ -1,0 +1,105 @@
+"""GET /health is ours (not Chainlit's {"status":"ok"}), tells the model's state; the page loads.
+
+Runs the real app (``chainlit run app.py -h``) against a closed port, then a sidecar state file,
+then a stand-in server; no vLLM and no browser needed.
+"""
+
+import json
+
+import httpx
+import pytest
+
+from hymt_chat.health import health_response, is_demo_model, model_state
+from hymt_chat.settings import Settings
+from tests.conftest import free_port as _free_port
+from tests.support.chainlit_app import app_env, running_app
+from tests.support.stub_model import StubModel
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("health")
+    model_port, sidecar_port = _free_port(), _free_port()
+    env = app_env(
+        HYMT_BASE_URL=f"http://127.0.0.1:{model_port}/v1", HYMT_API_KEY="k",
+        HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(sidecar_port),
+    )
+    state_file = tmp / "cache" / "run" / f"sidecar-{sidecar_port}.json"
+    with running_app(env, _free_port(), tmp / "app.log") as url:
+        yield url, model_port, state_file
+
+
+def test_health_is_503_from_our_route_when_the_model_is_down(app):
+    url, _, _ = app
+    response = httpx.get(f"{url}/health", timeout=10)
+    assert response.status_code == 503
+    assert response.json() == {"status": "unavailable", "vllm": "down"}
+
+
+def test_health_reports_a_starting_sidecar(app):
+    url, _, state_file = app
+    state_file.parent.mkdir(parents=True, exist_ok=True)
+    state_file.write_text(json.dumps({"base_url": "http://127.0.0.1:9/v1", "api_key": "k",
+                                      "state": "starting"}))
+    try:
+        response = httpx.get(f"{url}/health", timeout=10)
+        assert response.status_code == 503
+        assert response.json() == {"status": "unavailable", "vllm": "starting"}
+    finally:
+        state_file.unlink()
+
+
+def test_health_is_200_when_the_model_answers(app):
+    url, model_port, _ = app
+    with StubModel(port=model_port):
+        response = httpx.get(f"{url}/health", timeout=10)
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "vllm": "ready"}
+
+
+def test_the_page_and_its_assets_still_load(app):
+    url, _, _ = app
+    page = httpx.get(f"{url}/", timeout=10)
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assert "hymt-chat" in page.text  # the product name from .chainlit/config.toml
+    thread = httpx.get(f"{url}/thread/abc", timeout=10)  # Chainlit's catch-all still works
+    assert thread.status_code == 200 and "text/html" in thread.headers["content-type"]
+    for path, kind in (("/favicon", "image/png"), ("/logo?theme=light", "image/png"),
+                       ("/logo?theme=dark", "image/png"), ("/public/style.css", "text/css"),
+                       ("/public/banner.js", "javascript")):
+        asset = httpx.get(f"{url}{path}", timeout=10)
+        assert asset.status_code == 200, path
+        assert kind in asset.headers["content-type"], path
+    status = httpx.get(f"{url}/hymt/status", timeout=10).json()
+    assert status["vllm"] in ("down", "ready") and status["demo"] is False
+
+
+# --- the pure parts ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ok", "sidecar", "state"),
+    [(True, None, "ready"), (True, "restarting", "ready"), (False, "starting", "starting"),
+     (False, "restarting", "restarting"), (False, "ready", "down"), (False, None, "down"),
+     (False, "stopped", "down")],
+)
+def test_model_state(ok, sidecar, state):
+    assert model_state(ok, sidecar) == state
+
+
+def test_health_response_bodies():
+    assert health_response("ready") == (200, {"status": "ok", "vllm": "ready"})
+    assert health_response("restarting") == (503, {"status": "unavailable", "vllm": "restarting"})
+
+
+def test_demo_model_detection(monkeypatch, tmp_path):
+    settings = Settings(cache_dir=tmp_path)
+    monkeypatch.delenv("HYMT_DEMO_MODEL", raising=False)
+    assert is_demo_model(settings, str(settings.demo_model_dir))
+    assert is_demo_model(settings, "/elsewhere/Qwen2.5-Coder-0.5B-Instruct")
+    assert not is_demo_model(settings, "tencent/Hunyuan-MT-7B")
+    assert not is_demo_model(settings, None)
+    monkeypatch.setenv("HYMT_DEMO_MODEL", "1")
+    assert is_demo_model(settings, "tencent/Hunyuan-MT-7B")
+    monkeypatch.setenv("HYMT_DEMO_MODEL", "0")
+    assert not is_demo_model(settings, str(settings.demo_model_dir))

@@ -1,0 +1,60 @@
+"""The product's Chainlit set-up: config, UI translations and public assets are what we ship."""
+
+import importlib.util
+import json
+import struct
+import tomllib
+from pathlib import Path
+
+from hymt_chat.documents import DOCUMENT_TYPES, MAX_FILE_BYTES
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = tomllib.loads((ROOT / ".chainlit" / "config.toml").read_text(encoding="utf-8"))
+
+
+def test_config_is_set_for_the_product():
+    assert CONFIG["UI"]["name"] == "hymt-chat"
+    assert CONFIG["features"]["unsafe_allow_html"] is False
+    assert CONFIG["features"]["user_message_markdown"] is False  # pasted text shown as typed
+    assert CONFIG["UI"]["custom_css"] == "/public/style.css"
+    assert (ROOT / CONFIG["UI"]["custom_js"].lstrip("/")).exists()
+
+
+def test_upload_limits_match_the_server_side_checks():
+    upload = CONFIG["features"]["spontaneous_file_upload"]
+    assert upload["enabled"] is True
+    assert upload["max_size_mb"] * 1024 * 1024 == MAX_FILE_BYTES
+    extensions = {ext for exts in upload["accept"].values() for ext in exts}
+    assert extensions == {".txt", ".md", ".srt"} <= set(DOCUMENT_TYPES)
+    assert "*/*" not in upload["accept"]
+
+
+def _keys(tree, prefix=""):
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield from _keys(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}"
+
+
+def test_ui_translations_are_complete_for_english_and_chinese():
+    shipped = Path(importlib.util.find_spec("chainlit").origin).parent / "translations"
+    for lang in ("en-US", "zh-CN"):
+        ours = json.loads((ROOT / ".chainlit" / "translations" / f"{lang}.json").read_text("utf-8"))
+        default = json.loads((shipped / f"{lang}.json").read_text("utf-8"))
+        assert set(_keys(ours)) == set(_keys(default)), lang
+    en = json.loads((ROOT / ".chainlit" / "translations" / "en-US.json").read_text("utf-8"))
+    assert ".srt" in en["chat"]["input"]["placeholder"]
+
+
+def test_logos_and_favicon_are_real_pngs():
+    for name in ("logo_light.png", "logo_dark.png", "favicon.png"):
+        data = (ROOT / "public" / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n", name
+        width, height = struct.unpack(">II", data[16:24])
+        assert 16 <= width <= 512 and 16 <= height <= 512, name
+
+
+def test_welcome_says_plainly_when_it_is_the_demo_model():
+    welcome = (ROOT / "chainlit.md").read_text(encoding="utf-8")
+    assert "Demo model" in welcome and "not* Hunyuan-MT" in welcome

@@ -17,9 +17,9 @@ from chainlit.logger import logger
 from chainlit.server import app as server
 from chainlit.server import sio
 from chainlit.utils import utc_now
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
-from hymt_chat import chat, documents
+from hymt_chat import chat, documents, logs
 from hymt_chat.chat import AUTO, ChatState
 from hymt_chat.detect import detect_language
 from hymt_chat.errors import (
@@ -29,18 +29,25 @@ from hymt_chat.errors import (
     ModelError,
     ModelUnavailableError,
     NotTextError,
+    RateLimitedError,
     UnknownLanguageError,
 )
 from hymt_chat.health import health_response, is_demo_model
-from hymt_chat.policy import PolicyEvent
+from hymt_chat.metrics import get_metrics
+from hymt_chat.policy import PolicyEvent, get_policy
+from hymt_chat.ratelimit import get_rate_limiter
 from hymt_chat.readiness import get_readiness
 from hymt_chat.settings import get_settings
 from hymt_chat.text import clean_text, is_blank
 from hymt_chat.translator import Translation, Translator, plan_translation
 
 SETTINGS = get_settings()
+logs.configure_logging(SETTINGS)  # JSON lines with a request id, rotating file
 READINESS = get_readiness(SETTINGS)
-TRANSLATOR = Translator(SETTINGS)
+METRICS = get_metrics(SETTINGS)  # hooks the process-wide policy
+TRANSLATOR = METRICS.instrument(Translator(SETTINGS))
+RATE_LIMITER = get_rate_limiter(SETTINGS)
+get_policy(SETTINGS).add_hook(logs.log_policy_event)
 _INPUT_ERRORS = (EmptyTextError, InputTooLongError, NotTextError, UnknownLanguageError,
                  chat.CommandError, documents.DocumentError)
 _QUICK_TARGETS = ("zh", "en", "es", "fr", "ja", "de")
@@ -60,6 +67,15 @@ def _to_front() -> None:
 async def health() -> JSONResponse:
     status, body = health_response(await READINESS.refresh())
     return JSONResponse(body, status_code=status)
+
+
+_to_front()
+
+
+@server.get("/metrics", include_in_schema=False)
+async def metrics() -> Response:
+    body, content_type = METRICS.render()
+    return Response(body, media_type=content_type)
 
 
 _to_front()
@@ -87,6 +103,11 @@ def _state() -> ChatState:
         state = ChatState.new(SETTINGS.default_target)
         cl.user_session.set("chat", state)
     return state
+
+
+def _user_key() -> str:
+    user = cl.user_session.get("user")
+    return f"user:{user.identifier}" if user else f"session:{cl.context.session.id}"
 
 
 def _lock() -> asyncio.Lock:
@@ -169,6 +190,7 @@ async def settings_update(values: dict[str, Any]) -> None:
 
 @cl.on_message
 async def message(msg: cl.Message) -> None:
+    logs.bind_request_id()
     state = _state()
     try:
         command = chat.parse_command(msg.content, msg.command)
@@ -177,6 +199,11 @@ async def message(msg: cl.Message) -> None:
         return
     if command is not None:
         await _run_command(command, state)
+        return
+    try:  # per user when signed in, per session otherwise; commands are free
+        RATE_LIMITER.hit(_user_key())
+    except RateLimitedError as err:
+        await _say(str(err))
         return
     files = [el for el in msg.elements or [] if getattr(el, "path", None)]
     if files:
@@ -229,7 +256,11 @@ async def stop() -> None:
 
 @cl.on_chat_end
 async def end() -> None:
+    """The tab closed: drop its queued messages and close its in-flight call (vLLM aborts)."""
     _cancel_waiting()
+    task = cl.context.session.current_task
+    if task is not None and not task.done():
+        task.cancel()
 
 
 # --- commands ---------------------------------------------------------------------------------

@@ -61,6 +61,38 @@ class Settings(BaseSettings):
         default="20/minute", description="Per-user message limit (limits syntax); empty: none."
     )
 
+    # --- Best quality (Hunyuan-MT-Chimera fuses several candidates) ------------------------
+    fusion_base_url: str | None = Field(
+        default=None,
+        description="Chimera server (…/v1); unset: the translation endpoint (same server).",
+    )
+    fusion_api_key: str | None = Field(
+        default=None, description="Bearer key for the Chimera server; unset: HYMT_API_KEY."
+    )
+    fusion_model: str | None = Field(
+        default=None, description="Served name of Chimera; set (or the URL): Best quality."
+    )
+    chimera_candidates: int = Field(
+        default=4, ge=2, le=16, description="Candidates asked for in one request (n) per segment."
+    )
+    chimera_temperature: float = Field(default=0.9, ge=0, description="Sampling of candidates.")
+    chimera_top_p: float = Field(default=0.9, gt=0, le=1, description="Sampling of candidates.")
+    chimera_wait: float = Field(
+        default=20.0, gt=0, description="Seconds Best quality may wait for room before downgrading."
+    )
+
+    # --- kiosk, sign-in and history ----------------------------------------------------------
+    kiosk_idle_seconds: float = Field(
+        default=120.0, ge=10, description="Idle seconds after which a kiosk starts afresh."
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy async URL for history; unset: sqlite under cache_dir.",
+    )
+    agents: str = Field(
+        default="", description="Support agents: 'name:hash,name:hash' (hymt-chat hash-password)."
+    )
+
     # --- the vLLM sidecar ------------------------------------------------------------------
     profile: str = Field(default="auto", description="Launch profile: auto, cpu, a10, a100-40g…")
     model_path: str | None = Field(
@@ -88,6 +120,11 @@ class Settings(BaseSettings):
     @property
     def demo_model_dir(self) -> Path:
         return self.cache_dir / "models" / "qwen2.5-coder-0.5b-instruct"
+
+    @property
+    def history_url(self) -> str:
+        """``database_url``, or SQLite in the cache folder (a file, created on first use)."""
+        return self.database_url or f"sqlite+aiosqlite:///{self.cache_dir / 'history.db'}"
 
 
 @lru_cache(maxsize=1)

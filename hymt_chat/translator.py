@@ -22,6 +22,26 @@ ProgressSink = Callable[[int, int], "Awaitable[None] | None"]
 
 
 @dataclass(frozen=True, slots=True)
+class SegmentJob:
+    """One segment of a message, as handed to a segment translator.
+
+    The default is :meth:`Translator.translate_segment`; a mode that translates segments
+    differently (Best quality) passes its own to :meth:`Translator.translate` and keeps the
+    segmentation, the parallelism, the progress reports and the join.
+    """
+
+    text: str  # the segment without its leading/trailing whitespace (re-attached by the caller)
+    source: str  # code for the prompt: the detected/chosen source, else the target's
+    target: str
+    deadline_at: float  # time.monotonic() by which the whole message must be done
+    user: str
+    on_event: EventSink | None = None
+
+
+SegmentTranslator = Callable[[SegmentJob], Awaitable[str]]
+
+
+@dataclass(frozen=True, slots=True)
 class Translation:
     text: str
     source: str | None  # table code; None when auto-detection was unsure
@@ -98,7 +118,9 @@ class Translator:
         user: str = "default",
         on_progress: ProgressSink | None = None,
         on_event: EventSink | None = None,
+        segment_translator: SegmentTranslator | None = None,
     ) -> Translation:
+        """Translate *text*; *segment_translator* replaces the per-segment model call."""
         started = time.monotonic()
         plan = plan_translation(text, target, source, self.settings)
         if plan.same_language:
@@ -117,15 +139,9 @@ class Translator:
             core = segment.strip()
             lead = segment[: len(segment) - len(segment.lstrip())]
             trail = segment[len(segment.rstrip()):]
-            prompt = build_prompt(core, prompt_source, plan.target)
-            max_tokens = max_tokens_for(core, self.settings.max_model_len)
-            answers = await self.policy.run(
-                lambda: self.client.complete(prompt, max_tokens=max_tokens, source=core),
-                user=user,
-                deadline=max(0.0, deadline_at - time.monotonic()),
-                on_event=on_event,
-            )
-            results[index] = lead + keep_line_structure(answers[0], core) + trail
+            job = SegmentJob(core, prompt_source, plan.target, deadline_at, user, on_event)
+            answer = await (segment_translator or self.translate_segment)(job)
+            results[index] = lead + keep_line_structure(answer, core) + trail
             done += 1
             if on_progress is not None:
                 maybe = on_progress(done, len(todo))
@@ -138,6 +154,18 @@ class Translator:
         )
         return Translation("".join(results), plan.source, plan.target, plan.detected, False,
                            len(todo), time.monotonic() - started)
+
+    async def translate_segment(self, job: SegmentJob) -> str:
+        """One segment, one model call (via the policy) with the official prompt."""
+        prompt = build_prompt(job.text, job.source, job.target)
+        max_tokens = max_tokens_for(job.text, self.settings.max_model_len)
+        answers = await self.policy.run(
+            lambda: self.client.complete(prompt, max_tokens=max_tokens, source=job.text),
+            user=job.user,
+            deadline=max(0.0, job.deadline_at - time.monotonic()),
+            on_event=job.on_event,
+        )
+        return answers[0]
 
 
 async def _bounded_gather(

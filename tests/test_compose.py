@@ -1,8 +1,8 @@
 """compose.yaml and its per-GPU fragments: the vLLM flags are the profile table's, never copies.
 
 Docker cannot run here, so the files are read with PyYAML and a small interpolator
-(tests/support/compose_env.py); when a Compose v2 binary is available (`docker compose`,
-`docker-compose`, or HYMT_COMPOSE_BIN) `config` renders them for real as well.
+(tests/support/compose_env.py). No Compose v2 binary installs from the registries reachable
+here (the docker CLI has no compose plugin), so `docker compose config` is not run.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from hymt_chat.sidecar.profiles import (
 from tests.support.compose_env import (
     MissingVariable,
     command_args,
-    compose_binary,
     interpolate,
     interpolate_tree,
 )
@@ -188,24 +187,3 @@ def test_write_regenerates_and_check_notices_a_hand_edit(tmp_path, capsys):
     assert "deploy/compose/a10.yaml" in capsys.readouterr().out
 
 
-COMPOSE = compose_binary()
-
-
-@pytest.mark.skipif(COMPOSE is None, reason="no Compose v2 binary on this machine")
-@pytest.mark.parametrize("profile", ["a10", "h100"])
-def test_docker_compose_config_renders_the_table(profile, tmp_path):
-    empty = tmp_path / "empty.env"
-    empty.write_text("")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HYMT_API_KEY": "k3y",
-           "HYMT_GPU_PROFILE": profile}
-    out = subprocess.run(
-        [*COMPOSE, "--project-directory", str(ROOT), "-f", str(ROOT / "compose.yaml"),
-         "--env-file", str(empty), "config", "--format", "json"],
-        capture_output=True, text=True, env=env, timeout=60,
-    )
-    assert out.returncode == 0, out.stderr
-    services = json.loads(out.stdout)["services"]
-    assert services["vllm"]["command"] == _launcher_args(profile)
-    assert services["vllm"]["image"] == deploy.VLLM_IMAGE
-    assert services["app"]["environment"]["HYMT_MAX_MODEL_LEN"] == dict(
-        PROFILES[profile].flags)["--max-model-len"]

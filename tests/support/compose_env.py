@@ -59,25 +59,3 @@ def interpolate_tree(node: Any, env: Mapping[str, str]) -> Any:
 def command_args(command: str | list[str]) -> list[str]:
     """Compose splits a string command like a shell would (after interpolation)."""
     return shlex.split(command) if isinstance(command, str) else list(command)
-
-
-def compose_binary() -> list[str] | None:
-    """A working Compose v2 (`docker compose` plugin or `docker-compose`), else None.
-
-    ``HYMT_COMPOSE_BIN`` may name one explicitly. ``config`` needs no Docker engine.
-    """
-    candidates: list[list[str]] = []
-    if os.environ.get("HYMT_COMPOSE_BIN"):
-        candidates.append([os.environ["HYMT_COMPOSE_BIN"]])
-    if shutil.which("docker"):
-        candidates.append(["docker", "compose"])
-    if shutil.which("docker-compose"):
-        candidates.append(["docker-compose"])
-    for cmd in candidates:
-        try:
-            out = subprocess.run([*cmd, "version"], capture_output=True, text=True, timeout=20)
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if out.returncode == 0 and re.search(r"v?2\.\d+", out.stdout):
-            return cmd
-    return None

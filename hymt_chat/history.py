@@ -1,0 +1,208 @@
+"""Conversation history: the tables Chainlit's SQLAlchemy data layer writes, created for it.
+
+Chainlit's ``SQLAlchemyDataLayer`` (chainlit/data/sql_alchemy.py) writes raw SQL into tables it
+never creates. Its documented schema is behind the code: ``steps`` lacks ``"autoCollapse"``
+(written by every ``cl.Step`` since 2.10), ``"command"`` and ``"modes"`` (written by user
+messages), and ``elements`` lacks ``"autoPlay"``/``"playerConfig"``; a missing column makes the
+INSERT fail, which Chainlit only logs as a warning — the step is silently lost. The columns here
+are the ones chainlit 2.12 writes (``Step.to_dict``, ``Message.to_dict``, ``Element.to_dict``,
+``Feedback``, ``update_thread``, ``create_user``) and reads.
+
+:func:`ensure_schema` creates the tables idempotently on SQLite (aiosqlite) and PostgreSQL
+(asyncpg), and adds missing columns to tables made from the older documented schema.
+:func:`adapt_sqlite` lets SQLite store the two kinds of values Chainlit binds that it cannot:
+lists (thread tags: one per chat profile with ``auto_tag_thread``) and dicts (message modes).
+
+Nothing here imports Chainlit.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+__all__ = ["COLUMNS", "METADATA", "adapt_sqlite", "ensure_schema", "sqlite_path"]
+
+# Portable types: TEXT everywhere, the documented PostgreSQL types on PostgreSQL.
+_ID = sa.Text().with_variant(postgresql.UUID(as_uuid=False), "postgresql")
+_JSON = sa.Text().with_variant(postgresql.JSONB(), "postgresql")
+_TAGS = sa.Text().with_variant(postgresql.ARRAY(sa.Text()), "postgresql")
+_TEXT = sa.Text()
+_BOOL = sa.Boolean()
+_INT = sa.Integer()
+
+METADATA = sa.MetaData()
+
+
+def _fk(target: str) -> sa.ForeignKey:
+    return sa.ForeignKey(target, ondelete="CASCADE")
+
+
+sa.Table(
+    "users", METADATA,
+    sa.Column("id", _ID, primary_key=True),
+    sa.Column("identifier", _TEXT, nullable=False, unique=True),
+    sa.Column("metadata", _JSON, nullable=False),
+    sa.Column("createdAt", _TEXT),
+)
+sa.Table(
+    "threads", METADATA,
+    sa.Column("id", _ID, primary_key=True),
+    sa.Column("createdAt", _TEXT),
+    sa.Column("name", _TEXT),
+    sa.Column("userId", _ID, _fk("users.id"), index=True),
+    sa.Column("userIdentifier", _TEXT),
+    sa.Column("tags", _TAGS),
+    sa.Column("metadata", _JSON),
+)
+sa.Table(
+    "steps", METADATA,
+    sa.Column("id", _ID, primary_key=True),
+    sa.Column("name", _TEXT, nullable=False),
+    sa.Column("type", _TEXT, nullable=False),
+    sa.Column("threadId", _ID, _fk("threads.id"), nullable=False, index=True),
+    sa.Column("parentId", _ID),
+    sa.Column("streaming", _BOOL, nullable=False),
+    sa.Column("waitForAnswer", _BOOL),
+    sa.Column("isError", _BOOL),
+    sa.Column("metadata", _JSON),
+    sa.Column("tags", _TAGS),
+    sa.Column("input", _TEXT),
+    sa.Column("output", _TEXT),
+    sa.Column("createdAt", _TEXT),
+    sa.Column("command", _TEXT),
+    sa.Column("modes", _JSON),
+    sa.Column("start", _TEXT),
+    sa.Column("end", _TEXT),
+    sa.Column("generation", _JSON),
+    sa.Column("showInput", _TEXT),
+    sa.Column("language", _TEXT),
+    sa.Column("indent", _INT),
+    sa.Column("defaultOpen", _BOOL),
+    sa.Column("autoCollapse", _BOOL),
+)
+sa.Table(
+    "elements", METADATA,
+    sa.Column("id", _ID, primary_key=True),
+    sa.Column("threadId", _ID, _fk("threads.id"), index=True),
+    sa.Column("type", _TEXT),
+    sa.Column("url", _TEXT),
+    sa.Column("chainlitKey", _TEXT),
+    sa.Column("name", _TEXT, nullable=False),
+    sa.Column("display", _TEXT),
+    sa.Column("objectKey", _TEXT),
+    sa.Column("size", _TEXT),
+    sa.Column("page", _INT),
+    sa.Column("language", _TEXT),
+    sa.Column("forId", _ID),
+    sa.Column("mime", _TEXT),
+    sa.Column("props", _JSON),
+    sa.Column("autoPlay", _BOOL),
+    sa.Column("playerConfig", _JSON),
+)
+sa.Table(
+    "feedbacks", METADATA,
+    sa.Column("id", _ID, primary_key=True),
+    sa.Column("forId", _ID, nullable=False, index=True),
+    # NULL allowed: Feedback.threadId is optional and Chainlit omits None values.
+    sa.Column("threadId", _ID, _fk("threads.id")),
+    sa.Column("value", _INT, nullable=False),
+    sa.Column("comment", _TEXT),
+)
+
+COLUMNS: dict[str, tuple[str, ...]] = {
+    name: tuple(col.name for col in table.columns) for name, table in METADATA.tables.items()
+}
+"""Every table and its columns, as Chainlit 2.12 writes and reads them."""
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The database file of a SQLite URL (None for in-memory or another database)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
+def _to_json(value: Any) -> Any:
+    return json.dumps(value) if isinstance(value, (list, dict)) else value
+
+
+def adapt_sqlite(engine: AsyncEngine) -> AsyncEngine:
+    """Store list and dict parameters as JSON text on a SQLite engine (no-op elsewhere).
+
+    PostgreSQL takes them (TEXT[] and JSONB); SQLite refuses them, and Chainlit then loses the
+    write with only a warning: a thread's first save (name, user, tags) when chat profiles tag
+    threads. Call it on the data layer's engine: ``adapt_sqlite(data_layer.engine)``.
+    """
+    if engine.dialect.name != "sqlite":
+        return engine
+
+    @event.listens_for(engine.sync_engine, "before_cursor_execute", retval=True)
+    def _json_params(conn, cursor, statement, parameters, context, executemany):  # noqa: ANN001
+        if executemany:
+            parameters = [_adapt(p) for p in parameters]
+        else:
+            parameters = _adapt(parameters)
+        return statement, parameters
+
+    return engine
+
+
+def _adapt(parameters: Any) -> Any:
+    if isinstance(parameters, dict):
+        return {k: _to_json(v) for k, v in parameters.items()}
+    if isinstance(parameters, (list, tuple)):
+        return type(parameters)(_to_json(v) for v in parameters)
+    return parameters
+
+
+def _add_missing_columns(conn: sa.Connection) -> list[str]:
+    """ALTER TABLE … ADD COLUMN for columns an older schema lacks (all of them nullable)."""
+    inspector = sa.inspect(conn)
+    added = []
+    for table in METADATA.sorted_tables:
+        have = {c["name"] for c in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name in have:
+                continue
+            if not column.nullable:
+                raise RuntimeError(
+                    f"Table {table.name} lacks the required column {column.name!r}; "
+                    "it cannot be added to existing rows: migrate it by hand."
+                )
+            kind = column.type.compile(dialect=conn.dialect)
+            prep = conn.dialect.identifier_preparer
+            conn.execute(sa.text(
+                f"ALTER TABLE {prep.quote(table.name)} ADD COLUMN {prep.quote(column.name)} {kind}"
+            ))
+            added.append(f"{table.name}.{column.name}")
+    return added
+
+
+async def ensure_schema(url: str) -> list[str]:
+    """Create the history tables if missing and add columns an older schema lacks.
+
+    Idempotent; safe at every start. SQLite: the folder is created and the database switched to
+    WAL (readers do not block the writer, and Chainlit writes from concurrent tasks). Returns
+    the columns it added to existing tables (``["steps.autoCollapse"]``), for the log.
+    """
+    path = sqlite_path(url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    engine = create_async_engine(url)
+    try:
+        async with engine.begin() as conn:
+            if path is not None:
+                await conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+            await conn.run_sync(METADATA.create_all, checkfirst=True)
+            return await conn.run_sync(_add_missing_columns)
+    finally:
+        await engine.dispose()

@@ -1,0 +1,269 @@
+// hymt-chat kiosk: large type, "Read aloud" with the browser's own speech (speechSynthesis, no
+// server component), and a fresh session after the idle time, with a countdown first.
+//
+// It does nothing until the page shows a kiosk marker: the app attaches a custom element
+// (public/elements/HymtKiosk.jsx) to kiosk messages, which renders
+//   <span class="hymt-kiosk" hidden data-idle="120" data-lang="es" data-label="Read aloud">TEXT</span>
+// A marker with a text gets a "Read aloud" button, in the voice of its BCP-47 language (never in
+// another language's voice: no voice, no button). While a marker is on the page the body has the
+// class "hymt-kiosk", which scopes public/kiosk.css (loaded from here).
+//
+// The pure parts (voice choice, idle clock, chunking) are exported to node for the tests.
+(function () {
+  "use strict";
+
+  // --- pure helpers --------------------------------------------------------------------------
+
+  var ALIASES = { fil: "tl", iw: "he", "in": "id", ji: "yi" };
+
+  function normTag(tag) {
+    var parts = String(tag || "").replace(/_/g, "-").toLowerCase().split("-");
+    if (ALIASES[parts[0]]) parts[0] = ALIASES[parts[0]];
+    return parts.join("-");
+  }
+
+  // The voice for a BCP-47 tag: exact tag first, then the same language (a voice on the
+  // device before a network one, then the default one), else null.
+  function pickVoice(voices, tag) {
+    var want = normTag(tag);
+    var primary = want.split("-")[0];
+    if (!primary || !voices || !voices.length) return null;
+    var exact = null;
+    var same = [];
+    for (var i = 0; i < voices.length; i++) {
+      var have = normTag(voices[i].lang);
+      if (have === want && !exact) exact = voices[i];
+      if (have.split("-")[0] === primary) same.push(voices[i]);
+    }
+    if (exact) return exact;
+    if (!same.length) return null;
+    same.sort(function (a, b) {
+      return (b.localService ? 2 : 0) + (b["default"] ? 1 : 0) -
+        ((a.localService ? 2 : 0) + (a["default"] ? 1 : 0));
+    });
+    return same[0];
+  }
+
+  // Speech engines cut long utterances short (Chrome after about 15 s): speak sentence-sized
+  // chunks in a row. Cuts after sentence ends, then spaces, then anywhere.
+  function chunkText(text, max) {
+    max = max || 180;
+    var rest = String(text || "").replace(/\s+/g, " ").trim();
+    var out = [];
+    while (rest.length > max) {
+      var window_ = rest.slice(0, max + 1);
+      var cut = -1;
+      var re = /[.!?…。！？؟।]+["'”’»)\]]*\s*/g;
+      var m;
+      while ((m = re.exec(window_)) !== null) {
+        if (m.index + m[0].length <= max) cut = m.index + m[0].length;
+      }
+      if (cut <= 0) cut = window_.lastIndexOf(" ");
+      if (cut <= 0) cut = max;
+      out.push(rest.slice(0, cut).trim());
+      rest = rest.slice(cut).trim();
+    }
+    if (rest) out.push(rest);
+    return out;
+  }
+
+  // Idle clock: remaining time, a warning period before the reset, and "dirty" (something to
+  // forget): an untouched welcome screen is never reset again and again.
+  function IdleClock(idleMs, warnMs, now) {
+    this.idleMs = idleMs;
+    this.warnMs = Math.min(warnMs, idleMs / 2);
+    this.last = now;
+    this.dirty = false;
+  }
+  IdleClock.prototype.touch = function (now) { this.last = now; this.dirty = true; };
+  IdleClock.prototype.reset = function (now) { this.last = now; this.dirty = false; };
+  IdleClock.prototype.remaining = function (now) {
+    return Math.max(0, this.last + this.idleMs - now);
+  };
+  IdleClock.prototype.state = function (now) {
+    if (!this.dirty) return "idle";
+    var left = this.remaining(now);
+    if (left <= 0) return "expired";
+    return left <= this.warnMs ? "warning" : "active";
+  };
+
+  if (typeof module !== "undefined" && module.exports) {
+    module.exports = { pickVoice: pickVoice, chunkText: chunkText, IdleClock: IdleClock,
+                       normTag: normTag };
+    return;
+  }
+
+  // --- the page ------------------------------------------------------------------------------
+
+  var script = document.currentScript;
+  var base = script && script.src ? script.src.replace(/\/public\/kiosk\.js.*$/, "") : "";
+  var WARN_MS = 15000;
+  var synth = window.speechSynthesis || null;
+  var clock = new IdleClock(120000, WARN_MS, Date.now());
+  var active = false;
+  var scheduled = false;
+  var speakingButton = null;
+
+  function loadCss() {
+    if (document.getElementById("hymt-kiosk-css")) return;
+    var link = document.createElement("link");
+    link.id = "hymt-kiosk-css";
+    link.rel = "stylesheet";
+    link.href = base + "/public/kiosk.css";
+    document.head.appendChild(link);
+  }
+
+  function stopSpeaking() {
+    if (synth) synth.cancel();
+    if (speakingButton) speakingButton.setAttribute("aria-pressed", "false");
+    speakingButton = null;
+  }
+
+  function speak(marker, button) {
+    if (!synth) return;
+    var wasMine = speakingButton === button;
+    stopSpeaking();
+    if (wasMine) return; // a second tap stops it
+    var voice = pickVoice(synth.getVoices(), marker.getAttribute("data-lang"));
+    if (!voice) return;
+    var chunks = chunkText(marker.textContent);
+    speakingButton = button;
+    button.setAttribute("aria-pressed", "true");
+    chunks.forEach(function (chunk, i) {
+      var u = new SpeechSynthesisUtterance(chunk);
+      u.voice = voice;
+      u.lang = voice.lang;
+      u.rate = 0.95;
+      if (i === chunks.length - 1) {
+        u.onend = u.onerror = function () {
+          if (speakingButton === button) stopSpeaking();
+        };
+      }
+      synth.speak(u);
+    });
+  }
+
+  function enhance(marker) {
+    var text = (marker.textContent || "").trim();
+    var next = marker.nextElementSibling;
+    var has = next && next.classList.contains("hymt-tts-button");
+    var voice = synth && text ? pickVoice(synth.getVoices(), marker.getAttribute("data-lang")) : null;
+    if (!voice) {
+      if (has) next.remove();
+      return;
+    }
+    if (has) return;
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "hymt-tts-button";
+    button.setAttribute("aria-pressed", "false");
+    button.setAttribute("lang", marker.getAttribute("data-lang") || "");
+    button.textContent = "\uD83D\uDD0A " + (marker.getAttribute("data-label") || "Read aloud");
+    button.addEventListener("click", function () { speak(marker, button); });
+    marker.parentNode.insertBefore(button, marker.nextSibling);
+  }
+
+  function scan() {
+    scheduled = false;
+    var markers = document.querySelectorAll(".hymt-kiosk");
+    var now = markers.length > 0;
+    if (now !== active) {
+      active = now;
+      document.body.classList.toggle("hymt-kiosk", active);
+      if (!active) { stopSpeaking(); hideWarning(); }
+    }
+    for (var i = 0; i < markers.length; i++) {
+      var idle = parseInt(markers[i].getAttribute("data-idle"), 10);
+      if (idle > 0) clock.idleMs = idle * 1000;
+      enhance(markers[i]);
+    }
+    clock.warnMs = Math.min(WARN_MS, clock.idleMs / 2);
+  }
+
+  function schedule() {
+    if (!scheduled) {
+      scheduled = true;
+      setTimeout(scan, 60);
+    }
+  }
+
+  function warning() {
+    var el = document.getElementById("hymt-kiosk-idle");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "hymt-kiosk-idle";
+      el.setAttribute("role", "alertdialog");
+      el.setAttribute("aria-live", "assertive");
+      el.addEventListener("click", function () { activity(); });
+      document.body.appendChild(el);
+    }
+    return el;
+  }
+
+  function hideWarning() {
+    var el = document.getElementById("hymt-kiosk-idle");
+    if (el) el.removeAttribute("data-open");
+  }
+
+  function hasConversation() {
+    return !!document.querySelector('[data-step-type="user_message"]');
+  }
+
+  function startAfresh() {
+    stopSpeaking();
+    hideWarning();
+    clock.reset(Date.now());
+    var button = document.getElementById("new-chat-button");
+    if (button) {
+      button.click(); // keeps the kiosk profile; the server drops the old session
+      setTimeout(function () { // confirm_new_chat = true shows a dialog: confirm it
+        var confirm = document.querySelector("#new-chat-dialog #confirm");
+        if (confirm) confirm.click();
+      }, 300);
+    } else {
+      window.location.assign(base + "/");
+    }
+  }
+
+  function tick() {
+    if (!active) return;
+    if (synth && synth.speaking) clock.touch(Date.now()); // listening is using the kiosk
+    if (!hasConversation() && !clock.dirty) return;
+    var now = Date.now();
+    var state = clock.state(now);
+    if (state === "expired") {
+      startAfresh();
+    } else if (state === "warning") {
+      var el = warning();
+      el.textContent = "Still there? Starting afresh in " +
+        Math.ceil(clock.remaining(now) / 1000) + " s \u2014 tap anywhere to continue.";
+      el.setAttribute("data-open", "true");
+    } else {
+      hideWarning();
+    }
+  }
+
+  function activity() {
+    clock.touch(Date.now());
+    hideWarning();
+  }
+
+  function start() {
+    loadCss();
+    ["pointerdown", "keydown", "touchstart", "wheel", "input"].forEach(function (type) {
+      document.addEventListener(type, activity, { capture: true, passive: true });
+    });
+    new MutationObserver(schedule).observe(document.body, { childList: true, subtree: true });
+    if (synth && "onvoiceschanged" in synth) synth.onvoiceschanged = schedule;
+    setInterval(tick, 1000);
+    scan();
+  }
+
+  window.hymtKiosk = { scan: scan, startAfresh: startAfresh, pickVoice: pickVoice };
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

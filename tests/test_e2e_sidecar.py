@@ -106,6 +106,16 @@ def test_production_flags_serve_and_supervisor_restarts_and_cleans_up(tiny_model
         assert restarted["vllm_pid"] != first_pid
         assert isinstance(_complete(restarted), str)  # serving again, same key
         assert restarted["api_key"] == state["api_key"]
+
+        # The OOM killer's way: the engine processes die, the API server lives on and hangs.
+        children = subprocess.run(["pgrep", "-P", str(restarted["vllm_pid"])],
+                                  capture_output=True, text=True).stdout.split()
+        assert children
+        for child in children:
+            os.kill(int(child), signal.SIGKILL)
+        _wait(lambda: _state(cache, port).get("restarts", 0) >= 2 and
+              _state(cache, port).get("state") == "ready", 600, "the restart of a hung server")
+        assert isinstance(_complete(_state(cache, port)), str)
     finally:
         launcher.send_signal(signal.SIGTERM)
         launcher.wait(timeout=60)
@@ -132,3 +142,13 @@ def test_server_that_crashes_at_start_reports_exit(tmp_path):
     assert launcher.returncode == 4
     assert "vLLM exited with code" in err and "while starting" in err
     assert not _vllm_pids(port)
+
+
+def test_stop_signal_during_start_up_stops_everything(tiny_model, tmp_path):
+    port, cache = free_port(), tmp_path / "cache"
+    launcher = _serve(tiny_model, port, cache)
+    _wait(lambda: _vllm_pids(port), 60, "vLLM to be spawned")
+    launcher.send_signal(signal.SIGTERM)  # long before it is healthy
+    launcher.wait(timeout=60)
+    assert launcher.returncode == 0
+    _wait(lambda: not _vllm_pids(port), 30, "every vLLM process to exit")

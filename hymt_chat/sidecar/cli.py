@@ -15,6 +15,7 @@ from ..endpoint import state_file, write_state
 from ..settings import PROJECT_DIR, Settings
 from .launch import Launch, plan_launch
 from .supervisor import Supervisor
+from ..errors import SidecarError
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -31,15 +32,21 @@ def _say(message: str) -> None:
 
 
 class _Stop:
-    """SIGINT/SIGTERM set an event instead of raising wherever the main thread is."""
+    """SIGINT/SIGTERM set an event (and stop a starting sidecar) instead of raising anywhere."""
 
     def __init__(self) -> None:
         self.event = threading.Event()
+        self.supervisor: Supervisor | None = None
         for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: self.event.set())
+            signal.signal(sig, self._handle)
+
+    def _handle(self, *_: object) -> None:
+        self.event.set()
+        if self.supervisor is not None:
+            self.supervisor.request_stop()
 
 
-def _start_sidecar(settings: Settings, launch: Launch) -> Supervisor:
+def _make_supervisor(settings: Settings, launch: Launch) -> Supervisor:
     def on_state(state: str) -> None:
         write_state(settings, launch.endpoint, os.getpid(), state=state,
                     vllm_pid=supervisor.pid, restarts=supervisor.restarts)
@@ -50,6 +57,13 @@ def _start_sidecar(settings: Settings, launch: Launch) -> Supervisor:
         launch.spec, health_url=f"{launch.endpoint.root}/health", log_path=launch.log_path,
         on_state=on_state,
     )
+    return supervisor
+
+
+def _start_sidecar(settings: Settings, launch: Launch, stop: _Stop) -> Supervisor | None:
+    """Start and wait until ready; None when a stop signal came first (all stopped)."""
+    supervisor = _make_supervisor(settings, launch)
+    stop.supervisor = supervisor
     if launch.is_demo:
         _say("serving the small DEMO model (Qwen2.5-Coder-0.5B), not Hunyuan-MT quality.")
     _say(f"starting vLLM ({launch.profile.name} profile); log: {launch.log_path}")
@@ -60,7 +74,12 @@ def _start_sidecar(settings: Settings, launch: Launch) -> Supervisor:
             last[0] = elapsed
             _say(f"waiting for the model to load… {elapsed:.0f} s")
 
-    supervisor.start(timeout=settings.startup_timeout, progress=progress)
+    try:
+        supervisor.start(timeout=settings.startup_timeout, progress=progress)
+    except SidecarError:
+        if stop.event.is_set():
+            return None
+        raise
     _say(f"model ready at {launch.endpoint.base_url}")
     return supervisor
 
@@ -72,14 +91,16 @@ def cmd_serve_model(args: argparse.Namespace) -> int:
         print(launch.spec.shell_line())
         return 0
     stop = _Stop()
-    supervisor = _start_sidecar(settings, launch)
     try:
+        supervisor = _start_sidecar(settings, launch, stop)
+        if supervisor is None:
+            return 0
         stop.event.wait()
-    finally:
         _say("stopping vLLM…")
         supervisor.stop()
+        return 0
+    finally:
         state_file(settings).unlink(missing_ok=True)
-    return 0
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -110,7 +131,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     _say(f"chat page: http://{args.app_host}:{args.app_port}")
     try:
         if not settings.base_url:
-            supervisor = _start_sidecar(settings, launch)
+            supervisor = _start_sidecar(settings, launch, stop)
         while not stop.event.wait(0.5):
             if app.poll() is not None:
                 _say(f"the chat app exited with code {app.returncode}")

@@ -50,11 +50,13 @@ class Supervisor:
         log_path: Path,
         on_state: StateSink | None = None,
         max_backoff: float = 30.0,
+        unhealthy_after: float = 30.0,
     ) -> None:
         self.spec = spec
         self.health_url = health_url
         self.log_path = log_path
         self.max_backoff = max_backoff
+        self.unhealthy_after = unhealthy_after
         self.restarts = 0
         self.state = "stopped"
         self._on_state = on_state
@@ -146,10 +148,10 @@ class Supervisor:
             proc = self._proc
             assert proc is not None
             up_since = time.monotonic()
-            while proc.poll() is None and not self._stopping.is_set():
-                self._stopping.wait(0.5)
+            why = self._wait_until_dead(proc)
             if self._stopping.is_set():
                 return
+            self._log_line(f"vLLM {why}: restarting it")
             self._kill_group(proc)  # its engine children may outlive it
             if time.monotonic() - up_since > 120:
                 delay = 1.0  # it ran fine for a while: not a crash loop
@@ -161,6 +163,31 @@ class Supervisor:
             self._spawn()
             if self._wait_healthy(900.0, None) == "ready":
                 self._set_state("ready")
+
+    def _wait_until_dead(self, proc: subprocess.Popen[bytes]) -> str:
+        """Block until the server exited, or answered no /health for `unhealthy_after` s.
+
+        The second case is real: when vLLM's engine process dies (OOM kill), the API
+        server process can stay up, serving errors forever.
+        """
+        failing_since: float | None = None
+        while not self._stopping.wait(2.0):
+            if proc.poll() is not None:
+                return f"exited with code {proc.returncode}"
+            if self.healthy(timeout=5.0):
+                failing_since = None
+            elif failing_since is None:
+                failing_since = time.monotonic()
+            elif time.monotonic() - failing_since > self.unhealthy_after:
+                return f"answered no /health for {self.unhealthy_after:g} s"
+        return "stopping"
+
+    def _log_line(self, text: str) -> None:
+        try:
+            with self.log_path.open("a") as log:
+                log.write(f"=== hymt-chat: {text} at {time.strftime('%F %T')} ===\n")
+        except OSError:
+            pass
 
     def _kill_group(self, proc: subprocess.Popen[bytes], grace: float = 15.0) -> None:
         for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
@@ -174,6 +201,14 @@ class Supervisor:
                 if not _group_alive(proc.pid):
                     return
                 time.sleep(0.1)
+
+    def request_stop(self) -> None:
+        """Safe from a signal handler: start() and the watcher notice within a second."""
+        self._stopping.set()
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stopping.is_set()
 
     def stop(self) -> None:
         """Stop the server with its whole process group (SIGTERM, then SIGKILL)."""

@@ -1,12 +1,15 @@
-"""Measurements behind two Support-agent decisions, against a real server (HYMT_BASE_URL).
+"""Measurements behind three Support-agent decisions, against a real server (HYMT_BASE_URL).
 
 1. ``placeholders``: which placeholder shape the served model copies through a translation
-   intact (protect.py masks order numbers, e-mails, URLs... with it).
+   intact (protect.py masks order numbers, e-mails, URLs... with it). ``--hard``: round 2.
 2. ``glossary``: whether the (unofficial) terminology template makes a glossary term appear in
    the translation more often than the plain official prompt, and how masking the term with
-   its replacement compares (glossary.py / agent.py choose the default from this).
+   its replacement compares (agent.py chooses the default from this).
+3. ``drift``: the similarity of an agent reply to its own back-translation, against another
+   reply's (drift.py's threshold).
 
-    HYMT_BASE_URL=... HYMT_API_KEY=... .venv/bin/python benchmarks/agent_measure.py [--repeat 2]
+    HYMT_BASE_URL=... HYMT_API_KEY=... .venv/bin/python benchmarks/agent_measure.py \
+        [--only placeholders|glossary|drift] [--hard] [--repeat 2]
 
 Results are printed and written to benchmarks/results/agent-measure.json.
 """
@@ -33,7 +36,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "agent-measure.json"
 SENTENCES: list[tuple[str, str, str]] = [
     ("es", "en", "Hola, mi pedido [JD123456789] no ha llegado todavía."),
     ("es", "en", "¿Pueden escribirme a [maria.lopez@example.com] por favor?"),
-    ("en", "es", "Your order [ORD-2024-001] ships tomorrow; track it at [https://track.example.com/o/77]."),
+    ("en", "es",
+     "Your order [ORD-2024-001] ships tomorrow; track it at [https://track.example.com/o/77]."),
     ("en", "fr", "Hello [{name}], your refund for order [#12345] has been approved."),
     ("zh", "en", "您好，我的订单号是[JD123456789]，想查询物流状态。"),
     ("fr", "en", "Je n'ai pas reçu le colis [JD987654321], pouvez-vous vérifier ?"),
@@ -42,10 +46,12 @@ SENTENCES: list[tuple[str, str, str]] = [
 ]
 # Round 2 (--hard): several spans, spans first and last, Japanese and Chinese targets.
 HARD: list[tuple[str, str, str]] = [
-    ("en", "ja", "[JD123456789] was delivered to [Hans Müller] on Monday, see [https://t.example.com/x]."),
+    ("en", "ja",
+     "[JD123456789] was delivered to [Hans Müller] on Monday, see [https://t.example.com/x]."),
     ("en", "zh", "Dear [{customer}], order [ORD-2024-001] and [ORD-2024-002] are on the way."),
     ("en", "es", "Write to [help@example.com] or call [0612345678]; quote [#55120]."),
-    ("de", "en", "Bitte geben Sie [%s] und [{order_id}] im Formular auf [www.example.de/form] ein."),
+    ("de", "en",
+     "Bitte geben Sie [%s] und [{order_id}] im Formular auf [www.example.de/form] ein."),
     ("zh", "en", "请把[JD123456789]的发票发到[wang.li@example.cn]，谢谢。"),
     ("en", "fr", "[SKU-88120] is out of stock until [2025-03-01]."),
 ]
@@ -170,11 +176,48 @@ async def glossary(client: ModelClient, sem: asyncio.Semaphore, repeat: int) -> 
     return {"table": table, "samples": samples}
 
 
+# Drift: agent replies translated and back-translated; the score of each against its own
+# back-translation (should pass) and against another reply's (must be flagged).
+REPLIES: list[tuple[str, str]] = [
+    ("es", "Let me check the status of your order right away."),
+    ("es", "Your refund has been approved and will arrive within five days."),
+    ("fr", "We are sorry that the box was damaged during delivery."),
+    ("fr", "Could you send us a photo of the damaged product, please?"),
+    ("de", "The new password link is valid for one hour."),
+    ("de", "Your parcel will be delivered tomorrow morning."),
+    ("zh", "Thank you for your patience, I will call you back this afternoon."),
+    ("zh", "Please restart the app and try to log in again."),
+]
+
+
+async def drift(client: ModelClient, sem: asyncio.Semaphore, repeat: int) -> dict:
+    from hymt_chat.drift import similarity  # noqa: PLC0415
+
+    jobs = [(tgt, text) for tgt, text in REPLIES for _ in range(repeat)]
+    forward = await asyncio.gather(*[_ask(client, sem, build_prompt(t, "en", tgt), t)
+                                     for tgt, t in jobs])
+    back = await asyncio.gather(*[_ask(client, sem, build_prompt(f, tgt, "en"), f)
+                                  for (tgt, _), f in zip(jobs, forward, strict=True)])
+    own = [similarity(t, b) for (_, t), b in zip(jobs, back, strict=True)]
+    others = [similarity(jobs[i][1], back[j]) for i in range(len(jobs)) for j in range(len(jobs))
+              if jobs[i][1] != jobs[j][1]]
+    samples = [f"{t} => {f} => {b} ({s})" for (_, t), f, b, s in zip(jobs, forward, back, own,
+                                                                     strict=True)]
+    return {"table": {
+        "own back-translation": {"n": len(own), "min": min(own),
+                                 "median": sorted(own)[len(own) // 2],
+                                 "below_0.5": sum(x < 0.5 for x in own)},
+        "another reply's": {"n": len(others), "max": max(others),
+                            "median": sorted(others)[len(others) // 2],
+                            "at_or_above_0.5": sum(x >= 0.5 for x in others)},
+    }, "samples": samples}
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=2)
-    parser.add_argument("--only", choices=("placeholders", "glossary"))
+    parser.add_argument("--only", choices=("placeholders", "glossary", "drift"))
     parser.add_argument("--shapes", default=",".join(SHAPES),
                         help="comma-separated shapes to compare (default: all)")
     parser.add_argument("--hard", action="store_true",
@@ -190,6 +233,7 @@ async def main() -> None:
         "placeholders_round2" if args.hard else "placeholders": lambda: placeholders(
             client, sem, args.repeat, shapes, HARD if args.hard else SENTENCES),
         "glossary": lambda: glossary(client, sem, args.repeat),
+        "drift": lambda: drift(client, sem, args.repeat),
     }
     for name, run in runs.items():
         if args.only in (None, name.split("_")[0]):

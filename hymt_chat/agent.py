@@ -8,8 +8,22 @@ imports Chainlit.
 
 Decisions, measured on the demo model (benchmarks/agent_measure.py):
 
-* **Glossary enforcement** — GLOSSARY_MEASUREMENT
-* **Drift threshold** — DRIFT_MEASUREMENT
+* **Glossary enforcement: masking by default, the terminology template on request.** 8
+  sentences x 3 samples (zh->en, es->en, en->es, en->fr) whose glossary term the model does not
+  produce unprompted ("订单号 = order ID", "paquete = parcel", "parcel = envío",
+  "receipt = ticket de caisse"): the agreed term appeared in 0/24 answers with the official
+  prompt, 6/24 with the terminology template (all six zh->en; 0/18 for the other pairs, and 2
+  answers came back in Chinese: its Chinese instruction pulls the small model into Chinese),
+  16/24 with the term masked as a protected span restored as its replacement — and in the 8
+  others the placeholder was dropped, which unmask reports ("The translation lost 'order ID'").
+  So ``glossary_template`` defaults to False; an operator serving Hunyuan-MT-7B (whose successor
+  was trained on that template) can turn it on, and a term the answer then lacks is reported.
+* **Drift threshold 0.4** (drift.py). 8 agent replies x 2, en->es/fr/de/zh and back: a reply
+  against its own back-translation scored median 0.55 (min 0.21), against another reply's at
+  most 0.27 (median 0.08, 224 pairs). 0.4 flags every unrelated text and 5/16 own round trips,
+  4 of which carried real errors ("damaged" -> "bad weather", "tomorrow" -> "this morning").
+  Word overlap cannot see "one hour" -> "one day" (0.84): numbers are compared exactly, words
+  are not — the back-translation is shown beside the translation for the agent to read.
 """
 
 from __future__ import annotations
@@ -32,8 +46,9 @@ from .conversation import (
     now,
 )
 from .drift import DRIFT_THRESHOLD, Drift, drift_score, missing_numbers
+from .detect import detect_language
 from .errors import EmptyTextError, InputTooLongError
-from .glossary import GlossaryCommand, parse_glossary, run_glossary
+from .glossary import GlossaryCommand, parse_glossary, run_glossary, same_family
 from .prompts import build_context_prompt, build_terminology_prompt
 from .protect import Masked, Unmasked, mask, strip_tokens, unmask
 from .text import clean_text, is_blank, max_tokens_for
@@ -51,6 +66,7 @@ __all__ = [
     "AgentTurn",
     "CommandReply",
     "handle_agent_message",
+    "is_universal",
     "parse_agent_command",
     "run_agent_command",
     "turn_markdown",
@@ -63,23 +79,34 @@ for (setting ``glossary_template``): see the measurement above."""
 
 @dataclass(frozen=True, slots=True)
 class AgentOptions:
-    """Operator settings of the mode (``Settings`` fields, with these defaults when absent)."""
+    """Operator settings of the mode: ``Settings`` fields when they exist, else these defaults.
 
-    glossary_template: bool = GLOSSARY_TEMPLATE_DEFAULT
-    context_turns: int = 4
-    context_chars: int = 800
-    drift_threshold: float = DRIFT_THRESHOLD
+    ``back_translate`` and ``use_context`` are the initial values of the UI's two switches;
+    the switches' current values are passed to :func:`handle_agent_message` per message.
+    """
+
+    glossary_template: bool = GLOSSARY_TEMPLATE_DEFAULT  # HYMT_GLOSSARY_TEMPLATE
+    context_turns: int = 4  # HYMT_AGENT_CONTEXT_TURNS
+    context_chars: int = 800  # HYMT_AGENT_CONTEXT_CHARS
+    drift_threshold: float = DRIFT_THRESHOLD  # HYMT_AGENT_DRIFT_THRESHOLD
+    back_translate: bool = True  # HYMT_AGENT_BACK_TRANSLATE
+    use_context: bool = False  # HYMT_AGENT_CONTEXT
 
     @classmethod
     def from_settings(cls, settings: Settings | None) -> AgentOptions:
+        defaults = cls()
+
         def get(name: str, default: Any) -> Any:
-            return getattr(settings, name, default) if settings is not None else default
+            value = getattr(settings, name, None) if settings is not None else None
+            return default if value is None else value
 
         return cls(
-            glossary_template=bool(get("glossary_template", GLOSSARY_TEMPLATE_DEFAULT)),
-            context_turns=int(get("agent_context_turns", 4)),
-            context_chars=int(get("agent_context_chars", 800)),
-            drift_threshold=float(get("agent_drift_threshold", DRIFT_THRESHOLD)),
+            glossary_template=bool(get("glossary_template", defaults.glossary_template)),
+            context_turns=int(get("agent_context_turns", defaults.context_turns)),
+            context_chars=int(get("agent_context_chars", defaults.context_chars)),
+            drift_threshold=float(get("agent_drift_threshold", defaults.drift_threshold)),
+            back_translate=bool(get("agent_back_translate", defaults.back_translate)),
+            use_context=bool(get("agent_context", defaults.use_context)),
         )
 
 
@@ -183,7 +210,9 @@ async def _translate(
     else:
         terms = conv.glossary.replacements(route.direction, customer)
     masked = mask(text, terms)
-    if masked.only_spans:  # "JD123456789", a URL alone: nothing for the model to do
+    if masked.only_spans or is_universal(strip_tokens(masked.text)):
+        # "JD123456789", a URL, "ok", "👍": the same in every language. Not sent: the demo
+        # model answered "ok" with "¡Claro! ¿Cómo puedo ayudarte hoy?".
         restored = unmask(masked.text, masked)
         return _Output(restored.text, [], 0, "none")
 
@@ -204,8 +233,17 @@ async def _translate(
         segment_translator=_segment_translator(translator, builder) if builder else None,
     )
     restored = unmask(result.text, masked)
-    return _Output(restored.text, _checks(masked, result.text, restored, pairs),
+    return _Output(restored.text, _checks(masked, result.text, restored, pairs, route.target),
                    result.segments, template)
+
+
+_UNIVERSAL = frozenset({"ok", "okay", "okey", "okie", "k", "kk", "ok ok", "okk"})
+
+
+def is_universal(text: str) -> bool:
+    """Written the same in every language: no letters at all (emoji, "?!", "42"), or "ok"."""
+    words = " ".join(re.findall(r"[^\W\d_]+", text.casefold()))
+    return not words or words in _UNIVERSAL
 
 
 def _segment_translator(translator: Translator, build: Callable[[str, str, str], str]):
@@ -226,10 +264,10 @@ def _segment_translator(translator: Translator, build: Callable[[str, str, str],
     return run
 
 
-def _checks(masked: Masked, raw: str, restored: Unmasked,
-            pairs: list[tuple[str, str]]) -> list[str]:
+def _checks(masked: Masked, raw: str, restored: Unmasked, pairs: list[tuple[str, str]],
+            target: str) -> list[str]:
+    """Spans (exact), numbers outside spans, glossary terms (template mode), output language."""
     warnings = list(restored.warnings)
-    # Numbers outside protected spans (those are checked exactly by unmask above).
     lost = missing_numbers(strip_tokens(masked.text), strip_tokens(raw))
     if lost:
         warnings.append("Numbers missing from the translation: " + ", ".join(lost)
@@ -238,6 +276,12 @@ def _checks(masked: Masked, raw: str, restored: Unmasked,
         if target_term.casefold() not in restored.text.casefold():
             warnings.append(f"The glossary says {source_term!r} → {target_term!r}, but the "
                             "translation does not use it.")
+    # The terminology and context templates are Chinese instructions: the demo model answered
+    # 2 of 24 en->es/fr requests in Chinese. Any model can answer instead of translating.
+    written_in = detect_language(strip_tokens(raw))
+    if written_in is not None and not same_family(written_in, target):
+        warnings.append(f"The translation looks like {language_name(written_in)}, not "
+                        f"{language_name(target)}; check it before sending.")
     return warnings
 
 
@@ -335,7 +379,8 @@ def turn_meta(result: AgentTurn, *, demo: bool = False) -> str:
 
 def turn_markdown(result: AgentTurn, *, demo: bool = False) -> str:
     """The translation verbatim, then the back-translation, the notes and the warnings."""
-    parts = [literal_block(result.translation), f"*{escape_markdown(turn_meta(result, demo=demo))}*"]
+    meta = escape_markdown(turn_meta(result, demo=demo))
+    parts = [literal_block(result.translation), f"*{meta}*"]
     if result.turn.back_translation is not None and result.back is not None:
         label = (f"Back-translation into {language_name(result.turn.source)} "
                  f"(similarity {result.back.score:.0%})")

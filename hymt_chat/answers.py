@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-_FENCE = re.compile(r"\A```[\w-]*[ \t]*\n?(?P<body>.*?)\n?```\Z", re.DOTALL)
+# A language tag counts only when a newline follows it: "```I forgot```" has no tag.
+_FENCE = re.compile(r"\A```(?:[\w-]*[ \t]*\n)?(?P<body>.*?)\n?```\Z", re.DOTALL)
 _QUOTE_PAIRS = {'"': '"', "“": "”", "「": "」", "『": "』", "«": "»", "'": "'", "‘": "’"}
 
 

@@ -276,6 +276,15 @@ def _fusion_reason(err: ModelError) -> str:
     return f"the fusion model failed (HTTP {status})" if status else "the fusion model failed"
 
 
+def _unfence(answer: str, source: str) -> str:
+    """Chimera's prompt wraps every text in triple backticks, and models answer in kind; the
+    client removes one complete fence, not a lone opening or closing one."""
+    out = answer.strip()
+    if "```" not in source:
+        out = out.removeprefix("```").removesuffix("```").strip()
+    return out
+
+
 def _malformed(fused: str, source: str, candidates: Sequence[str]) -> bool:
     """A fusion answer that cannot be the translation: empty, an echo of the numbered list, or
     far outside the candidates' lengths (an explanation, or a cut-off answer)."""
@@ -368,7 +377,7 @@ class _Best:
         except ModelError as err:
             _log.warning("fusion failed, best candidate instead: %s", err)
             return fallback(_fusion_reason(err))
-        fused = answers[0].strip()
+        fused = _unfence(answers[0], job.text)
         if _malformed(fused, job.text, texts):
             return fallback(MALFORMED)
         return SegmentOutcome(fused, "fused", len(unique))

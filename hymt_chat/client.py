@@ -63,7 +63,8 @@ def _contents(response: object) -> list[str]:
     back as is, and reading it would raise AttributeError far from here.
     """
     try:
-        contents = [choice.message.content for choice in response.choices]  # type: ignore[attr-defined]
+        choices = response.choices  # type: ignore[attr-defined]
+        contents = [choice.message.content for choice in choices]
     except (AttributeError, TypeError) as err:
         raise ModelError("The model server sent an answer that is not a chat completion.") from err
     if not contents or any(c is None for c in contents):

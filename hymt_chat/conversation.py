@@ -31,15 +31,15 @@ UI force a side ("this was the customer") when the rules guess wrong.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from .chat import CommandError, language_name, unknown_language_message
 from .detect import detect_with_confidence
 from .errors import UnknownLanguageError
-from .glossary import Glossary, same_family
+from .glossary import Entry, Glossary, same_family
 from .languages import CODES, find_language, get_language
 from .protect import plain_text
 
@@ -53,6 +53,7 @@ __all__ = [
     "Side",
     "Turn",
     "build_context",
+    "function_word_votes",
     "now",
     "short_word_languages",
 ]
@@ -73,7 +74,7 @@ CANDIDATE_PROB = 0.2
 # universal. Words shared by several languages ("no", "si") name all of them.
 _SHORT_WORDS: dict[str, str] = {
     "en": "thanks|thank you|thx|ty|yes|yep|sure|hello|hi|hey|bye|great|perfect|cheers|"
-          "thanks a lot|got it|no problem|one moment|sorry|please",
+          "thanks a lot|got it|no problem|one moment|sorry|please|no",
     "es": "gracias|muchas gracias|hola|vale|sí|si|claro|adiós|adios|perfecto|bueno|de acuerdo|"
           "buenos días|buenas|no",
     "fr": "merci|merci beaucoup|bonjour|salut|oui|non|d'accord|au revoir|parfait|bonsoir|"
@@ -99,6 +100,33 @@ def short_word_languages(text: str) -> list[str]:
     """Languages whose short-word list has ``text`` ("Merci !" -> ["fr"]); [] when none."""
     key = re.sub(r"\s+", " ", _NOT_WORDS.sub(" ", text.casefold())).strip()
     return list(_SHORT_INDEX.get(key, []))
+
+
+# The commonest words of a few languages: on 10-30 letters they tell the conversation's two
+# languages apart where langdetect's character n-grams cannot.
+_FUNCTION_WORDS: dict[str, frozenset[str]] = {
+    code: frozenset(words.split()) for code, words in {
+        "en": "the a an to of and is are it i you we me my your our let will can be this that "
+              "for with in on not do please have has was i'll we'll it's i'm you're",
+        "es": "el la los las de que y es en un una por para no se su mi lo le con está muy "
+              "pero ya me te usted",
+        "fr": "le la les de des et est un une je vous nous il pas pour que qui dans sur avec "
+              "mon votre ne ce c'est j'ai",
+        "de": "der die das und ist nicht ich sie wir ein eine zu mit den dem ihr ihre mein "
+              "bitte auf für es",
+        "it": "il la di che e è un una per non sono mi ho con gli le del della ti",
+        "pt": "o a os as de que e é um uma não para com meu minha seu sua está em no na você",
+        "nl": "de het een en is niet ik je u wij we van voor met op dat dit zijn",
+    }.items()
+}
+
+
+def function_word_votes(text: str, language: str) -> int:
+    """How many of ``text``'s words are among ``language``'s commonest (0: no list for it)."""
+    table = _FUNCTION_WORDS.get(language)
+    if not table:
+        return 0
+    return sum(w in table for w in re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", text.casefold()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +313,13 @@ class Conversation:
                 return self._agent(detected)
             if customer is not None and same_family(code, customer):
                 return self._customer(customer, detected)
+        # langdetect ranked "Let me check it." French then German: common words settle it.
+        agent_votes = function_word_votes(probe, self.agent_language)
+        customer_votes = function_word_votes(probe, customer) if customer else 0
+        if agent_votes >= 2 and agent_votes > customer_votes:
+            return self._agent(detected)
+        if customer is not None and customer_votes >= 2 and customer_votes > agent_votes:
+            return self._customer(customer, detected)
         if customer is not None:
             return self._customer(customer, detected,
                                   f"Language unclear: translated as the customer's "
@@ -304,6 +339,31 @@ class Conversation:
 
     def add_turn(self, turn: Turn) -> None:
         self.transcript.append(turn)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready state, for resuming after a reload (Chainlit thread metadata)."""
+        return {
+            "version": 1,
+            "agent_language": self.agent_language,
+            "customer_language": self.customer_language,
+            "started": self.started.isoformat(),
+            "last_direction": self.last_direction,
+            "glossary": {"entries": [asdict(e) for e in self.glossary.entries],
+                         "keep": list(self.glossary.keep)},
+            "transcript": [{**asdict(t), "time": t.time.isoformat(),
+                            "warnings": list(t.warnings)} for t in self.transcript],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Conversation:
+        """The inverse of :meth:`to_dict`."""
+        glossary = Glossary([Entry(**e) for e in data.get("glossary", {}).get("entries", [])],
+                            list(data.get("glossary", {}).get("keep", [])))
+        turns = [Turn(**{**t, "time": datetime.fromisoformat(t["time"]),
+                         "warnings": tuple(t.get("warnings", ()))})
+                 for t in data.get("transcript", [])]
+        return cls(data["agent_language"], data.get("customer_language"), glossary, turns,
+                   data.get("last_direction"), datetime.fromisoformat(data["started"]))
 
     def clear(self) -> None:
         """Forget the customer, the transcript and the glossary (a new customer)."""

@@ -11,7 +11,7 @@ what the agent wrote:
   a wrong amount or date is the costly mistake, and paraphrase does not excuse it;
 * protected spans (order numbers, e-mails, URLs…) passed in ``spans`` must be present verbatim.
 
-The threshold is calibrated in the module's tests and documented in agent.py.
+The threshold (0.4) was measured on the demo model: see agent.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 __all__ = ["DRIFT_THRESHOLD", "Drift", "drift_score", "missing_numbers", "numbers", "words"]
 
-DRIFT_THRESHOLD = 0.5
+DRIFT_THRESHOLD = 0.4
 """Below this similarity the back-translation is flagged (see agent.py for the measurement)."""
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")

@@ -50,7 +50,8 @@ class Entry:
     customer_language: str | None  # the customer language when added; None: any
 
     def applies(self, customer_language: str | None) -> bool:
-        return self.customer_language in (None, customer_language)
+        return self.customer_language is None or same_family(self.customer_language,
+                                                              customer_language)
 
 
 @dataclass(slots=True)
@@ -74,7 +75,11 @@ class Glossary:
             left, right = right, left
         self._drop(left, right)
         self._room()
-        entry = Entry(left, right, customer_language)
+        # A term in a telling script names its language (订单号 is Chinese whoever the current
+        # customer is); otherwise the entry is for the current customer language.
+        guess = detect_language(left)
+        scope = guess if guess and not same_family(guess, agent_language) else customer_language
+        entry = Entry(left, right, scope)
         self.entries.append(entry)
         return entry
 
@@ -240,6 +245,7 @@ def run_glossary(glossary: Glossary, command: GlossaryCommand, *, agent_language
                          customer_language=customer_language)
     if entry.customer_term == entry.agent_term:
         return f"{entry.agent_term!r} will be kept as written, never translated."
-    customer = language_name(customer_language) if customer_language else "the customer"
+    scope = (f"for {language_name(entry.customer_language)} customers"
+             if entry.customer_language else "for any customer language")
     return (f"Glossary: the customer's {entry.customer_term!r} ⇄ your "
-            f"{entry.agent_term!r} ({language_name(agent_language)}), for {customer}.")
+            f"{entry.agent_term!r} ({language_name(agent_language)}), {scope}.")

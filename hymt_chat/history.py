@@ -18,9 +18,11 @@ Nothing here imports Chainlit.
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -28,7 +30,17 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-__all__ = ["COLUMNS", "METADATA", "adapt_sqlite", "ensure_schema", "sqlite_path"]
+__all__ = [
+    "COLUMNS",
+    "METADATA",
+    "WRITES",
+    "adapt_sqlite",
+    "ensure_schema",
+    "skip_writes_when",
+    "sqlite_path",
+]
+
+L = TypeVar("L", bound=type)
 
 # Portable types: TEXT everywhere, the documented PostgreSQL types on PostgreSQL.
 _ID = sa.Text().with_variant(postgresql.UUID(as_uuid=False), "postgresql")
@@ -206,3 +218,34 @@ async def ensure_schema(url: str) -> list[str]:
             return await conn.run_sync(_add_missing_columns)
     finally:
         await engine.dispose()
+
+
+WRITES = (
+    "create_step", "update_step", "delete_step", "update_thread", "delete_thread",
+    "create_element", "delete_element", "upsert_feedback", "delete_feedback",
+)
+"""The data layer methods that store something about a conversation."""
+
+
+def skip_writes_when(layer_cls: L, skip: Callable[[], bool]) -> L:
+    """A subclass of a Chainlit data layer class whose conversation writes do nothing while
+    ``skip()`` is true — how a kiosk session keeps nothing while agents' sessions are stored.
+
+    Chainlit has one data layer per process; *skip* decides per call (the app reads the
+    current session's chat profile). Reads are untouched.
+    """
+
+    def make(name: str) -> Callable[..., Any]:
+        original = getattr(layer_cls, name)
+
+        @functools.wraps(original)
+        async def write(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if skip():
+                return None
+            return await original(self, *args, **kwargs)
+
+        return write
+
+    methods = {name: make(name) for name in WRITES if hasattr(layer_cls, name)}
+    selective = type(f"Selective{layer_cls.__name__}", (layer_cls,), methods)
+    return selective  # type: ignore[return-value]

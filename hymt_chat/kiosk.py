@@ -6,7 +6,7 @@ fresh empty session after ``kiosk_idle_seconds`` without input. Nothing is store
 
 The browser resets the page itself (kiosk.js clicks "New chat" after the idle time, with a
 countdown). The server keeps its own :class:`IdleTimer` as a backstop — a tab left open with the
-script blocked still forgets — with a little grace (:data:`SERVER_GRACE`) so that normally the
+script blocked still forgets — with a little grace (:func:`server_grace`) so that normally the
 browser's reset comes first. The marker the app attaches to kiosk messages
 (:func:`marker_props`, rendered by ``public/elements/HymtKiosk.jsx``) is how kiosk.js knows it
 is on a kiosk and what to read aloud. Nothing here imports Chainlit.
@@ -25,12 +25,12 @@ __all__ = [
     "KIOSK_LANGUAGES",
     "KIOSK_PROFILE",
     "MARKER_ELEMENT",
-    "SERVER_GRACE",
     "IdleTimer",
     "KioskButton",
     "kiosk_buttons",
     "marker_props",
     "more_buttons",
+    "server_grace",
     "speech_lang",
     "watch_idle",
     "welcome_message",
@@ -38,7 +38,6 @@ __all__ = [
 
 KIOSK_PROFILE = "Kiosk"
 MARKER_ELEMENT = "HymtKiosk"  # public/elements/HymtKiosk.jsx
-SERVER_GRACE = 15.0  # seconds the server waits beyond the idle time (the browser goes first)
 MORE = "more"
 
 # The big buttons: the languages most asked for at a public desk (UN languages plus the most
@@ -59,6 +58,12 @@ KIOSK_LANGUAGES: tuple[tuple[str, str], ...] = (
 # BCP-47 tags browsers' speech voices use, where the table code alone does not pick the right
 # voice (Chinese variants by region, Filipino's voices are "fil-PH").
 _SPEECH_TAGS = {"zh": "zh-CN", "zh-Hant": "zh-TW", "yue": "zh-HK", "tl": "fil-PH"}
+
+
+def server_grace(idle_seconds: float) -> float:
+    """Seconds the server waits beyond the idle time, so the browser's own reset (with its
+    countdown) normally comes first: a quarter of the idle time, at most 15 s."""
+    return min(15.0, idle_seconds / 4)
 
 
 def speech_lang(code: str) -> str:

@@ -140,6 +140,11 @@ class Policy:
     # --- public surface ---------------------------------------------------------------------
 
     @property
+    def window_max(self) -> int:
+        """The window's ceiling: a window below it means the server pushed back recently."""
+        return self._window_max
+
+    @property
     def window(self) -> int:
         """How many calls may run at once right now."""
         return self._window

@@ -230,6 +230,8 @@ def unmask(translation: str, masked: Masked) -> Unmasked:
     A repeated placeholder is restored each time (and reported), an unknown one is removed
     (and reported): the text never shows a raw placeholder to the customer.
     """
+    if not masked.spans:  # nothing was masked: a "[1]" in the answer is the model's own text
+        return Unmasked(translation)
     by_index = {span.index: span for span in masked.spans}
     seen: dict[int, int] = {}
     extra: list[str] = []

@@ -93,6 +93,20 @@ class Settings(BaseSettings):
         default="", description="Support agents: 'name:hash,name:hash' (hymt-chat hash-password)."
     )
 
+    # --- support-agent mode --------------------------------------------------------------
+    glossary_template: bool = Field(
+        default=False,
+        description="Send glossary terms with the (unofficial) terminology template; off: "
+        "terms are enforced by masking, which kept them 16/24 times vs 6/24 on the demo model.",
+    )
+    agent_back_translate: bool = Field(default=True, description="Initial 'check before sending'.")
+    agent_context: bool = Field(default=False, description="Initial 'send recent turns'.")
+    agent_context_turns: int = Field(default=4, ge=1, description="Turns sent as context.")
+    agent_context_chars: int = Field(default=800, ge=50, description="Context size cap.")
+    agent_drift_threshold: float = Field(
+        default=0.4, ge=0, le=1, description="Back-translation similarity below which to flag."
+    )
+
     # --- the vLLM sidecar ------------------------------------------------------------------
     profile: str = Field(default="auto", description="Launch profile: auto, cpu, a10, a100-40g…")
     model_path: str | None = Field(

@@ -3,7 +3,7 @@
 //
 // It does nothing until the page shows a kiosk marker: the app attaches a custom element
 // (public/elements/HymtKiosk.jsx) to kiosk messages, which renders
-//   <span class="hymt-kiosk" hidden data-idle="120" data-lang="es" data-label="Read aloud">TEXT</span>
+//   <span class="hymt-kiosk-marker" hidden data-idle="120" data-lang="es" data-label="…">TEXT</span>
 // A marker with a text gets a "Read aloud" button, in the voice of its BCP-47 language (never in
 // another language's voice: no voice, no button). While a marker is on the page the body has the
 // class "hymt-kiosk", which scopes public/kiosk.css (loaded from here).
@@ -147,7 +147,8 @@
     var text = (marker.textContent || "").trim();
     var next = marker.nextElementSibling;
     var has = next && next.classList.contains("hymt-tts-button");
-    var voice = synth && text ? pickVoice(synth.getVoices(), marker.getAttribute("data-lang")) : null;
+    var lang = marker.getAttribute("data-lang");
+    var voice = synth && text ? pickVoice(synth.getVoices(), lang) : null;
     if (!voice) {
       if (has) next.remove();
       return;
@@ -165,7 +166,7 @@
 
   function scan() {
     scheduled = false;
-    var markers = document.querySelectorAll(".hymt-kiosk");
+    var markers = document.querySelectorAll("span.hymt-kiosk-marker");
     var now = markers.length > 0;
     if (now !== active) {
       active = now;

@@ -105,8 +105,8 @@ async def test_authenticate_reads_the_setting():
 
 
 def test_hash_password_command_reads_stdin_and_prints_an_entry():
-    out = subprocess.run([sys.executable, "-m", "hymt_chat.auth", "alice"], input=b"long-password\n",
-                         capture_output=True, timeout=60)
+    out = subprocess.run([sys.executable, "-m", "hymt_chat.auth", "alice"],
+                         input=b"long-password\n", capture_output=True, timeout=60)
     assert out.returncode == 0, out.stderr
     line = out.stdout.decode().strip()
     assert line.startswith("alice:scrypt:") and "long-password" not in line

@@ -15,6 +15,8 @@ from hymt_chat.answers import strip_wrapping
         ('"Hi" she said, "bye"', "x", '"Hi" she said, "bye"'),  # not one pair: untouched
         ('"Hello"', '"你好"', '"Hello"'),  # the source was quoted: keep the quotes
         ("```code```", "```code```", "```code```"),
+        ("```I forgot my password.```", "我忘记密码了", "I forgot my password."),
+        ("```Hello, I would like```", "x", "Hello, I would like"),
     ],
 )
 def test_strip_wrapping(answer, source, expected):

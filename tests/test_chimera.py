@@ -262,6 +262,11 @@ async def test_fusion_failure_falls_back_to_the_medoid_and_says_why(error, reaso
     )
 
 
+async def test_a_lone_fence_around_the_fused_answer_is_removed():
+    result = await _best(FakeClient(fused="```" + FUSED))
+    assert result.text == FUSED and result.fused == 1
+
+
 @pytest.mark.parametrize("answer", [
     "", "1. ```Hello```\n2. ```Hi```", "Hi.",
     "Here is my analysis of the four translations. " * 10,

@@ -68,6 +68,13 @@ def test_unsure_long_message_uses_the_conversation_languages_as_priors():
     assert conv.route(text).direction == "agent->customer"
 
 
+def test_english_that_langdetect_calls_french_is_settled_by_common_words():
+    conv = _with_customer("es")
+    assert conv.route("Let me check it.").direction == "agent->customer"  # fr 0.57, de 0.43
+    with pytest.raises(CustomerLanguageUnknownError):
+        Conversation("en").route("Let me check it.")
+
+
 @pytest.mark.parametrize("text", ["ok", "OK!", "👍 ok", "JD123456789", "Sounds good"[:5]])
 def test_short_message_without_a_hint_is_the_agents_reply(text):
     conv = _with_customer("es")
@@ -188,3 +195,19 @@ def test_context_takes_the_last_turns_in_the_source_language():
     assert short.endswith("Customer: Gracias.") and len(short) <= 60
     assert build_context([], "es") == ""
     assert build_context(conv.transcript, "es", max_turns=0) == ""
+
+
+def test_state_survives_a_json_round_trip():
+    import json
+
+    from hymt_chat.conversation import Turn, now
+
+    conv = Conversation("en")
+    conv.route(SPANISH)
+    conv.glossary.add("订单号", "order number", agent_language="en", customer_language="es")
+    conv.glossary.add_keep("JD-Express")
+    conv.add_turn(Turn(now(), "customer", SPANISH, "es", "The box is broken.", "en",
+                       ("a warning",), None, None))
+    again = Conversation.from_dict(json.loads(json.dumps(conv.to_dict())))
+    assert again == conv
+    assert again.route(ENGLISH).target == "es"

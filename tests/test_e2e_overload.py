@@ -198,7 +198,7 @@ async def test_stop_button_aborts_the_generation_on_the_server(demo_server):
         await task
     assert policy.in_flight == 0 and policy.queue_length == 0  # the slot came back
     drop = await until(lambda: _idle(demo_server), 30, "vLLM to drop the request")
-    assert drop < 5, f"vLLM kept generating for {drop:.1f} s after the cancel"
+    assert drop < 10, f"vLLM kept generating for {drop:.1f} s after the cancel"
     generated = await metric(demo_server, "vllm:generation_tokens_total") - tokens_before
     await asyncio.sleep(2)
     assert await metric(demo_server, "vllm:generation_tokens_total") - tokens_before == generated

@@ -65,6 +65,15 @@ def test_entry_is_not_applied_after_the_customer_language_changes():
     assert g.replacements("agent->customer", "fr") == {}
 
 
+def test_a_term_in_a_telling_script_is_scoped_to_its_language():
+    g = Glossary()
+    _run(g, "add 订单号 = order number", customer="fr")  # added while a French customer writes
+    assert g.entries[0].customer_language == "zh"
+    assert g.replacements("agent->customer", "zh") == {"order number": "订单号"}
+    assert g.replacements("agent->customer", "zh-Hant") == {"order number": "订单号"}
+    assert g.replacements("agent->customer", "fr") == {}
+
+
 def test_do_not_translate_terms_map_to_themselves_in_both_directions():
     g = Glossary()
     assert "never translated" in _run(g, "add JD-Express")

@@ -8,12 +8,24 @@ errors into log warnings, so every write is checked by reading the row back.
 
 from __future__ import annotations
 
+import glob
+import os
+import shutil
 import sqlite3
+import subprocess
+import tempfile
 import uuid
+from pathlib import Path
 
 import pytest
 
-from hymt_chat.history import COLUMNS, adapt_sqlite, ensure_schema, sqlite_path
+from hymt_chat.history import (
+    COLUMNS,
+    adapt_sqlite,
+    ensure_schema,
+    skip_writes_when,
+    sqlite_path,
+)
 from hymt_chat.settings import Settings
 
 chainlit = pytest.importorskip("chainlit")
@@ -60,6 +72,47 @@ class MemoryStorage(BaseStorageClient):
         pass
 
 
+def _postgres_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    return Path(initdb).parent if initdb else None
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    """HYMT_TEST_POSTGRES_URL, else a throwaway PostgreSQL cluster on a loopback port."""
+    if url := os.environ.get("HYMT_TEST_POSTGRES_URL"):
+        yield url
+        return
+    pytest.importorskip("asyncpg")
+    bindir = _postgres_bin()
+    if bindir is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    from .conftest import free_port
+
+    root = Path(tempfile.mkdtemp(prefix="hymt-pg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses root: run the cluster as the postgres user
+        as_user = ["runuser", "-u", "postgres", "--"]
+        shutil.chown(root, "postgres", "postgres")
+    port = free_port()
+    data, log = root / "data", root / "log"
+
+    def run(*cmd: str) -> None:
+        subprocess.run([*as_user, *cmd], check=True, capture_output=True, timeout=120)
+
+    run(str(bindir / "initdb"), "-D", str(data), "-U", "hymt", "--auth=trust", "-E", "UTF8")
+    run(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-o",
+        f"-p {port} -k {root} -c listen_addresses=127.0.0.1", "start")
+    try:
+        yield f"postgresql+asyncpg://hymt@127.0.0.1:{port}/postgres"
+    finally:
+        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def _rows(path, query, *args):
     with sqlite3.connect(path) as db:
         db.row_factory = sqlite3.Row
@@ -96,13 +149,18 @@ async def test_a_documented_schema_gets_the_missing_columns(tmp_path):
     assert "autoCollapse" in [r["name"] for r in _rows(db, "PRAGMA table_info(steps)")]
 
 
-async def test_chainlit_data_layer_round_trip(tmp_path):
-    db = tmp_path / "history.db"
-    url = f"sqlite+aiosqlite:///{db}"
+async def _round_trip(url: str) -> None:
+    """Chainlit writes a whole conversation through its data layer and reads it back."""
     await ensure_schema(url)
     storage = MemoryStorage()
     layer = SQLAlchemyDataLayer(conninfo=url, storage_provider=storage)
     adapt_sqlite(layer.engine)
+
+    async def one(query: str, **params):
+        rows = await layer.execute_sql(query, params)
+        assert isinstance(rows, list) and len(rows) == 1, rows
+        return rows[0]
+
     try:
         user = await layer.create_user(User(identifier="alice", metadata={"role": "agent"}))
         assert user is not None and (await layer.get_user("alice")).id == user.id
@@ -146,18 +204,29 @@ async def test_chainlit_data_layer_round_trip(tmp_path):
         assert [t["id"] for t in listed] == [thread_id]
 
         # Columns Chainlit writes but never reads back: check the rows themselves.
-        [row] = _rows(db, 'SELECT "autoCollapse" FROM steps WHERE id = ?', step.id)
-        assert row["autoCollapse"] == 1
-        [row] = _rows(db, 'SELECT "command" FROM steps WHERE id = ?', asked.id)
+        row = await one('SELECT "autoCollapse" FROM steps WHERE id = :id', id=step.id)
+        assert row["autoCollapse"] in (True, 1)
+        row = await one('SELECT "command" FROM steps WHERE id = :id', id=asked.id)
         assert row["command"] == "to"
-        [row] = _rows(db, "SELECT tags FROM threads WHERE id = ?", thread_id)
-        assert row["tags"] == '["Support agent"]'
+        row = await one('SELECT "tags" FROM threads WHERE id = :id', id=thread_id)
+        assert row["tags"] in (["Support agent"], '["Support agent"]')
 
         await layer.delete_thread(thread_id)
         assert await layer.get_thread(thread_id) is None
-        assert _rows(db, "SELECT id FROM steps") == []
+        assert await layer.execute_sql('SELECT id FROM steps', {}) == []
     finally:
         await layer.close()
+
+
+async def test_chainlit_data_layer_round_trip_on_sqlite(tmp_path):
+    await _round_trip(f"sqlite+aiosqlite:///{tmp_path}/history.db")
+
+
+@pytest.mark.slow
+async def test_chainlit_data_layer_round_trip_on_postgresql(postgres_url):
+    assert await ensure_schema(postgres_url) == []
+    assert await ensure_schema(postgres_url) == []  # idempotent there too
+    await _round_trip(postgres_url)
 
 
 async def test_without_the_autocollapse_column_chainlit_loses_steps(tmp_path):
@@ -185,5 +254,26 @@ async def test_without_the_adapter_sqlite_loses_a_tagged_thread(tmp_path):
         thread_id = str(uuid.uuid4())
         await layer.update_thread(thread_id, name="x", tags=["Kiosk"])
         assert await layer.get_thread(thread_id) is None
+    finally:
+        await layer.close()
+
+
+async def test_kiosk_sessions_write_nothing(tmp_path):
+    url = f"sqlite+aiosqlite:///{tmp_path}/h.db"
+    await ensure_schema(url)
+    kiosk = {"on": True}
+    layer = skip_writes_when(SQLAlchemyDataLayer, lambda: kiosk["on"])(conninfo=url)
+    adapt_sqlite(layer.engine)
+    try:
+        init_http_context(thread_id=str(uuid.uuid4()))
+        thread_id = str(uuid.uuid4())
+        await layer.update_thread(thread_id, name="kiosk", tags=["Kiosk"])
+        await layer.create_step(Step(name="Translating", type="tool", thread_id=thread_id)
+                                .to_dict())
+        assert _rows(tmp_path / "h.db", "SELECT id FROM threads UNION SELECT id FROM steps") == []
+        kiosk["on"] = False  # an agent's session: stored as usual
+        await layer.update_thread(thread_id, name="agent", tags=["Support agent"])
+        assert (await layer.get_thread(thread_id))["name"] == "agent"
+        assert type(layer).__name__ == "SelectiveSQLAlchemyDataLayer"
     finally:
         await layer.close()

@@ -118,3 +118,8 @@ def test_only_spans_means_nothing_to_translate():
 def test_plain_text_and_strip_tokens_leave_the_words():
     assert plain_text("Hola JD123456789 gracias https://x.example/a") == "Hola gracias"
     assert strip_tokens(f"Hola {token(0)} gracias").split() == ["Hola", "gracias"]
+
+
+def test_nothing_masked_leaves_the_answer_alone():
+    masked = mask("See chapter one")
+    assert unmask("Voir le chapitre [1]", masked).text == "Voir le chapitre [1]"

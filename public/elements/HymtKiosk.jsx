@@ -3,7 +3,7 @@
 export default function HymtKiosk() {
   return (
     <span
-      className="hymt-kiosk"
+      className="hymt-kiosk-marker"
       hidden
       data-idle={String(props.idle || 120)}
       data-lang={props.lang || ""}

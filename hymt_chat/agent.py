@@ -28,6 +28,8 @@ Decisions, measured on the demo model (benchmarks/agent_measure.py):
 
 from __future__ import annotations
 
+import functools
+
 import re
 import time
 from collections.abc import Callable
@@ -51,13 +53,13 @@ from .errors import EmptyTextError, InputTooLongError
 from .glossary import GlossaryCommand, parse_glossary, run_glossary, same_family
 from .prompts import build_context_prompt, build_terminology_prompt
 from .protect import Masked, Unmasked, mask, strip_tokens, unmask
-from .text import clean_text, is_blank, max_tokens_for
+from .text import clean_text, is_blank
 from .transcript import Export, export_files
 
 if TYPE_CHECKING:
     from .policy import EventSink
     from .settings import Settings
-    from .translator import ProgressSink, SegmentJob, Translator
+    from .translator import ProgressSink, Translator
 
 __all__ = [
     "AGENT_COMMANDS",
@@ -249,19 +251,7 @@ def is_universal(text: str) -> bool:
 def _segment_translator(translator: Translator, build: Callable[[str, str, str], str]):
     """The Translator's per-segment call with another prompt (segmentation, policy, progress
     and clean-up stay the Translator's)."""
-
-    async def run(job: SegmentJob) -> str:
-        prompt = build(job.text, job.source, job.target)
-        max_tokens = max_tokens_for(job.text, translator.settings.max_model_len)
-        answers = await translator.policy.run(
-            lambda: translator.client.complete(prompt, max_tokens=max_tokens, source=job.text),
-            user=job.user,
-            deadline=max(0.0, job.deadline_at - time.monotonic()),
-            on_event=job.on_event,
-        )
-        return answers[0]
-
-    return run
+    return functools.partial(translator.translate_segment, build=build)
 
 
 def _checks(masked: Masked, raw: str, restored: Unmasked, pairs: list[tuple[str, str]],

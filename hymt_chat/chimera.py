@@ -40,7 +40,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .answers import strip_wrapping
 from .client import ModelClient
 from .endpoint import Endpoint, resolve_endpoint
 from .errors import (

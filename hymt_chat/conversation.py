@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from .chat import CommandError, language_name, unknown_language_message
-from .detect import detect_with_confidence
+from .detect import detect_candidates, detect_with_confidence
 from .errors import UnknownLanguageError
 from .glossary import Entry, Glossary, same_family
 from .languages import CODES, find_language, get_language
@@ -377,21 +377,8 @@ _LATIN_CODES = frozenset("en fr pt es tr it de vi ms id tl pl cs nl".split())
 
 
 def _ranked(text: str) -> list[tuple[str, float]]:
-    """langdetect's ranking of the Latin/Cyrillic/Arabic candidates (``detect_with_confidence``
-    keeps only the winner, and only when it is sure). Uses detect's seeded factory: the same
-    text always ranks the same."""
-    from langdetect.lang_detect_exception import LangDetectException  # noqa: PLC0415
-
-    from .detect import _FROM_LANGDETECT, _get_factory  # noqa: PLC0415 - see the report
-
-    detector = _get_factory().create()
-    detector.append(text)
-    try:
-        ranked = detector.get_probabilities()
-    except LangDetectException:
-        return []
-    return [(_FROM_LANGDETECT.get(r.lang, r.lang), r.prob) for r in ranked
-            if r.prob >= CANDIDATE_PROB]
+    """langdetect's ranking of the candidates (``detect_language`` keeps only a sure winner)."""
+    return detect_candidates(text, CANDIDATE_PROB)
 
 
 def _script_is_telling(detected: str) -> bool:

@@ -311,3 +311,21 @@ def detect_with_confidence(text: str) -> tuple[str | None, float]:
 def detect_language(text: str) -> str | None:
     """The language of ``text`` as a table code, or None when too short or ambiguous to say."""
     return detect_with_confidence(text)[0]
+
+
+def detect_candidates(text: str, min_prob: float = 0.0) -> list[tuple[str, float]]:
+    """langdetect's whole ranking, mapped to table codes (codes outside the table kept as is).
+
+    For callers with priors of their own (the support-agent mode knows the conversation's two
+    languages): the runner-up matters when langdetect hesitates between close languages, e.g.
+    Spanish and Portuguese. Deterministic: the same seeded factory as detect_language.
+    """
+    from langdetect.lang_detect_exception import LangDetectException
+
+    detector = _get_factory().create()
+    detector.append(text)
+    try:
+        ranked = detector.get_probabilities()
+    except LangDetectException:
+        return []
+    return [(_FROM_LANGDETECT.get(r.lang, r.lang), r.prob) for r in ranked if r.prob >= min_prob]

@@ -155,9 +155,12 @@ class Translator:
         return Translation("".join(results), plan.source, plan.target, plan.detected, False,
                            len(todo), time.monotonic() - started)
 
-    async def translate_segment(self, job: SegmentJob) -> str:
-        """One segment, one model call (via the policy) with the official prompt."""
-        prompt = build_prompt(job.text, job.source, job.target)
+    async def translate_segment(
+        self, job: SegmentJob, build: Callable[[str, str, str], str] = build_prompt
+    ) -> str:
+        """One segment, one model call (via the policy); the official prompt unless a mode
+        (terminology, context) brings its own ``build(text, source, target)``."""
+        prompt = build(job.text, job.source, job.target)
         max_tokens = max_tokens_for(job.text, self.settings.max_model_len)
         answers = await self.policy.run(
             lambda: self.client.complete(prompt, max_tokens=max_tokens, source=job.text),

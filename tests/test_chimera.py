@@ -297,7 +297,7 @@ async def test_partial_downgrade_is_counted_per_part():
     original = fusion.complete
 
     async def flaky(prompt, **kw):
-        out = await original(prompt, **kw)
+        await original(prompt, **kw)  # the call happens (and is counted); its answer is replaced
         return [next(answers)]
 
     fusion.complete = flaky  # type: ignore[method-assign]

@@ -7,9 +7,7 @@ here (the docker CLI has no compose plugin), so `docker compose config` is not r
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest

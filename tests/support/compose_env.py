@@ -7,11 +7,8 @@ and ``${VAR?err}`` — what compose.yaml and deploy/compose/*.yaml use. When a r
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import shutil
-import subprocess
 from collections.abc import Mapping
 from typing import Any
 

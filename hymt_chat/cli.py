@@ -90,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("languages", help="list the 38 languages")
     p.set_defaults(func=cmd_languages)
 
+    p = sub.add_parser("hash-password", help="hash a support agent's password for HYMT_AGENTS")
+    p.add_argument("name")
+    p.set_defaults(func=lambda args: __import__("hymt_chat.auth").auth.main([args.name]))
+
     from .sidecar.cli import add_sidecar_commands
 
     add_sidecar_commands(sub)

@@ -118,3 +118,20 @@ def test_hash_password_command_refuses_short_passwords():
     out = subprocess.run([sys.executable, "-m", "hymt_chat.auth", "alice"], input=b"short\n",
                          capture_output=True, timeout=60)
     assert out.returncode == 2 and not out.stdout
+
+
+def test_cli_hash_password_prints_a_verifiable_entry():
+    import subprocess
+    import sys
+
+    from hymt_chat.auth import check_password, parse_agents
+
+    out = subprocess.run([sys.executable, "-m", "hymt_chat.cli", "hash-password", "alice"],
+                         input="correct horse battery\n", capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    entry = out.stdout.strip()
+    assert entry.startswith("alice:scrypt:") and "correct horse" not in entry
+    agents = parse_agents(entry)
+    assert check_password(agents, "alice", "correct horse battery")
+    assert not check_password(agents, "alice", "wrong horse battery")

@@ -7,20 +7,24 @@ the warm-up wait all live in ``hymt_chat``; this file only moves data between th
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import uuid
 from typing import Any
 
 import chainlit as cl
-from chainlit.input_widget import Select
+from chainlit.context import ChainlitContextException
+from chainlit.data import get_data_layer
+from chainlit.input_widget import Select, Switch
 from chainlit.logger import logger
 from chainlit.server import app as server
 from chainlit.server import sio
 from chainlit.utils import utc_now
 from fastapi.responses import JSONResponse, Response
 
-from hymt_chat import chat, documents, logs
+from hymt_chat import agent, auth, chat, chimera, documents, history, kiosk, logs, modes
 from hymt_chat.chat import AUTO, ChatState
+from hymt_chat.conversation import Conversation
 from hymt_chat.detect import detect_language
 from hymt_chat.errors import (
     EmptyTextError,
@@ -33,7 +37,7 @@ from hymt_chat.errors import (
     UnknownLanguageError,
 )
 from hymt_chat.health import health_response, is_demo_model
-from hymt_chat.metrics import get_metrics
+from hymt_chat.metrics import get_metrics, outcome_of
 from hymt_chat.policy import PolicyEvent, get_policy
 from hymt_chat.ratelimit import get_rate_limiter
 from hymt_chat.readiness import get_readiness
@@ -55,6 +59,13 @@ _QUICK_TARGETS = ("zh", "en", "es", "fr", "ja", "de")
 # core can answer it (translated, or refused with the limit stated).
 sio.eio.max_http_buffer_size = max(8 << 20, 4 * SETTINGS.max_input_chars + (1 << 20))
 _KEPT_INPUTS = 20  # texts kept per session for the Retry / Swap buttons
+# Support agents sign in, and their conversations are kept, only when HYMT_AGENTS lists them.
+# Parsed now, so that a bad entry stops the app at start instead of at the first sign-in.
+AGENTS = auth.parse_agents(SETTINGS.agents)
+HISTORY = bool(AGENTS)
+if AGENTS and not os.environ.get("CHAINLIT_AUTH_SECRET"):
+    raise SystemExit("HYMT_AGENTS is set, so agents sign in: set CHAINLIT_AUTH_SECRET too "
+                     "(make one with `chainlit create-secret`).")
 
 
 # --- HTTP routes: ours must answer before Chainlit's own /health and catch-all page ----------
@@ -97,6 +108,18 @@ def _demo() -> bool:
 
 # --- session ---------------------------------------------------------------------------------
 
+def _profile() -> str:
+    return modes.profile_name(cl.user_session.get("chat_profile"))
+
+
+def _is_kiosk() -> bool:
+    """For the data layer: is the current session a kiosk (whose writes are skipped)?"""
+    try:
+        return cl.context.session.chat_profile == kiosk.KIOSK_PROFILE
+    except ChainlitContextException:  # a write outside any session (an HTTP route)
+        return False
+
+
 def _state() -> ChatState:
     state = cl.user_session.get("chat")
     if state is None:
@@ -134,16 +157,36 @@ def _kept(action: cl.Action) -> dict[str, Any] | None:
 
 
 async def _send_pickers(state: ChatState) -> None:
-    await cl.ChatSettings([
+    inputs: list[Any] = [
         Select(id="source", label="Translate from",
                items=chat.language_choices(include_auto=True), initial_value=state.source),
         Select(id="target", label="Translate into",
                items=chat.language_choices(include_auto=False), initial_value=state.target),
-    ]).send()
+    ]
+    if await _best_available():
+        inputs.append(Switch(id="best", label="Best quality (Hunyuan-MT-Chimera)",
+                             initial=bool(cl.user_session.get("best")),
+                             tooltip="Several candidate translations fused into one: slower; "
+                                     "text messages only"))
+    await cl.ChatSettings(inputs).send()
+
+
+async def _best_available() -> bool:
+    if READINESS.model_root is None:  # the demo model plays Chimera: know which model it is
+        await READINESS.current(max_age=5)
+    return chimera.chimera_available(SETTINGS, demo=_demo())
+
+
+async def _send(content: str, actions: list[cl.Action] | None = None,
+                elements: list[Any] | None = None) -> cl.Message:
+    msg = cl.Message(content=content, actions=actions or [], elements=elements or [])
+    await msg.send()
+    _track(msg)
+    return msg
 
 
 async def _say(text: str, actions: list[cl.Action] | None = None) -> None:
-    await cl.Message(content=chat.escape_markdown(text), actions=actions or []).send()
+    await _send(chat.escape_markdown(text), actions)
 
 
 async def _say_error(err: BaseException, retry: dict[str, Any] | None = None) -> None:
@@ -157,6 +200,70 @@ async def _say_error(err: BaseException, retry: dict[str, Any] | None = None) ->
     await _say(str(err) if isinstance(err, HymtError) else chat.UNEXPECTED_ERROR, actions)
 
 
+async def _set_commands(commands: tuple[tuple[str, str, str], ...]) -> None:
+    await cl.context.emitter.set_commands([
+        {"id": cid, "description": text, "icon": icon, "button": False, "persistent": False}
+        for cid, text, icon in commands
+    ])
+
+
+# --- profiles, sign-in, history -------------------------------------------------------------
+
+@cl.set_chat_profiles
+async def chat_profiles(user: cl.User | None = None,
+                        language: str | None = None) -> list[cl.ChatProfile]:
+    return [cl.ChatProfile(name=p.name, markdown_description=p.description, icon=p.icon or None,
+                           default=p.name == modes.TRANSLATOR_PROFILE,
+                           starters=None if p.starters else [])  # [] hides the starters
+            for p in modes.PROFILES]
+
+
+if AGENTS:  # registering Chainlit's auth callback makes sign-in compulsory: only with agents
+    @cl.password_auth_callback
+    async def sign_in(username: str, password: str) -> cl.User | None:
+        if await auth.authenticate(SETTINGS.agents, username, password):
+            return cl.User(identifier=username.strip(), metadata={"role": "agent"})
+        return None
+
+if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history needs sign-in
+    from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
+
+    @cl.on_app_startup
+    async def create_history_tables() -> None:
+        added = await history.ensure_schema(SETTINGS.history_url)
+        if added:
+            logger.info("history: added columns %s", ", ".join(added))
+
+    @cl.data_layer
+    def history_layer() -> SQLAlchemyDataLayer:
+        layer_cls = history.skip_writes_when(SQLAlchemyDataLayer, _is_kiosk)  # kiosk: nothing
+        layer = layer_cls(conninfo=SETTINGS.history_url)
+        history.adapt_sqlite(layer.engine)
+        return layer
+
+    @cl.on_chat_resume
+    async def resume(thread: dict[str, Any]) -> None:
+        _lock()
+        READINESS.start()
+        profile = _profile()
+        if profile == modes.AGENT_PROFILE:
+            conv = (modes.agent_state_of(thread.get("metadata"))
+                    or Conversation(SETTINGS.default_target))
+            await _start_agent(conv, banner=False)
+        elif profile == kiosk.KIOSK_PROFILE:  # never stored; a fresh kiosk all the same
+            await _start_kiosk()
+        else:
+            state = _state()
+            try:
+                state.set_languages(**{k: v for k, v in (cl.user_session.get("chat_settings")
+                                                          or {}).items()
+                                       if k in ("source", "target") and isinstance(v, str)})
+            except HymtError:
+                pass
+            await _send_pickers(state)
+            await _set_commands(chat.COMMANDS)
+
+
 # --- events ----------------------------------------------------------------------------------
 
 @cl.set_starters
@@ -166,18 +273,27 @@ async def starters(user: cl.User | None = None, language: str | None = None) -> 
 
 @cl.on_chat_start
 async def start() -> None:
-    state = _state()
     _lock()
-    await _send_pickers(state)
-    await cl.context.emitter.set_commands([
-        {"id": cid, "description": text, "icon": icon, "button": False, "persistent": False}
-        for cid, text, icon in chat.COMMANDS
-    ])
     READINESS.start()
+    profile = _profile()
+    if profile == modes.AGENT_PROFILE:
+        await _start_agent(Conversation(SETTINGS.default_target))
+    elif profile == kiosk.KIOSK_PROFILE:
+        await _start_kiosk()
+    else:
+        await _send_pickers(_state())
+        await _set_commands(chat.COMMANDS)
 
 
 @cl.on_settings_update
 async def settings_update(values: dict[str, Any]) -> None:
+    profile = _profile()
+    if profile == modes.AGENT_PROFILE:
+        await _agent_settings(values)
+        return
+    if profile == kiosk.KIOSK_PROFILE:
+        return
+    cl.user_session.set("best", bool(values.get("best")))
     state = _state()
     try:
         changed = state.set_languages(values.get("source"), values.get("target"))
@@ -191,19 +307,40 @@ async def settings_update(values: dict[str, Any]) -> None:
 @cl.on_message
 async def message(msg: cl.Message) -> None:
     logs.bind_request_id()
-    state = _state()
-    try:
-        command = chat.parse_command(msg.content, msg.command)
-    except HymtError as err:
-        await _say_error(err)
-        return
-    if command is not None:
-        await _run_command(command, state)
-        return
+    profile = _profile()
+    if profile == kiosk.KIOSK_PROFILE:
+        _track(msg)
+        _kiosk_touch()
+        if is_blank(msg.content):
+            return
+    elif profile == modes.AGENT_PROFILE:
+        try:
+            command = agent.parse_agent_command(msg.content, msg.command)
+        except HymtError as err:
+            await _say_error(err)
+            return
+        if command is not None:
+            await _run_agent_command(command)
+            return
+    else:
+        try:
+            command = chat.parse_command(msg.content, msg.command)
+        except HymtError as err:
+            await _say_error(err)
+            return
+        if command is not None:
+            await _run_command(command, _state())
+            return
     try:  # per user when signed in, per session otherwise; commands are free
         RATE_LIMITER.hit(_user_key())
     except RateLimitedError as err:
         await _say(str(err))
+        return
+    if profile == kiosk.KIOSK_PROFILE:
+        await _kiosk_text(msg.content)
+        return
+    if profile == modes.AGENT_PROFILE:
+        await _when_ready({"agent": msg.content})
         return
     files = [el for el in msg.elements or [] if getattr(el, "path", None)]
     if files:
@@ -216,6 +353,7 @@ async def message(msg: cl.Message) -> None:
 
 @cl.action_callback("retry")
 async def retry(action: cl.Action) -> None:
+    _kiosk_touch()
     job = _kept(action)
     if job is not None:
         await action.remove()
@@ -258,9 +396,240 @@ async def stop() -> None:
 async def end() -> None:
     """The tab closed: drop its queued messages and close its in-flight call (vLLM aborts)."""
     _cancel_waiting()
+    watcher = cl.user_session.get("kiosk_watch")
+    if watcher is not None:
+        watcher.cancel()
     task = cl.context.session.current_task
     if task is not None and not task.done():
         task.cancel()
+
+
+# --- support agent ----------------------------------------------------------------------------
+
+def _conversation() -> Conversation:
+    conv = cl.user_session.get("conversation")
+    if conv is None:
+        conv = Conversation(SETTINGS.default_target)
+        cl.user_session.set("conversation", conv)
+    return conv
+
+
+async def _start_agent(conv: Conversation, *, banner: bool = True) -> None:
+    cl.user_session.set("conversation", conv)
+    options = agent.AgentOptions.from_settings(SETTINGS)
+    switches = cl.user_session.get("agent_switches")
+    if not isinstance(switches, dict):
+        switches = {"back_translate": options.back_translate, "use_context": options.use_context}
+        cl.user_session.set("agent_switches", switches)
+    await _send_agent_settings(conv)
+    await _set_commands(agent.AGENT_COMMANDS)
+    if banner:
+        await _agent_banner(conv)
+
+
+async def _send_agent_settings(conv: Conversation) -> None:
+    switches = cl.user_session.get("agent_switches") or {}
+    await cl.ChatSettings([
+        Select(id="agent_language", label="Your language (the agent's)",
+               items=chat.language_choices(include_auto=False),
+               initial_value=conv.agent_language),
+        Switch(id="back_translate", label="Check before sending (back-translate my replies)",
+               initial=bool(switches.get("back_translate"))),
+        Switch(id="use_context", label="Send the last few turns as context",
+               initial=bool(switches.get("use_context"))),
+    ]).send()
+
+
+async def _agent_banner(conv: Conversation) -> None:
+    await _send(f"**{chat.escape_markdown(conv.banner())}**")
+
+
+async def _agent_settings(values: dict[str, Any]) -> None:
+    conv = _conversation()
+    cl.user_session.set("agent_switches", {"back_translate": bool(values.get("back_translate")),
+                                           "use_context": bool(values.get("use_context"))})
+    language = values.get("agent_language")
+    if language and language != conv.agent_language:
+        try:
+            conv.set_agent_language(language)
+        except HymtError as err:
+            await _send_agent_settings(conv)  # put the picker back
+            await _say_error(err)
+            return
+        await _agent_banner(conv)
+    await _save_agent(conv)
+
+
+async def _run_agent_command(command: agent.AgentCommand) -> None:
+    conv = _conversation()
+    try:
+        reply = agent.run_agent_command(conv, command)
+    except HymtError as err:
+        await _say_error(err)
+        return
+    files = [cl.File(name=f.name, content=f.content, mime=f.mime, display="inline")
+             for f in reply.files]
+    await _send(chat.escape_markdown(reply.text), elements=files)
+    if reply.banner_changed:
+        await _send_agent_settings(conv)  # /agent changes the picker's value
+        await _agent_banner(conv)
+    await _save_agent(conv)
+
+
+async def _agent_turn(job: dict[str, Any]) -> None:
+    conv = _conversation()
+    switches = cl.user_session.get("agent_switches") or {}
+    progress = _Progress("Translating")
+    try:
+        result = await agent.handle_agent_message(
+            conv, job["agent"], TRANSLATOR, SETTINGS,
+            back_translate=bool(switches.get("back_translate")),
+            use_context=bool(switches.get("use_context")),
+            user=cl.context.session.id, on_progress=progress.progress, on_event=progress.event,
+        )
+    except HymtError as err:
+        await progress.finish(failed=True)
+        await _say_error(err, retry=job)
+        return
+    await progress.finish()
+    await _send(agent.turn_markdown(result, demo=_demo()))
+    if result.route.pair_changed:
+        await _agent_banner(conv)
+    await _save_agent(conv)
+
+
+async def _save_agent(conv: Conversation) -> None:
+    """Keep the conversation for a resume: in the session (Chainlit saves it into the thread's
+    metadata when the tab closes) and at once in the thread (a server restart loses nothing)."""
+    state = conv.to_dict()
+    cl.user_session.set(modes.AGENT_STATE, state)
+    layer = get_data_layer() if HISTORY else None
+    thread_id = cl.context.session.thread_id
+    if layer is None or not getattr(cl.context.session, "has_first_interaction", False):
+        return
+    try:
+        await layer.update_thread(thread_id, metadata={"chat_profile": modes.AGENT_PROFILE,
+                                                       modes.AGENT_STATE: state})
+    except Exception:  # noqa: BLE001 - history is a convenience: never fail a turn over it
+        logger.exception("could not save the conversation to the history database")
+
+
+# --- kiosk -------------------------------------------------------------------------------------
+
+_PICK = "pick"  # the "Another language" button of a kiosk answer
+
+
+def _track(msg: cl.Message) -> None:
+    """Kiosk: remember what is on screen, so that an idle reset can take it all away."""
+    if _is_kiosk():
+        shown: list[cl.Message] = cl.user_session.get("kiosk_shown") or []
+        shown.append(msg)
+        cl.user_session.set("kiosk_shown", shown)
+
+
+def _kiosk_marker(text: str = "", target: str | None = None) -> cl.CustomElement:
+    props = kiosk.marker_props(idle_seconds=SETTINGS.kiosk_idle_seconds, text=text,
+                               target=target)
+    return cl.CustomElement(name=kiosk.MARKER_ELEMENT, props=props, display="inline")
+
+
+def _kiosk_actions(buttons: list[kiosk.KioskButton]) -> list[cl.Action]:
+    return [cl.Action(name="kiosk_target", payload={"target": b.value}, label=b.label)
+            for b in buttons]
+
+
+async def _start_kiosk() -> None:
+    await cl.ChatSettings([]).send()  # nothing to set on a kiosk
+    await _set_commands(())
+    _kiosk_touch(activity=False)
+    await _kiosk_welcome()
+
+
+async def _kiosk_welcome() -> None:
+    await _send(chat.escape_markdown(kiosk.welcome_message(SETTINGS.kiosk_idle_seconds)),
+                _kiosk_actions(kiosk.kiosk_buttons()), [_kiosk_marker()])
+
+
+def _kiosk_touch(*, activity: bool = True) -> None:
+    """Someone used the kiosk: restart its idle clock (and its watcher, if a dropped connection
+    ended it). A no-op in the other profiles."""
+    if _profile() != kiosk.KIOSK_PROFILE:
+        return
+    idle = SETTINGS.kiosk_idle_seconds
+    timer = cl.user_session.get("kiosk_timer")
+    if timer is None:
+        timer = kiosk.IdleTimer(idle)
+        cl.user_session.set("kiosk_timer", timer)
+    if activity:
+        timer.touch()
+    watcher = cl.user_session.get("kiosk_watch")
+    if watcher is None or watcher.done():
+        watcher = asyncio.create_task(
+            kiosk.watch_idle(timer, _kiosk_reset, grace=kiosk.server_grace(idle)))
+        cl.user_session.set("kiosk_watch", watcher)
+
+
+async def _kiosk_reset() -> None:
+    """The server's backstop of the browser's own reset: wipe the screen and the session."""
+    _cancel_waiting()
+    for msg in cl.user_session.get("kiosk_shown") or []:
+        try:
+            await msg.remove()
+        except Exception:  # noqa: BLE001 - the tab may be gone: nothing to remove from
+            logger.debug("kiosk reset: could not remove a message", exc_info=True)
+    for key in ("kiosk_shown", "kiosk_target", "kiosk_text", "kept", "chat"):
+        cl.user_session.set(key, None)
+    cl.chat_context.clear()
+    await _kiosk_welcome()
+
+
+async def _kiosk_text(text: str) -> None:
+    cl.user_session.set("kiosk_text", text)
+    target = cl.user_session.get("kiosk_target")
+    if target is None:
+        await _send(chat.escape_markdown(modes.kiosk_pick_message()),
+                    _kiosk_actions(kiosk.kiosk_buttons()))
+        return
+    await _when_ready({"kiosk": text, "target": target})
+
+
+@cl.action_callback("kiosk_target")
+async def kiosk_target(action: cl.Action) -> None:
+    _kiosk_touch()
+    target = action.payload.get("target")
+    if target in (kiosk.MORE, _PICK):  # "More languages", or "Another language" on an answer
+        buttons = kiosk.more_buttons() if target == kiosk.MORE else kiosk.kiosk_buttons()
+        await _send(chat.escape_markdown(modes.kiosk_pick_message()), _kiosk_actions(buttons))
+        return
+    cl.user_session.set("kiosk_target", target)
+    text = cl.user_session.get("kiosk_text")
+    if text:  # a text is on screen: translate it into the language just tapped
+        await _when_ready({"kiosk": text, "target": target})
+    else:
+        await _say(modes.kiosk_target_message(target, action.label))
+
+
+async def _kiosk_translate(job: dict[str, Any]) -> None:
+    progress = _Progress("Translating")
+    try:
+        result = await TRANSLATOR.translate(
+            job["kiosk"], job["target"], AUTO, user=cl.context.session.id,
+            on_progress=progress.progress, on_event=progress.event,
+        )
+    except HymtError as err:
+        await progress.finish(failed=True)
+        await _say_error(err, retry=job)
+        return
+    await progress.finish()
+    if result.same_language:
+        await _send(chat.escape_markdown(modes.kiosk_same_message(result.target)),
+                    _kiosk_actions(kiosk.kiosk_buttons()))
+        return
+    meta = chat.format_meta(result, demo=_demo())
+    await _send(chat.answer_markdown(result.text, meta),
+                [cl.Action(name="kiosk_target", payload={"target": _PICK},
+                           label="Another language · 其他语言", icon="languages")],
+                [_kiosk_marker(result.text, result.target)])
 
 
 # --- commands ---------------------------------------------------------------------------------
@@ -328,6 +697,10 @@ async def _run(job: dict[str, Any]) -> None:
     try:
         if "file" in job:
             await _translate_file(job)
+        elif "agent" in job:
+            await _agent_turn(job)
+        elif "kiosk" in job:
+            await _kiosk_translate(job)
         else:
             await _translate_text(job["text"])
     except Exception as err:  # a bug must cost one message, not the session
@@ -424,12 +797,17 @@ async def _translate_text(text: str) -> None:
         state.remember(plan.source)
         await _same_language(state, job)
         return
-    progress = _Progress("Translating")
+    best = bool(cl.user_session.get("best")) and await _best_available()
+    progress = _Progress("Translating · best quality" if best else "Translating")
     try:
-        result = await TRANSLATOR.translate(
-            text, state.target, state.source, user=cl.context.session.id,
-            on_progress=progress.progress, on_event=progress.event,
-        )
+        if best:
+            fused = await _translate_best(text, state, progress)
+            result = fused.translation
+        else:
+            result = await TRANSLATOR.translate(
+                text, state.target, state.source, user=cl.context.session.id,
+                on_progress=progress.progress, on_event=progress.event,
+            )
     except HymtError as err:
         await progress.finish(failed=True)
         await _say_error(err, retry=job)
@@ -437,7 +815,31 @@ async def _translate_text(text: str) -> None:
     await progress.finish()
     state.remember(result.source)
     meta = chat.format_meta(result, demo=_demo())
-    await cl.Message(content=chat.answer_markdown(result.text, meta)).send()
+    if best:
+        note = modes.best_meta(meta, chimera.best_note(fused), downgraded=fused.downgraded)
+        await cl.Message(content=f"{chat.literal_block(result.text)}\n\n{note}").send()
+    else:
+        await cl.Message(content=chat.answer_markdown(result.text, meta)).send()
+
+
+async def _translate_best(text: str, state: ChatState, progress: _Progress
+                          ) -> chimera.BestTranslation:
+    """Best quality through the translator inside METRICS' wrapper (chimera re-sizes segments
+    with a Translator of its own), counted in /metrics like any translation."""
+    started = time.monotonic()
+    try:
+        fused = await chimera.translate_best(
+            TRANSLATOR.wrapped, text, state.target, state.source, user=cl.context.session.id,
+            on_progress=progress.progress, on_event=progress.event,
+        )
+    except Exception as err:
+        METRICS.observe_translation(state.source, state.target, outcome_of(err))
+        raise
+    result = fused.translation
+    METRICS.observe_translation(result.source, result.target,
+                                "same_language" if result.same_language else "ok",
+                                time.monotonic() - started)
+    return fused
 
 
 async def _translate_file(job: dict[str, Any]) -> None:

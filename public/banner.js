@@ -63,6 +63,12 @@
       .catch(function () { setTimeout(poll, 5000); });
   }
 
+  // The kiosk's script (config.toml takes one custom_js): it stays idle unless the page shows a
+  // kiosk message (hymt_chat/kiosk.py), and loads its own stylesheet.
+  var k = document.createElement("script");
+  k.src = base + "/public/kiosk.js";
+  document.head.appendChild(k);
+
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", poll);
   } else {

@@ -9,9 +9,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import json
+from pathlib import Path
 
 import pytest
 import srt
@@ -253,3 +252,104 @@ def test_a_model_that_is_down_gets_one_clear_message_and_retry_sends_the_text_ag
             page.wait_for_selector(ANSWER, timeout=30_000)
             assert page.locator(ANSWER).last.inner_text().strip() == "Nothing typed is lost."
         page.close()
+
+
+# --- chat profiles: Support agent and Kiosk ----------------------------------------------------
+
+
+def open_profile(browser: Browser, url: str, profile: str, ready: str,
+                 init_script: str | None = None) -> Page:
+    """A page on the app switched to *profile* (Chainlit's profile picker), once *ready* shows."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900}, accept_downloads=True)
+    if init_script:
+        page.add_init_script(init_script)
+    page.goto(url)
+    page.wait_for_selector("#starters button:not([disabled])", timeout=60_000)  # Translator
+    page.click("#chat-profiles")
+    page.click(f"[data-test='select-item:{profile}']")
+    expect(page.get_by_text(ready).first).to_be_visible(timeout=30_000)
+    return page
+
+
+def test_support_agent_translates_both_ways_and_downloads_the_transcript(
+    browser, demo_app, tmp_path
+):
+    """On the real demo model: routing depends on the input only (detection, not the model's
+    answer), so the checks below hold whatever the small model writes."""
+    page = open_profile(browser, demo_app, "Support agent", "Agent: English ⇄ Customer: not known")
+    send(page, "Hola, buenos días. Mi paquete no ha llegado todavía y necesito ayuda, por favor.")
+    expect(page.get_by_text("Customer · Spanish → English").first).to_be_visible(timeout=180_000)
+    expect(page.get_by_text("Agent: English ⇄ Customer: Spanish").first).to_be_visible()
+    send(page, "I am sorry about the delay. Let me check your order right now.")
+    expect(page.get_by_text("Your reply · English → Spanish").first).to_be_visible(
+        timeout=180_000)
+    expect(page.get_by_text("Back-translation into English").first).to_be_visible()  # default on
+    send(page, "/transcript")  # Enter picks the command from the menu; the button sends it
+    page.click("#chat-submit")
+    link = page.locator("a.inline-file[download$='.csv']")
+    expect(link).to_be_visible(timeout=15_000)
+    expect(page.locator("a.inline-file[download$='.md']")).to_be_visible()
+    with page.expect_download() as download:
+        link.click()
+    out = tmp_path / "transcript.csv"
+    download.value.save_as(out)
+    rows = out.read_text(encoding="utf-8-sig").splitlines()
+    assert rows[0].startswith("time,who,source_language,original,target_language")
+    assert ",customer,es," in rows[1] and ",agent,en," in rows[2]
+    page.close()
+
+
+KIOSK_INIT = """
+// Debian's headless chromium has no speech voices (speechSynthesis.getVoices() is empty), so the
+// test gives it one Spanish voice and records what would be spoken.
+window.__spoken = [];
+window.SpeechSynthesisUtterance = function (text) { this.text = text; };
+speechSynthesis.getVoices = function () {
+  return [{ lang: "es-ES", name: "Test voice", voiceURI: "test", localService: true,
+            "default": true }];
+};
+speechSynthesis.speak = function (u) { window.__spoken.push({ text: u.text, lang: u.lang }); };
+speechSynthesis.cancel = function () {};
+"""
+
+
+@pytest.fixture(scope="module")
+def kiosk_app(tmp_path_factory):
+    """The stand-in model (its answer is the text itself): the kiosk checks read aloud exactly
+    the translation shown, and the idle reset must not wait for a CPU model."""
+    tmp = tmp_path_factory.mktemp("kiosk")
+    with StubModel() as stub:
+        env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
+                      HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()),
+                      HYMT_KIOSK_IDLE_SECONDS="10")
+        with running_app(env, free_port(), tmp / "app.log") as url:
+            yield url, stub
+
+
+def test_kiosk_big_buttons_read_aloud_and_idle_reset(browser, kiosk_app):
+    url, stub = kiosk_app
+    page = open_profile(browser, url, "Kiosk", "Welcome!", init_script=KIOSK_INIT)
+    expect(page.locator("body.hymt-kiosk")).to_have_count(1, timeout=10_000)  # kiosk.js is on
+    spanish = page.get_by_role("button", name="Español", exact=True).first
+    expect(spanish).to_be_visible()
+    assert spanish.bounding_box()["height"] >= 60  # touch size (kiosk.css)
+    expect(page.locator("#chat-profiles")).to_be_hidden()  # strangers cannot switch modes
+    spanish.click()
+    expect(page.get_by_text("→ Español.")).to_be_visible(timeout=15_000)
+    send(page, "Where is the nearest train station, please?")
+    page.wait_for_selector(ANSWER, timeout=30_000)
+    assert "into Spanish" in stub.prompts[-1]
+    read = page.locator(".hymt-tts-button")
+    expect(read).to_be_visible(timeout=10_000)
+    read.click()
+    spoken = page.evaluate("window.__spoken")
+    assert spoken == [{"text": "Where is the nearest train station, please?", "lang": "es-ES"}]
+
+    # Nobody touches it: a countdown, then a fresh welcome screen without the conversation.
+    expect(page.locator("#hymt-kiosk-idle[data-open]")).to_contain_text("Starting afresh",
+                                                                        timeout=15_000)
+    expect(page.locator(ANSWER)).to_have_count(0, timeout=20_000)
+    expect(page.get_by_text("Where is the nearest train station")).to_have_count(0)
+    expect(page.get_by_text("Welcome!").first).to_be_visible(timeout=15_000)
+    expect(page.locator("body.hymt-kiosk")).to_have_count(1)  # still a kiosk
+    page.close()

@@ -55,6 +55,10 @@ def running_app(
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         log.close()
+        # Chainlit deletes <root>/.files when it stops; apps of other fixtures still running from
+        # the same folder keep their uploads and downloads there (a session's folder is made
+        # again on its next file, the root is not): put the root back for them.
+        (ROOT / ".files").mkdir(exist_ok=True)
 
 
 def app_env(base: dict[str, str] | None = None, **overrides: str) -> dict[str, str]:

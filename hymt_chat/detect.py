@@ -276,6 +276,31 @@ def _malay_or_indonesian(text: str) -> str:
     return "ms" if malay > indonesian else "id"
 
 
+# langdetect hesitates between Spanish and Portuguese on short messages ("Hola, mi pedido no ha
+# llegado todavía." -> pt 0.71); letters and function words that only one of them uses decide.
+_SPANISH_MARKS = frozenset("ñ¿¡")
+_PORTUGUESE_MARKS = frozenset("ãõç")
+_SPANISH_WORDS = frozenset(
+    "el los del mi mis y pero muy hola gracias usted todavía hay ha han está estoy yo cuando "
+    "donde dónde qué porque también pedido ayer hoy mañana llegado".split()
+)
+_PORTUGUESE_WORDS = frozenset(
+    "o os do da dos das meu minha e mas muito olá obrigado obrigada você ainda há tem está "
+    "estou eu quando onde porque também pedido ontem hoje amanhã chegou não".split()
+) - _SPANISH_WORDS
+
+
+def _spanish_or_portuguese(text: str, guess: str | None) -> str | None:
+    lowered = text.casefold()
+    words = _WORD.findall(lowered)
+    spanish = sum(ch in _SPANISH_MARKS for ch in lowered) + sum(w in _SPANISH_WORDS for w in words)
+    portuguese = sum(ch in _PORTUGUESE_MARKS for ch in lowered) + sum(
+        w in _PORTUGUESE_WORDS for w in words)
+    if spanish == portuguese:
+        return guess
+    return "es" if spanish > portuguese else "pt"
+
+
 def detect_with_confidence(text: str) -> tuple[str | None, float]:
     """Like :func:`detect_language`, with how sure the answer is (0-1; 0.0 with None)."""
     sample = _URL_OR_HANDLE.sub(" ", clean_text(text[:SAMPLE_CHARS]))
@@ -303,8 +328,15 @@ def detect_with_confidence(text: str) -> tuple[str | None, float]:
     if len(letters) < MIN_LETTERS_STATISTICAL:
         return None, 0.0
     code, prob = _langdetect(sample, len(letters))
+    if code is None:  # unsure between Spanish and Portuguese only: the markers may decide
+        ranked = detect_candidates(sample)[:2]
+        if {c for c, _ in ranked} == {"es", "pt"} and sum(p for _, p in ranked) >= 0.9:
+            code = _spanish_or_portuguese(sample, None)
+            prob = sum(p for _, p in ranked) if code else 0.0
     if code == "id":
         code = _malay_or_indonesian(sample)
+    elif code in ("es", "pt"):
+        code = _spanish_or_portuguese(sample, code)
     return (code, round(prob, 3)) if code else (None, 0.0)
 
 

@@ -168,3 +168,13 @@ def test_markup_and_code_do_not_decide_the_language():
     text = "Bonjour <img src=x onerror=alert(1)> **gras** et le monde entier est très beau aujourd'hui"
     assert detect_language(text) == "fr"
     assert detect_language("<b>Guten Morgen</b>, wie geht es Ihnen heute? `print(hello world)`") == "de"
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("Hola, mi pedido JD123456789 no ha llegado todavía.", "es"),
+    ("¿Dónde está mi paquete? Lo pedí hace una semana.", "es"),
+    ("Olá, o meu pedido ainda não chegou, você pode verificar?", "pt"),
+    ("Obrigado pela ajuda, a encomenda chegou hoje.", "pt"),
+])
+def test_spanish_and_portuguese_are_told_apart(text, code):
+    assert detect_language(text) == code

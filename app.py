@@ -379,7 +379,11 @@ async def swap(action: cl.Action) -> None:
 @cl.action_callback("translate_into")
 async def translate_into(action: cl.Action) -> None:
     state = _state()
-    state.set_languages(target=action.payload["target"])
+    try:  # the payload comes from the browser: check it like any input
+        state.set_languages(target=str(action.payload.get("target", "")))
+    except HymtError as err:
+        await _say_error(err)
+        return
     await _send_pickers(state)
     await _say(chat.settings_changed_message(state))
     job = _kept(action)
@@ -667,14 +671,17 @@ async def _when_ready(job: dict[str, Any]) -> None:
     waiting: set[asyncio.Task[None]] = cl.user_session.get("waiting") or set()
     cl.user_session.set("waiting", waiting)
     model = await READINESS.current(max_age=5)
-    if model == "ready" and not waiting:
-        async with _lock():
+    inline = asyncio.current_task() is cl.context.session.current_task
+    if model == "ready" and not waiting and inline:
+        async with _lock():  # the message's own task: Chainlit's Stop cancels it
             await _run(job)
         return
     if model == "down" and not waiting:
         await _say_error(ModelUnavailableError(chat.model_down_message()), retry=job)
         return
-    # Starting or restarting (or earlier messages still queued): wait behind them, in order.
+    # Starting or restarting, earlier messages still queued, or started by a button (whose
+    # HTTP request must return, and which Stop and a closed tab must still reach): run it as a
+    # task of the session's queue, in order.
 
     async def later() -> None:
         try:
@@ -846,13 +853,14 @@ async def _translate_file(job: dict[str, Any]) -> None:
     state = _state()
     started = time.monotonic()
     try:
-        doc = documents.read_upload(job["file"], job["name"])
+        doc = await asyncio.to_thread(documents.read_upload, job["file"], job["name"])
     except (HymtError, OSError) as err:
         await _say_error(err if isinstance(err, HymtError) else NotTextError(
             "The uploaded file could not be read; please upload it again."))
         return
     detected = state.source == AUTO
-    source = documents.detect_document_language(doc) if detected else state.source
+    source = (await asyncio.to_thread(documents.detect_document_language, doc)
+              if detected else state.source)
     if source == state.target:
         state.remember(source)
         await _same_language(state, job)

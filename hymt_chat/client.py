@@ -30,8 +30,12 @@ def _retry_after(headers: Any) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
+        pass
+    try:
         parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+    except (TypeError, ValueError):
+        return None  # a header we cannot read: back off as if there were none
+    return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
 def map_error(err: Exception, timeout: float) -> Exception:
@@ -163,8 +167,19 @@ def get_client(settings: Settings | None = None) -> ModelClient:
     settings = settings or get_settings()
     endpoint = resolve_endpoint(settings)
     if _CLIENT is None or _CLIENT.endpoint != endpoint:
-        _CLIENT = ModelClient(settings, endpoint)
+        old, _CLIENT = _CLIENT, ModelClient(settings, endpoint)
+        if old is not None:
+            _close_later(old)
     return _CLIENT
+
+
+def _close_later(client: ModelClient) -> None:
+    """Close a replaced client's connection pool once its in-flight calls had time to end."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return  # no loop: nothing is pooled yet that a loop would need to close
+    loop.call_later(60, lambda: loop.create_task(client.aclose()))
 
 
 def reset_client() -> None:

@@ -56,7 +56,9 @@ async def _server_answers(endpoint: Endpoint, http: httpx.AsyncClient) -> bool:
     response = await http.get(f"{endpoint.root}/health")
     if response.status_code == 200:
         return True
-    if response.status_code in (404, 405):
+    # Absent, or behind a gateway that wants the key: ask the keyed /v1/models. (A 5xx from a
+    # real /health means the engine is down, whatever /v1/models says.)
+    if response.status_code in (401, 403, 404, 405):
         models = await http.get(
             f"{endpoint.base_url}/models", headers={"Authorization": f"Bearer {endpoint.api_key}"}
         )

@@ -126,7 +126,6 @@ class Translator:
         if plan.same_language:
             return Translation(plan.text, plan.source, plan.target, plan.detected, True, 0,
                                time.monotonic() - started)
-        deadline_at = started + self.settings.deadline
         # Unsure detection: the target decides the template (a Chinese target -> Chinese one).
         prompt_source = plan.source or plan.target
         results: list[str] = list(plan.segments)
@@ -139,6 +138,9 @@ class Translator:
             core = segment.strip()
             lead = segment[: len(segment) - len(segment.lstrip())]
             trail = segment[len(segment.rstrip()):]
+            # Each segment gets the whole deadline for its own queueing and retries: a long
+            # document's model time must not eat the budget of its last segments.
+            deadline_at = time.monotonic() + self.settings.deadline
             job = SegmentJob(core, prompt_source, plan.target, deadline_at, user, on_event)
             answer = await (segment_translator or self.translate_segment)(job)
             results[index] = lead + keep_line_structure(answer, core) + trail

@@ -19,12 +19,25 @@ pip_install() { # venv-python, args...  (pip's noise about missing local index f
   rm -f "$log"
 }
 stamp_ok() { [[ -f "$1" && "$(cat "$1")" == "$2" ]]; }
+as_root() { if [[ $(id -u) == 0 ]]; then "$@"; else sudo "$@"; fi; }
+export DEBIAN_FRONTEND=noninteractive
+make_venv() { # a venv whose pip works; a half-made one (no ensurepip) is made again
+  [[ -x "$1/bin/pip" ]] && return 0
+  rm -rf "$1"
+  "$PY" -m venv "$1"
+}
+
+# Debian's own Python needs python3-venv for `python -m venv` to include pip.
+if ! "$PY" -c "import ensurepip" >/dev/null 2>&1; then
+  say "installing python3-venv (Debian splits ensurepip out of Python)…"
+  as_root apt-get update -qq && as_root apt-get install -y -qq python3-venv >/dev/null
+fi
 
 # 1. The app's environment (chainlit & co.; never vLLM: the two do not resolve together).
 APP_KEY="$(sha256sum pyproject.toml | cut -c1-16)-$WITH_TEST"
 if ! stamp_ok .venv/.hymt-stamp "$APP_KEY"; then
   say "creating the app environment (.venv)…"
-  [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
+  make_venv .venv
   extras="bench"; [[ $WITH_TEST == 1 ]] && extras="test,bench"
   pip_install .venv/bin/python -e ".[$extras]"
   echo "$APP_KEY" > .venv/.hymt-stamp
@@ -42,7 +55,7 @@ fi
 VLLM_KEY="${VLLM_PKGS[*]}"
 if ! stamp_ok "$VLLM_VENV/.hymt-stamp" "$VLLM_KEY"; then
   say "creating the vLLM sidecar environment ($VLLM_VENV; a few minutes, ~3.5 GB)…"
-  [[ -x "$VLLM_PY" ]] || "$PY" -m venv "$VLLM_VENV"
+  make_venv "$VLLM_VENV"
   extra=(); [[ -n "${HYMT_TORCH_INDEX:-}" ]] && extra=(--extra-index-url "$HYMT_TORCH_INDEX")
   pip_install "$VLLM_PY" "${extra[@]}" "${VLLM_PKGS[@]}"
   # PyPI's torchvision/torchaudio/torchcodec are built for CUDA torch: beside the CPU torch they
@@ -60,7 +73,11 @@ fi
 # fonts-wqy-microhei: without a CJK font, screenshots show Chinese and Japanese as empty boxes.
 if [[ $WITH_TEST == 1 ]] && ! { command -v chromium && fc-list | grep -qi wqy; } >/dev/null 2>&1; then
   say "installing Debian's chromium and a CJK font for the browser tests…"
-  SUDO=""; [[ $(id -u) != 0 ]] && SUDO=sudo
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null
+  as_root apt-get update -qq && as_root apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null
+fi
+# PostgreSQL for the history tests' throwaway cluster (the data layer must work on both).
+if [[ $WITH_TEST == 1 ]] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  say "installing PostgreSQL for the history tests…"
+  as_root apt-get update -qq && as_root apt-get install -y -qq postgresql >/dev/null
 fi
 say "ready."

@@ -162,3 +162,12 @@ async def test_sidecar_down_at_app_start_gives_a_clear_error_at_the_deadline():
     retrying = [e for e in events if e.kind == "retrying"]
     assert retrying and all(e.error == "unavailable" for e in retrying)
     _no_leak(policy)
+
+
+@pytest.mark.parametrize(("header", "expected"), [
+    ("3", 3.0), ("garbage", None), ("", None), ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
+])
+def test_retry_after_header_is_read_or_ignored_never_fatal(header, expected):
+    from hymt_chat.client import _retry_after
+
+    assert _retry_after({"retry-after": header} if header else {}) == expected

@@ -50,7 +50,8 @@ def test_dry_run_prints_the_full_command_flag_by_flag(name, tmp_path):
     assert flags["--model"] == "/m/Hunyuan-MT-7B"
     assert flags["--port"] == "8123"
     assert flags["--host"] == "127.0.0.1"  # never exposed by default
-    assert flags["--api-key"] and len(flags["--api-key"]) >= 24  # generated
+    assert "--api-key" not in flags  # never in argv, where `ps` shows it to every local user
+    assert len(env.pop("VLLM_API_KEY")) >= 24  # generated
     assert flags["--served-model-name"] == "hymt"
     assert env == dict(profile.env)
 

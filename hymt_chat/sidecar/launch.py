@@ -123,6 +123,7 @@ def plan_launch(
         overrides=settings.vllm_args,
         tensor_parallel_size=settings.tensor_parallel_size,
         data_parallel_size=settings.data_parallel_size,
+        key_in_env=True,
     )
     connect_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
     endpoint = Endpoint(f"http://{connect_host}:{port}/v1", api_key, settings.served_name)

@@ -243,6 +243,7 @@ def build_launch(
     cpu_flags: Iterable[str] | None = None,
     tensor_parallel_size: int = 1,
     data_parallel_size: int = 1,
+    key_in_env: bool = False,
 ) -> LaunchSpec:
     """The vLLM command line for a profile, with settings' overrides applied last.
 
@@ -262,7 +263,10 @@ def build_launch(
         ("--host", host),
         ("--port", str(port)),
     )
-    if api_key:
+    if api_key and not key_in_env:
         head += (("--api-key", api_key),)
     flags = merge_flags(head + flags, parse_flags(overrides))
-    return LaunchSpec([python, *ENTRYPOINT, *flags_to_args(flags)], dict(profile.env))
+    env = dict(profile.env)
+    if api_key and key_in_env:
+        env["VLLM_API_KEY"] = api_key  # not in argv: `ps` shows argv to every local user
+    return LaunchSpec([python, *ENTRYPOINT, *flags_to_args(flags)], env)

@@ -81,6 +81,9 @@ class Supervisor:
         log = self.log_path.open("ab", buffering=0)
         log.write(f"\n=== hymt-chat: starting vLLM at {time.strftime('%F %T')} ===\n".encode())
         with self._lock:
+            if self._stopping.is_set() and self._proc is not None:
+                log.close()
+                return  # stop() won the race with a restart: start nothing it would miss
             self._proc = subprocess.Popen(
                 self.spec.argv,
                 env={**os.environ, **self.spec.env},

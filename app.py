@@ -10,7 +10,8 @@ import asyncio
 import os
 import time
 import uuid
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import chainlit as cl
 from chainlit.context import ChainlitContextException
@@ -45,6 +46,7 @@ from hymt_chat.settings import get_settings
 from hymt_chat.text import clean_text, is_blank
 from hymt_chat.translator import Translation, Translator, plan_translation
 
+T = TypeVar("T")
 SETTINGS = get_settings()
 logs.configure_logging(SETTINGS)  # JSON lines with a request id, rotating file
 READINESS = get_readiness(SETTINGS)
@@ -484,18 +486,14 @@ async def _agent_turn(job: dict[str, Any]) -> None:
     conv = _conversation()
     switches = cl.user_session.get("agent_switches") or {}
     progress = _Progress("Translating")
-    try:
-        result = await agent.handle_agent_message(
-            conv, job["agent"], TRANSLATOR, SETTINGS,
-            back_translate=bool(switches.get("back_translate")),
-            use_context=bool(switches.get("use_context")),
-            user=cl.context.session.id, on_progress=progress.progress, on_event=progress.event,
-        )
-    except HymtError as err:
-        await progress.finish(failed=True)
-        await _say_error(err, retry=job)
+    result = await _finished(progress, job, agent.handle_agent_message(
+        conv, job["agent"], TRANSLATOR, SETTINGS,
+        back_translate=bool(switches.get("back_translate")),
+        use_context=bool(switches.get("use_context")),
+        user=cl.context.session.id, on_progress=progress.progress, on_event=progress.event,
+    ))
+    if result is None:
         return
-    await progress.finish()
     await _send(agent.turn_markdown(result, demo=_demo()))
     if result.route.pair_changed:
         await _agent_banner(conv)
@@ -615,16 +613,12 @@ async def kiosk_target(action: cl.Action) -> None:
 
 async def _kiosk_translate(job: dict[str, Any]) -> None:
     progress = _Progress("Translating")
-    try:
-        result = await TRANSLATOR.translate(
-            job["kiosk"], job["target"], AUTO, user=cl.context.session.id,
-            on_progress=progress.progress, on_event=progress.event,
-        )
-    except HymtError as err:
-        await progress.finish(failed=True)
-        await _say_error(err, retry=job)
+    result = await _finished(progress, job, TRANSLATOR.translate(
+        job["kiosk"], job["target"], AUTO, user=cl.context.session.id,
+        on_progress=progress.progress, on_event=progress.event,
+    ))
+    if result is None:
         return
-    await progress.finish()
     if result.same_language:
         await _send(chat.escape_markdown(modes.kiosk_same_message(result.target)),
                     _kiosk_actions(kiosk.kiosk_buttons()))
@@ -779,6 +773,19 @@ class _Progress:
                 await self.step.update()
 
 
+async def _finished(progress: _Progress, job: dict[str, Any], work: Awaitable[T]) -> T | None:
+    """Await a translation under its progress step. A failure closes the step as failed and
+    becomes one message with a Retry button for the same job; None tells the caller to stop."""
+    try:
+        result = await work
+    except HymtError as err:
+        await progress.finish(failed=True)
+        await _say_error(err, retry=job)
+        return None
+    await progress.finish()
+    return result
+
+
 async def _same_language(state: ChatState, job: dict[str, Any]) -> None:
     can_swap = state.source != AUTO or state.previous not in (None, state.target)
     key = _keep(job)
@@ -806,20 +813,19 @@ async def _translate_text(text: str) -> None:
         return
     best = bool(cl.user_session.get("best")) and await _best_available()
     progress = _Progress("Translating · best quality" if best else "Translating")
-    try:
-        if best:
-            fused = await _translate_best(text, state, progress)
-            result = fused.translation
-        else:
-            result = await TRANSLATOR.translate(
-                text, state.target, state.source, user=cl.context.session.id,
-                on_progress=progress.progress, on_event=progress.event,
-            )
-    except HymtError as err:
-        await progress.finish(failed=True)
-        await _say_error(err, retry=job)
-        return
-    await progress.finish()
+    if best:
+        fused = await _finished(progress, job, _translate_best(text, state, progress))
+        if fused is None:
+            return
+        result = fused.translation
+    else:
+        plain = await _finished(progress, job, TRANSLATOR.translate(
+            text, state.target, state.source, user=cl.context.session.id,
+            on_progress=progress.progress, on_event=progress.event,
+        ))
+        if plain is None:
+            return
+        result = plain
     state.remember(result.source)
     meta = chat.format_meta(result, demo=_demo())
     if best:
@@ -874,16 +880,11 @@ async def _translate_file(job: dict[str, Any]) -> None:
         return result.text
 
     await progress.start()
-    try:
-        out = await documents.translate_document(
-            doc, translate, on_progress=progress.progress,
-            concurrency=SETTINGS.segment_concurrency,
-        )
-    except HymtError as err:
-        await progress.finish(failed=True)
-        await _say_error(err, retry=job)
+    out = await _finished(progress, job, documents.translate_document(
+        doc, translate, on_progress=progress.progress, concurrency=SETTINGS.segment_concurrency,
+    ))
+    if out is None:
         return
-    await progress.finish()
     state.remember(source)
     name = documents.output_name(doc.name, target)
     result = Translation(out, source, target, detected, False, max(1, progress.total),

@@ -51,6 +51,7 @@ from .drift import DRIFT_THRESHOLD, Drift, drift_score, missing_numbers
 from .detect import detect_language
 from .errors import EmptyTextError, InputTooLongError
 from .glossary import GlossaryCommand, parse_glossary, run_glossary, same_family
+from .priority import CHECK, INTERACTIVE
 from .prompts import build_context_prompt, build_terminology_prompt
 from .protect import Masked, Unmasked, mask, strip_tokens, unmask
 from .text import clean_text, is_blank
@@ -179,7 +180,7 @@ async def handle_agent_message(
     if back_translate and route.direction == AGENT_TO_CUSTOMER and out.calls:
         reverse = Route(CUSTOMER_TO_AGENT, route.target, route.source)
         back_out = await _translate(conv, out.text, reverse, translator, options,
-                                    use_context=False, user=user, on_event=on_event)
+                                    use_context=False, user=user, on_event=on_event, klass=CHECK)
         calls += back_out.calls
         back_text = back_out.text
         spans = [s.restore for s in mask(text, conv.glossary.keep_terms()).spans]
@@ -202,6 +203,7 @@ async def _translate(
     user: str,
     on_progress: ProgressSink | None = None,
     on_event: EventSink | None = None,
+    klass: str = INTERACTIVE,
 ) -> _Output:
     """One direction: mask, pick the template, translate, unmask, check spans and numbers."""
     customer = conv.customer_language
@@ -231,7 +233,7 @@ async def _translate(
             template = "context"
     result = await translator.translate(
         masked.text, route.target, route.source, user=user, on_progress=on_progress,
-        on_event=on_event,
+        on_event=on_event, klass=klass,
         segment_translator=_segment_translator(translator, builder) if builder else None,
     )
     restored = unmask(result.text, masked)

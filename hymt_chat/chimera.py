@@ -42,6 +42,7 @@ from typing import Literal
 
 from .client import ModelClient
 from .endpoint import Endpoint, resolve_endpoint
+from .engine import DEFAULT_SLOTS
 from .errors import (
     ModelBusyError,
     ModelError,
@@ -49,6 +50,7 @@ from .errors import (
     ModelUnavailableError,
 )
 from .policy import EventSink, Policy, get_policy
+from .priority import BEST
 from .prompts import build_chimera_prompt, build_prompt
 from .settings import Settings
 from .text import (
@@ -145,8 +147,10 @@ def get_fusion_policy(settings: Settings, translation: Endpoint | None = None) -
     if _shares_server(settings, translation):
         return get_policy(settings)
     if _FUSION_POLICY is None:
-        _FUSION_POLICY = Policy(window_max=settings.window_max, window_min=settings.window_min,
-                                deadline=settings.chimera_wait, retries=False)
+        slots = settings.window_max or DEFAULT_SLOTS
+        _FUSION_POLICY = Policy(window_max=slots, window_min=min(settings.window_min, slots),
+                                deadline=settings.chimera_wait, retries=False,
+                                reserve=0, ranks=settings.priorities)
     return _FUSION_POLICY
 
 
@@ -167,12 +171,6 @@ def chimera_segment_budget(max_model_len: int, candidates: int) -> int:
     fixed = 2 * PROMPT_TOKENS + 8 * candidates
     per_char = (1 + OUTPUT_RATIO * candidates + OUTPUT_RATIO) * TOKENISER_SLACK
     return max(16, min(MAX_SEGMENT_CHARS, int((max_model_len - fixed) / per_char)))
-
-
-def _window_max(policy: Policy, default: int) -> int:
-    # Policy keeps its bound private; a public ``window_max`` property is the clean fix.
-    value = getattr(policy, "window_max", None) or getattr(policy, "_window_max", None)
-    return int(value) if value else default
 
 
 def load_reason(policy: Policy, window_max: int) -> str | None:
@@ -320,7 +318,7 @@ class _Best:
     async def segment(self, job: SegmentJob) -> SegmentOutcome:
         s = self.settings
         policy = self.translator.policy
-        busy = load_reason(policy, _window_max(policy, s.window_max))
+        busy = load_reason(policy, policy.window_max)
         if busy:
             return await self._plain(job, busy)
         prompt = build_prompt(job.text, job.source, job.target)
@@ -330,8 +328,8 @@ class _Best:
             raw = await policy.run(
                 lambda: client.complete(prompt, max_tokens=max_tokens, n=s.chimera_candidates,
                                         temperature=s.chimera_temperature, top_p=s.chimera_top_p,
-                                        source=job.text),
-                user=job.user,
+                                        source=job.text, priority=policy.rank(BEST)),
+                user=job.user, klass=BEST,
                 deadline=min(s.chimera_wait, self._remaining(job)),
                 on_event=job.on_event,
             )
@@ -355,7 +353,7 @@ class _Best:
             return SegmentOutcome(best, "medoid", len(unique), reason)
 
         fusion_policy = self.fusion_policy
-        busy = load_reason(fusion_policy, _window_max(fusion_policy, s.window_max))
+        busy = load_reason(fusion_policy, fusion_policy.window_max)
         if busy:
             return fallback(busy if fusion_policy is policy else "the fusion model is busy")
         fusion_prompt = build_chimera_prompt(job.text, job.source, job.target, texts)
@@ -368,8 +366,8 @@ class _Best:
         try:
             answers = await fusion_policy.run(
                 lambda: self.fusion.complete(fusion_prompt, max_tokens=min(wanted, room),
-                                             source=job.text),
-                user=job.user,
+                                             source=job.text, priority=fusion_policy.rank(BEST)),
+                user=job.user, klass=BEST,
                 deadline=min(s.chimera_wait, self._remaining(job)),
                 on_event=job.on_event,
             )

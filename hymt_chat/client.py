@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import logging
 import time
 from typing import Any
 
@@ -18,8 +19,11 @@ from .errors import (
     ModelTimeoutError,
     ModelUnavailableError,
 )
+from .pacing import DecodeRate, call_timeout
 from .prompts import chat_messages
 from .settings import Settings, get_settings
+
+_log = logging.getLogger(__name__)
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -41,7 +45,8 @@ def _retry_after(headers: Any) -> float | None:
 def map_error(err: Exception, timeout: float) -> Exception:
     """Turn an SDK exception into one of ours, with a sentence a user can read."""
     if isinstance(err, openai.APITimeoutError):
-        return ModelTimeoutError(f"The model did not answer within {timeout:g} s.")
+        shown = f"{timeout:.0f}" if timeout >= 10 else f"{timeout:g}"
+        return ModelTimeoutError(f"The model did not answer within {shown} s.")
     if isinstance(err, openai.APIConnectionError):
         return ModelUnavailableError("The translation model is not reachable (starting or down).")
     if isinstance(err, openai.APIStatusError):
@@ -87,9 +92,13 @@ class ModelClient:
         self._openai = openai.AsyncOpenAI(
             base_url=self.endpoint.base_url,
             api_key=self.endpoint.api_key,
-            timeout=settings.request_timeout,
+            timeout=settings.request_timeout or 120.0,  # model_name(); completions set their own
             max_retries=0,
         )
+        self.decode_rate = DecodeRate(settings.decode_rate)
+        # Cleared (and logged once) when the server refuses the field: a server that is not
+        # vLLM, or one that validates extra fields.
+        self.sends_priority = settings.engine_priority
         self._model: str | None = self.endpoint.model
         self._model_lock = asyncio.Lock()
 
@@ -102,7 +111,7 @@ class ModelClient:
                 try:
                     models = await self._openai.models.list()
                 except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
-                    raise map_error(err, self.settings.request_timeout) from err
+                    raise map_error(err, self.settings.request_timeout or 120.0) from err
                 if not models.data:
                     raise ModelError("The model server lists no model.")
                 self._model = models.data[0].id
@@ -118,12 +127,23 @@ class ModelClient:
         top_p: float | None = None,
         model: str | None = None,
         source: str = "",
+        priority: int | None = None,
+        timeout: float | None = None,
+        stretch: float = 1.0,
     ) -> list[str]:
         """Send one user message (no system message) and return the n cleaned answers.
 
         ``source`` is the text being translated: a quote pair it has is not stripped.
+        ``priority`` goes to vLLM (lower first); ``timeout`` defaults to :meth:`timeout_for`
+        with *stretch* (the caller's retries widen it).
+        Each answer's tokens per second feed :attr:`decode_rate`.
         """
         s = self.settings
+        timeout = self.timeout_for(max_tokens, stretch) if timeout is None else timeout
+        extra: dict[str, Any] = {"top_k": s.top_k, "repetition_penalty": s.repetition_penalty}
+        if priority is not None and self.sends_priority:
+            extra["priority"] = int(priority)
+        started = time.monotonic()
         try:
             response = await self._openai.chat.completions.create(
                 model=model or await self.model_name(),
@@ -133,13 +153,37 @@ class ModelClient:
                 n=n,
                 temperature=s.temperature if temperature is None else temperature,
                 top_p=s.top_p if top_p is None else top_p,
-                extra_body={"top_k": s.top_k, "repetition_penalty": s.repetition_penalty},
+                extra_body=extra,
+                timeout=timeout,
             )
         except (ModelError, asyncio.CancelledError):
             raise
+        except openai.BadRequestError as err:
+            if "priority" in extra and "priority" in str(err).lower():
+                self.sends_priority = False
+                _log.warning("the model server refuses request priorities (%s): sending none; "
+                             "live messages are ordered by the app's queue only", err)
+                return await self.complete(prompt, max_tokens=max_tokens, n=n,
+                                           temperature=temperature, top_p=top_p, model=model,
+                                           source=source, timeout=timeout)
+            raise map_error(err, timeout) from err
         except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
-            raise map_error(err, s.request_timeout) from err
-        return [strip_wrapping(c, source) for c in _contents(response)]
+            raise map_error(err, timeout) from err
+        contents = _contents(response)
+        usage = getattr(response, "usage", None)
+        tokens = getattr(usage, "completion_tokens", None)
+        if isinstance(tokens, int):
+            self.decode_rate.observe(tokens // max(1, n), time.monotonic() - started)
+        return [strip_wrapping(c, source) for c in contents]
+
+    def timeout_for(self, max_tokens: int, stretch: float = 1.0) -> float:
+        """Seconds a call for up to *max_tokens* may take: fixed (HYMT_REQUEST_TIMEOUT) or sized
+        from the measured decode rate; *stretch* widens it on retries."""
+        fixed = self.settings.request_timeout
+        if fixed is not None:
+            return fixed * max(1.0, stretch)
+        return call_timeout(max_tokens, self.decode_rate.value,
+                            floor=self.settings.timeout_floor, stretch=stretch)
 
     async def health(self, timeout: float = 3.0) -> bool:
         """True when the server's /health answers 200 (it needs no API key)."""

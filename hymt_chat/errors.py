@@ -59,3 +59,39 @@ class SidecarError(HymtError):
 
 class ModelTimeoutError(ModelError):
     """One call took longer than the request timeout; retrying would only pile up load."""
+
+
+class IncompleteTranslationError(ModelError):
+    """Some parts could not be translated before their deadline; the others were.
+
+    ``partial`` holds everything translated so far (a ``PartialTranslation`` or a document's
+    ``PartialDocument``): the UI shows it with the missing parts marked and offers to retry only
+    those; the CLI prints it and exits non-zero. Nothing translated is thrown away.
+    """
+
+    def __init__(self, partial: object, done: int, total: int, missing: list[int],
+                 cause: BaseException) -> None:
+        self.partial = partial
+        self.done, self.total, self.missing = done, total, missing
+        self.cause = cause
+        super().__init__(
+            f"Translated {done} of {total} parts; {_parts(missing)} could not be translated in "
+            f"time ({short_reason(cause)}) and {'is' if len(missing) == 1 else 'are'} marked "
+            "[not translated]."
+        )
+
+
+def _parts(numbers: list[int]) -> str:
+    shown = ", ".join(str(n) for n in numbers[:10]) + (" …" if len(numbers) > 10 else "")
+    return f"part {shown}" if len(numbers) == 1 else f"parts {shown}"
+
+
+def short_reason(err: BaseException) -> str:
+    """A few words for why a model call failed, for sentences that name several failures."""
+    if isinstance(err, ModelTimeoutError):
+        return "the model was too slow"
+    if isinstance(err, ModelUnavailableError):
+        return "the model server was not reachable"
+    if isinstance(err, ModelBusyError):
+        return "the model server stayed busy"
+    return str(err).rstrip(".") or type(err).__name__

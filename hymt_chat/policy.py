@@ -5,12 +5,20 @@ Every model call of the process goes through one :class:`Policy`:
 * **Window (AIMD, like TCP).** At most ``window`` calls run at once. A 503 halves it (from the
   number of calls actually in flight, floor ``window_min``), once per congestion episode; each run
   of ``window`` consecutive successes widens it by one, up to ``window_max``.
-* **Fair queue.** Calls beyond the window wait round-robin across users, FIFO within a user, so
+* **Sized to the engine.** ``window_max`` is what the engine can *run* (its ``--max-num-seqs``,
+  see :func:`hymt_chat.engine.engine_slots`), not what it can queue: a request waiting inside
+  vLLM is out of our hands (order and time), so almost nothing should wait there. A 503 is
+  the safety net, not the signal the window grows towards.
+* **Classes first** (:mod:`hymt_chat.priority`). Waiting calls are served by class rank
+  (interactive, best, check, bulk), and background classes never hold more than
+  ``window - reserve`` slots: an interactive message always finds a slot free of documents.
+* **Fair queue.** Within a class, calls wait round-robin across users, FIFO within a user, so
   one user's 50 segments cannot starve another user's single message.
 * **Retry.** ``ModelBusyError`` and ``ModelUnavailableError`` are retried (via ``stamina``) with
   exponential backoff and full jitter, or exactly ``retry_after`` seconds when the server said so,
-  until the per-message deadline. During the backoff the slot is given back; the retry then
-  rejoins the queue ahead of every first try (retries among themselves in arrival order): it
+  until the per-message deadline (and ``ModelTimeoutError`` too when the caller sized each try's
+timeout itself and asks for it: ``retry_timeouts``). During the backoff the slot is given back; the retry then
+  rejoins the queue ahead of every first try of its class (retries in arrival order): it
   already waited its turn, and a 503 is the server's refusal, not the user's. Anything else
   propagates at once.
 
@@ -26,12 +34,13 @@ import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 import stamina
 
-from .errors import ModelBusyError, ModelError, ModelUnavailableError
+from .errors import ModelBusyError, ModelError, ModelTimeoutError, ModelUnavailableError
+from .priority import DEFAULT_RANKS, INTERACTIVE, parse_ranks
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -40,7 +49,7 @@ __all__ = ["EventSink", "Policy", "PolicyEvent", "get_policy", "segment_parallel
 
 T = TypeVar("T")
 
-_RETRYABLE = (ModelBusyError, ModelUnavailableError)
+_RETRYABLE = (ModelBusyError, ModelUnavailableError, ModelTimeoutError)
 _log = logging.getLogger(__name__)
 
 
@@ -63,6 +72,8 @@ def _reason(err: BaseException | None) -> str:
         return "busy (503)"
     if isinstance(err, ModelUnavailableError):
         return "unavailable"
+    if isinstance(err, ModelTimeoutError):
+        return "timeout"
     if isinstance(err, ModelError):
         return "model error"
     return type(err).__name__ if err is not None else ""
@@ -87,6 +98,9 @@ class _Request:
     on_event: EventSink | None
     budget: float
     deadline_at: float
+    rank: int = 0
+    background: bool = False  # not interactive: may not take the reserved slots
+    retry_timeouts: bool = False
     attempt: int = 0
     last_error: ModelError | None = None  # last busy/unavailable answer of the server
     expired: bool = False  # the deadline ran out (in the queue or before a retry)
@@ -94,6 +108,58 @@ class _Request:
     waiter: asyncio.Future[None] | None = None  # set while queued
     queued: bool = False
     ahead: int | None = None  # last "ahead" reported
+
+
+@dataclass(eq=False, slots=True)
+class _Line:
+    """The waiting requests of one class: retries first, then round-robin across users."""
+
+    queues: dict[str, deque[_Request]] = field(default_factory=dict)  # user -> FIFO
+    ring: deque[str] = field(default_factory=deque)  # users with waiting requests
+    retries: deque[_Request] = field(default_factory=deque)
+
+    def __len__(self) -> int:
+        return len(self.retries) + sum(len(q) for q in self.queues.values())
+
+    def push(self, req: _Request, *, retry: bool) -> None:
+        if retry:
+            self.retries.append(req)
+            return
+        line = self.queues.get(req.user)
+        if line is None:
+            line = self.queues[req.user] = deque()
+            self.ring.append(req.user)  # a newcomer is served after everyone waiting
+        line.append(req)
+
+    def remove(self, req: _Request) -> None:
+        if req in self.retries:
+            self.retries.remove(req)
+            return
+        line = self.queues[req.user]
+        line.remove(req)
+        if not line:
+            del self.queues[req.user]
+            self.ring.remove(req.user)
+
+    def pop(self) -> _Request:
+        if self.retries:
+            return self.retries.popleft()
+        user = self.ring.popleft()
+        line = self.queues[user]
+        req = line.popleft()
+        if line:
+            self.ring.append(user)  # round-robin: this user's next one waits for the others
+        else:
+            del self.queues[user]
+        return req
+
+    def order(self) -> list[_Request]:
+        """The order pop() would serve them in: the i-th of every user before anyone's i+1-th."""
+        out = list(self.retries)
+        lines = [self.queues[u] for u in self.ring]
+        for i in range(max(map(len, lines), default=0)):
+            out.extend(line[i] for line in lines if i < len(line))
+        return out
 
 
 class Policy:
@@ -108,11 +174,17 @@ class Policy:
         retries: bool = True,
         initial_delay: float = 0.25,
         max_delay: float = 5.0,
+        reserve: int = 1,
+        ranks: str = DEFAULT_RANKS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not 1 <= window_min <= window_max:
             msg = f"need 1 <= window_min ({window_min}) <= window_max ({window_max})"
             raise ValueError(msg)
+        if reserve < 0:
+            raise ValueError(f"reserve must be >= 0, not {reserve}")
+        self._reserve = reserve
+        self._ranks = parse_ranks(ranks)
         self._window_max = window_max
         self._window_min = window_min
         self._deadline = deadline
@@ -131,11 +203,10 @@ class Policy:
         # 503 halves it at once, whereas a slow start would delay every message after a restart.
         self._window = window_max
         self._in_flight = 0
+        self._background = 0  # of which background classes
         self._successes = 0  # consecutive successes since the last change of the window
         self._epoch = 0  # bumped at each shrink; a 503 from an older epoch is already answered
-        self._queues: dict[str, deque[_Request]] = {}  # user -> their waiting requests, FIFO
-        self._ring: deque[str] = deque()  # users with waiting requests, in round-robin order
-        self._retry_line: deque[_Request] = deque()  # retries waiting: served before the ring
+        self._lines: dict[int, _Line] = {}  # rank -> its waiting requests
 
     # --- public surface ---------------------------------------------------------------------
 
@@ -157,11 +228,31 @@ class Policy:
     @property
     def queue_length(self) -> int:
         """How many calls wait for a slot."""
-        return len(self._retry_line) + sum(len(q) for q in self._queues.values())
+        return sum(len(line) for line in self._lines.values())
+
+    @property
+    def background_slots(self) -> int:
+        """Slots background classes may hold at once: the window less the reserve (at least 1)."""
+        return max(1, self._window - self._reserve)
+
+    def rank(self, klass: str) -> int:
+        """The rank of a request class: its place in our queue and its vLLM ``priority``."""
+        try:
+            return self._ranks[klass]
+        except KeyError:
+            raise ValueError(f"unknown request class {klass!r}") from None
 
     def add_hook(self, hook: EventSink) -> None:
         """Send every event of every call to *hook* too (metrics, logs)."""
         self._hooks.append(hook)
+
+    def notify(self, event: PolicyEvent, on_event: EventSink | None = None) -> None:
+        """Report an event a caller decided on (a segment split after a timeout) like our own."""
+        for sink in [on_event, *self._hooks] if on_event else self._hooks:
+            try:
+                sink(event)
+            except Exception:  # a broken observer must never break scheduling
+                _log.exception("policy event hook %r failed", sink)
 
     async def run(
         self,
@@ -170,15 +261,21 @@ class Policy:
         user: str,
         deadline: float | None = None,
         on_event: EventSink | None = None,
+        klass: str = INTERACTIVE,
+        retry_timeouts: bool = False,
     ) -> T:
         """Await ``call()`` inside the window, retrying busy/unavailable until the deadline.
 
         *deadline* (seconds from now, queueing included) overrides the policy's default. At the
         deadline the last error type is raised with a sentence for the user. A running call is
-        not cut off by the deadline; the client's request timeout bounds it.
+        not cut off by the deadline; the client's request timeout bounds it. *klass* places the
+        call in the queue (see :mod:`hymt_chat.priority`); *retry_timeouts* retries a
+        ``ModelTimeoutError`` too, for callers whose ``call`` widens its timeout each try.
         """
         budget = self._deadline if deadline is None else max(0.0, float(deadline))
-        req = _Request(user, on_event, budget, self._clock() + budget)
+        rank = self.rank(klass)
+        req = _Request(user, on_event, budget, self._clock() + budget, rank=rank,
+                       background=rank > self._ranks[INTERACTIVE], retry_timeouts=retry_timeouts)
         try:
             # The hook returns False (stop) or the exact delay, so stamina's own wait_* settings
             # never apply; attempts and timeout are off because the deadline decides, in the
@@ -213,13 +310,13 @@ class Policy:
             req.last_error = err
             self._shrink(epoch)
             raise
-        except ModelUnavailableError as err:
+        except (ModelUnavailableError, ModelTimeoutError) as err:
             req.last_error = err  # not congestion: the window stays as it is
             raise
         else:
             self._grow()
         finally:
-            self._release()
+            self._release(req)
         self._emit(req, PolicyEvent("succeeded", attempt=req.attempt))
         return result
 
@@ -227,12 +324,16 @@ class Policy:
         """stamina backoff hook: False to stop, else the seconds to sleep before the next try."""
         if not self._retries or req.expired or not isinstance(exc, _RETRYABLE):
             return False
+        if isinstance(exc, ModelTimeoutError) and not req.retry_timeouts:
+            return False
         remaining = req.deadline_at - self._clock()
         if remaining <= 0:
             req.expired = True
             return False
         retry_after = getattr(exc, "retry_after", None)
-        if retry_after is not None:
+        if isinstance(exc, ModelTimeoutError):
+            delay = 0.0  # the timeout itself was the wait; the next try is given longer
+        elif retry_after is not None:
             delay = max(0.0, float(retry_after))
             if delay > remaining:  # the server will not take it before our deadline: stop now
                 if delay > req.budget:  # more than this message may ever wait: say the server's
@@ -253,6 +354,8 @@ class Policy:
 
     def _final_error(self, req: _Request, err: ModelError) -> ModelError:
         """The error a user sees when the policy stops retrying *err*."""
+        if isinstance(err, ModelTimeoutError):
+            return err  # "did not answer within N s": already the user's sentence
         unreachable = isinstance(err, ModelUnavailableError)
         kind = ModelUnavailableError if unreachable else ModelBusyError
         if req.too_long is not None:
@@ -290,30 +393,43 @@ class Policy:
             self._window += 1
             self._successes = 0
 
-    def _release(self) -> None:
+    def _take(self, req: _Request) -> None:
+        self._in_flight += 1
+        if req.background:
+            self._background += 1
+
+    def _release(self, req: _Request) -> None:
         self._in_flight -= 1
+        if req.background:
+            self._background -= 1
         self._dispatch()
 
-    # --- the fair queue ---------------------------------------------------------------------
+    def _may_start(self, req: _Request) -> bool:
+        if self._in_flight >= self._window:
+            return False
+        return not req.background or self._background < self.background_slots
+
+    # --- the queue --------------------------------------------------------------------------
 
     async def _acquire(self, req: _Request) -> None:
-        """Take a slot of the window, waiting in the fair queue until the deadline if needed."""
-        if not self._ring and not self._retry_line and self._in_flight < self._window:
-            self._in_flight += 1
+        """Take a slot of the window, waiting in the queue until the deadline if needed."""
+        if not self._lines and self._may_start(req):
+            self._take(req)
             return
         remaining = req.deadline_at - self._clock()
         if remaining <= 0:
             req.expired = True
             raise _no_slot(req)
         req.waiter = asyncio.get_running_loop().create_future()
-        # A retry already waited its turn: it goes ahead of every first try.
+        # A retry already waited its turn: it goes ahead of every first try of its class.
         self._enqueue(req, retry=req.attempt > 1)
+        self._dispatch()  # a free slot the waiting ones may not take (reserved) may be its
         try:
             async with asyncio.timeout(remaining):
                 await req.waiter
         except BaseException as exc:
             if req.waiter.done() and not req.waiter.cancelled():
-                self._release()  # granted in the very moment we stopped waiting: hand it back
+                self._release(req)  # granted in the very moment we stopped waiting: hand it back
             else:
                 self._dequeue(req)
             if isinstance(exc, TimeoutError):
@@ -327,14 +443,10 @@ class Policy:
         # Retries used to rejoin at the front of their user's line only, i.e. behind every other
         # user already waiting: on the real server (40 users, 2+2 admission) a message unlucky
         # enough to meet two or three 503s waited three or four times as long as the rest.
-        if retry:
-            self._retry_line.append(req)
-        else:
-            line = self._queues.get(req.user)
-            if line is None:
-                line = self._queues[req.user] = deque()
-                self._ring.append(req.user)  # a newcomer is served after everyone waiting
-            line.append(req)
+        line = self._lines.get(req.rank)
+        if line is None:
+            line = self._lines[req.rank] = _Line()
+        line.push(req, retry=retry)
         req.queued = True
         req.ahead = None  # each time it joins the queue, it is told where it stands
         self._report_ahead()
@@ -343,57 +455,41 @@ class Policy:
         if not req.queued:
             return
         req.queued = False
-        if req in self._retry_line:
-            self._retry_line.remove(req)
-        else:
-            line = self._queues[req.user]
-            line.remove(req)
-            if not line:
-                del self._queues[req.user]
-                self._ring.remove(req.user)
+        line = self._lines[req.rank]
+        line.remove(req)
+        if not len(line):
+            del self._lines[req.rank]
         self._report_ahead()
 
-    def _pop_next(self) -> _Request:
-        if self._retry_line:
-            req = self._retry_line.popleft()
+    def _pop_next(self) -> _Request | None:
+        """The next request that may start now: best class first; None if none may."""
+        for rank in sorted(self._lines):
+            line = self._lines[rank]
+            if not self._may_start(_head(line)):
+                return None  # later classes are background too: they may not either
+            req = line.pop()
+            if not len(line):
+                del self._lines[rank]
             req.queued = False
             return req
-        user = self._ring.popleft()
-        line = self._queues[user]
-        req = line.popleft()
-        req.queued = False
-        if line:
-            self._ring.append(user)  # round-robin: this user's next one waits for the others
-        else:
-            del self._queues[user]
-        return req
+        return None
 
     def _dispatch(self) -> None:
-        """Hand free slots to waiting requests, round-robin across users."""
-        while self._in_flight < self._window and (self._retry_line or self._ring):
-            req = self._pop_next()
+        """Hand free slots to waiting requests: class by class, round-robin across users."""
+        while (req := self._pop_next()) is not None:
             if req.waiter is None or req.waiter.done():
                 continue  # cancelled or timed out; its own task is cleaning up
-            self._in_flight += 1
+            self._take(req)
             req.waiter.set_result(None)
         self._report_ahead()
 
     def _report_ahead(self) -> None:
-        """Tell each waiting request how many will be served before it, when that changed.
-
-        Round-robin serves the i-th waiting request of every user in ring order before anyone's
-        (i+1)-th, so for the i-th request of the user at ring position j the count is
-        sum(min(len_u, i)) over all users plus the users before j that have more than i waiting.
-        Waiting retries go first, in order, so they count ahead of everyone in the ring.
-        """
-        for k, req in enumerate(self._retry_line):
-            self._tell_ahead(req, k)
-        lengths = [len(self._queues[u]) for u in self._ring]
-        for j, user in enumerate(self._ring):
-            for i, req in enumerate(self._queues[user]):
-                ahead = len(self._retry_line) + sum(min(n, i) for n in lengths)
-                ahead += sum(1 for n in lengths[:j] if n > i)
+        """Tell each waiting request how many will be served before it, when that changed."""
+        ahead = 0
+        for rank in sorted(self._lines):
+            for req in self._lines[rank].order():
                 self._tell_ahead(req, ahead)
+                ahead += 1
 
     def _tell_ahead(self, req: _Request, ahead: int) -> None:
         if ahead != req.ahead:
@@ -403,22 +499,23 @@ class Policy:
     # --- observability ----------------------------------------------------------------------
 
     def _emit(self, req: _Request, event: PolicyEvent) -> None:
-        sinks = [req.on_event, *self._hooks] if req.on_event else self._hooks
-        for sink in sinks:
-            try:
-                sink(event)
-            except Exception:  # a broken observer must never break scheduling (or leak a slot)
-                _log.exception("policy event hook %r failed", sink)
+        self.notify(event, req.on_event)  # a broken observer never breaks us (or leaks a slot)
 
 
-def segment_parallelism(policy: Policy, requested: int) -> int:
-    """How many segments of one message to hand to the policy at once: at most the window.
+def _head(line: _Line) -> _Request:
+    return line.retries[0] if line.retries else line.queues[line.ring[0]][0]
+
+
+def segment_parallelism(policy: Policy, requested: int, klass: str = INTERACTIVE) -> int:
+    """How many segments of one message to hand to the policy at once: at most the window,
+    and for a background class at most its share of it (the reserve stays free).
 
     Callers re-read it before launching each segment, so a message downgrades (and recovers)
     as the window moves. Keeping a message's segments out of the queue until they can run is
     also what makes the per-segment deadline mean "waiting", not "length of the document".
     """
-    return max(1, min(requested, policy.window))
+    share = policy.window if klass == INTERACTIVE else policy.background_slots
+    return max(1, min(requested, share))
 
 
 _POLICY: Policy | None = None
@@ -428,10 +525,15 @@ def get_policy(settings: Settings) -> Policy:
     """The process-wide policy, built from *settings* on first use and shared by every session."""
     global _POLICY
     if _POLICY is None:
+        from .engine import engine_slots
+
+        slots = engine_slots(settings)
         _POLICY = Policy(
-            window_max=settings.window_max,
-            window_min=settings.window_min,
+            window_max=slots,
+            window_min=min(settings.window_min, slots),
             deadline=settings.deadline,
             retries=settings.retries,
+            reserve=settings.interactive_reserve,
+            ranks=settings.priorities,
         )
     return _POLICY

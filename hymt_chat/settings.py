@@ -31,7 +31,18 @@ class Settings(BaseSettings):
     model: str | None = Field(
         default=None, description="Served model name; unset: the first one /v1/models lists."
     )
-    request_timeout: float = Field(default=120.0, gt=0, description="Seconds per HTTP call.")
+    request_timeout: float | None = Field(
+        default=None, gt=0,
+        description="Fixed seconds per model call; unset: sized per call from its max_tokens at "
+        "the measured decode rate (floor timeout_floor), widened on each retry.",
+    )
+    timeout_floor: float = Field(default=30.0, gt=0, description="Shortest sized call timeout.")
+    decode_rate: float = Field(
+        default=4.0, gt=0, description="Tokens/s of one request assumed until one is measured."
+    )
+    engine_priority: bool = Field(
+        default=True, description="Send each request's class as vLLM's `priority` field."
+    )
 
     # --- translation -----------------------------------------------------------------------
     default_target: str = Field(default="en", description="Target language of a new chat.")
@@ -55,7 +66,22 @@ class Settings(BaseSettings):
     # --- retry and downgrade (the policy) --------------------------------------------------
     retries: bool = Field(default=True, description="Off: a 503 fails at once (for tests).")
     deadline: float = Field(default=180.0, gt=0, description="Seconds one message may wait.")
-    window_max: int = Field(default=8, ge=1, description="Most in-flight requests per process.")
+    window_max: int | None = Field(
+        default=None, ge=1,
+        description="Most in-flight requests per process; unset: what the engine runs at once "
+        "(the sidecar's --max-num-seqs), so that nothing waits inside vLLM; 8 for an external "
+        "server (set it to that server's --max-num-seqs).",
+    )
+    interactive_reserve: int = Field(
+        default=1, ge=0, description="Slots documents and other background work may never take."
+    )
+    priorities: str = Field(
+        default="interactive=0,best=10,check=20,bulk=30",
+        description="Rank per request class (lower first): our queue order and vLLM's priority.",
+    )
+    bulk_segments: int = Field(
+        default=4, ge=1, description="A message of more parts than this is a long paste: bulk."
+    )
     window_min: int = Field(default=1, ge=1)
     rate_limit: str = Field(
         default="20/minute", description="Per-user message limit (limits syntax); empty: none."

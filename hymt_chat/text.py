@@ -6,6 +6,7 @@ Everything here is pure and cheap enough to run on a 200,000-character paste.
 from __future__ import annotations
 
 import codecs
+import itertools
 import math
 import re
 import unicodedata
@@ -308,3 +309,15 @@ def max_tokens_for(text: str, max_model_len: int) -> int:
     wanted = max(64, 2 * estimate + 32)
     room = max(16, max_model_len - estimate - PROMPT_TOKENS)
     return min(wanted, room)
+
+
+def halve_at_sentence(text: str) -> tuple[str, str] | None:
+    """Two halves of *text* cut at the sentence end nearest its middle (``a + b == text``), or
+    None for a single sentence: a segment that timed out is retried as two smaller ones, but
+    cutting inside a sentence would cost its meaning."""
+    sentences = _cut_after(_SENTENCE_END)(text)
+    if len(sentences) < 2:
+        return None
+    ends = list(itertools.accumulate(len(s) for s in sentences))[:-1]
+    cut = min(ends, key=lambda end: abs(2 * end - len(text)))
+    return text[:cut], text[cut:]

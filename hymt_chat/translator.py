@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
@@ -11,12 +10,24 @@ from dataclasses import dataclass
 from .answers import keep_line_structure
 from .client import ModelClient, get_client
 from .detect import detect_language
-from .errors import EmptyTextError, InputTooLongError
+from .errors import EmptyTextError, IncompleteTranslationError, InputTooLongError, ModelTimeoutError
 from .languages import get_language
-from .policy import EventSink, Policy, get_policy, segment_parallelism
+from .policy import EventSink, Policy, PolicyEvent, get_policy, segment_parallelism
+from .priority import BULK, INTERACTIVE
 from .prompts import build_prompt
+from .runner import run_bounded
 from .settings import Settings, get_settings
-from .text import clean_text, is_blank, max_tokens_for, segment_budget, split_segments
+from .text import (
+    clean_text,
+    halve_at_sentence,
+    is_blank,
+    max_tokens_for,
+    segment_budget,
+    split_segments,
+)
+
+MISSING_MARK = "[not translated] "
+"""Put before each part that could not be translated, which is shown in the original."""
 
 ProgressSink = Callable[[int, int], "Awaitable[None] | None"]
 
@@ -33,9 +44,10 @@ class SegmentJob:
     text: str  # the segment without its leading/trailing whitespace (re-attached by the caller)
     source: str  # code for the prompt: the detected/chosen source, else the target's
     target: str
-    deadline_at: float  # time.monotonic() by which the whole message must be done
+    deadline_at: float  # time.monotonic() by which this segment must be done
     user: str
     on_event: EventSink | None = None
+    klass: str = INTERACTIVE  # request class (hymt_chat.priority): queue order, vLLM priority
 
 
 SegmentTranslator = Callable[[SegmentJob], Awaitable[str]]
@@ -50,6 +62,43 @@ class Translation:
     same_language: bool  # already in the target language: the model was not called
     segments: int  # model calls made
     seconds: float  # wall time of the whole translation
+
+
+@dataclass(frozen=True, slots=True)
+class PartialTranslation:
+    """A translation some of whose segments failed: what :meth:`Translator.translate_rest` resumes.
+
+    ``results`` has one entry per plan segment: its translation, or None where it is missing.
+    """
+
+    plan: Plan
+    results: tuple[str | None, ...]
+    klass: str
+    seconds: float
+
+    @property
+    def missing(self) -> list[int]:
+        """Indices (into the plan's segments) still to translate."""
+        return [i for i, r in enumerate(self.results) if r is None]
+
+    @property
+    def part_numbers(self) -> list[int]:
+        """The missing ones as the user counts them: 1-based among the parts that need work."""
+        work = [i for i, seg in enumerate(self.plan.segments) if seg.strip()]
+        missing = set(self.missing)
+        return [n for n, i in enumerate(work, 1) if i in missing]
+
+    @property
+    def text(self) -> str:
+        """Everything in order: translations in place, missing parts in the original, marked."""
+        out = []
+        for seg, result in zip(self.plan.segments, self.results, strict=True):
+            if result is None:
+                core = seg.strip()
+                lead = seg[: len(seg) - len(seg.lstrip())]
+                result = lead + MISSING_MARK + core + seg[len(seg.rstrip()):]
+            out.append(result)
+        return "".join(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +158,12 @@ class Translator:
     def policy(self) -> Policy:
         return self._policy or get_policy(self.settings)
 
+    def request_class(self, plan: Plan, klass: str = INTERACTIVE) -> str:
+        """A long paste is bulk work even when typed in the chat: it must not hold live slots."""
+        if klass == INTERACTIVE and plan.work > self.settings.bulk_segments:
+            return BULK
+        return klass
+
     async def translate(
         self,
         text: str,
@@ -119,18 +174,55 @@ class Translator:
         on_progress: ProgressSink | None = None,
         on_event: EventSink | None = None,
         segment_translator: SegmentTranslator | None = None,
+        klass: str = INTERACTIVE,
     ) -> Translation:
-        """Translate *text*; *segment_translator* replaces the per-segment model call."""
+        """Translate *text*; *segment_translator* replaces the per-segment model call.
+
+        Raises IncompleteTranslationError, carrying every segment that was translated, when
+        some segments still failed at their deadline; :meth:`translate_rest` resumes it.
+        """
         started = time.monotonic()
         plan = plan_translation(text, target, source, self.settings)
         if plan.same_language:
             return Translation(plan.text, plan.source, plan.target, plan.detected, True, 0,
                                time.monotonic() - started)
+        results: list[str | None] = [None if seg.strip() else seg for seg in plan.segments]
+        return await self._run(plan, results, self.request_class(plan, klass), started,
+                               user=user, on_progress=on_progress, on_event=on_event,
+                               segment_translator=segment_translator)
+
+    async def translate_rest(
+        self,
+        partial: PartialTranslation,
+        *,
+        user: str = "default",
+        on_progress: ProgressSink | None = None,
+        on_event: EventSink | None = None,
+        segment_translator: SegmentTranslator | None = None,
+    ) -> Translation:
+        """Translate only the segments *partial* is missing; the others are not sent again."""
+        return await self._run(partial.plan, list(partial.results), partial.klass,
+                               time.monotonic() - partial.seconds, user=user,
+                               on_progress=on_progress, on_event=on_event,
+                               segment_translator=segment_translator)
+
+    async def _run(
+        self,
+        plan: Plan,
+        results: list[str | None],
+        klass: str,
+        started: float,
+        *,
+        user: str,
+        on_progress: ProgressSink | None,
+        on_event: EventSink | None,
+        segment_translator: SegmentTranslator | None,
+    ) -> Translation:
         # Unsure detection: the target decides the template (a Chinese target -> Chinese one).
         prompt_source = plan.source or plan.target
-        results: list[str] = list(plan.segments)
-        todo = [i for i, seg in enumerate(plan.segments) if seg.strip()]
-        done = 0
+        todo = [i for i, r in enumerate(results) if r is None]
+        total = plan.work
+        done = total - len(todo)
 
         async def one(index: int) -> None:
             nonlocal done
@@ -141,59 +233,76 @@ class Translator:
             # Each segment gets the whole deadline for its own queueing and retries: a long
             # document's model time must not eat the budget of its last segments.
             deadline_at = time.monotonic() + self.settings.deadline
-            job = SegmentJob(core, prompt_source, plan.target, deadline_at, user, on_event)
+            job = SegmentJob(core, prompt_source, plan.target, deadline_at, user, on_event, klass)
             answer = await (segment_translator or self.translate_segment)(job)
             results[index] = lead + keep_line_structure(answer, core) + trail
             done += 1
             if on_progress is not None:
-                maybe = on_progress(done, len(todo))
+                maybe = on_progress(done, total)
                 if inspect.isawaitable(maybe):
                     await maybe
 
-        await _bounded_gather(
+        failed = await run_bounded(
             [lambda i=i: one(i) for i in todo],
-            lambda: segment_parallelism(self.policy, self.settings.segment_concurrency),
+            lambda: segment_parallelism(self.policy, self.settings.segment_concurrency, klass),
         )
-        return Translation("".join(results), plan.source, plan.target, plan.detected, False,
-                           len(todo), time.monotonic() - started)
+        seconds = time.monotonic() - started
+        if failed:
+            first = failed[min(failed)]
+            if done == 0:  # nothing to keep: the error itself says it best
+                raise first
+            partial = PartialTranslation(plan, tuple(results), klass, seconds)
+            raise IncompleteTranslationError(partial, done, total, partial.part_numbers, first)
+        return Translation("".join(results), plan.source, plan.target,  # type: ignore[arg-type]
+                           plan.detected, False, len(todo), seconds)
 
     async def translate_segment(
         self, job: SegmentJob, build: Callable[[str, str, str], str] = build_prompt
     ) -> str:
-        """One segment, one model call (via the policy); the official prompt unless a mode
-        (terminology, context) brings its own ``build(text, source, target)``."""
-        prompt = build(job.text, job.source, job.target)
-        max_tokens = max_tokens_for(job.text, self.settings.max_model_len)
-        answers = await self.policy.run(
-            lambda: self.client.complete(prompt, max_tokens=max_tokens, source=job.text),
-            user=job.user,
-            deadline=max(0.0, job.deadline_at - time.monotonic()),
-            on_event=job.on_event,
-        )
+        """One segment via the policy; the official prompt unless a mode (terminology,
+        context) brings its own ``build(text, source, target)``.
+
+        A call that times out is retried with a longer timeout; a segment of several
+        sentences is retried as two halves instead (each a call of its own), so a paragraph
+        that is slow on this server does not fail whole.
+        """
+        return await self._segment(job.text, job, build, stretch=1.0)
+
+    async def _segment(
+        self, text: str, job: SegmentJob, build: Callable[[str, str, str], str], stretch: float
+    ) -> str:
+        prompt = build(text, job.source, job.target)
+        max_tokens = max_tokens_for(text, self.settings.max_model_len)
+        halves = halve_at_sentence(text)
+        client, policy = self.client, self.policy
+        tries = 0
+
+        def call() -> Awaitable[list[str]]:
+            nonlocal tries
+            tries += 1
+            return client.complete(prompt, max_tokens=max_tokens, source=text,
+                                   priority=policy.rank(job.klass),
+                                   stretch=stretch * 2 ** (tries - 1))
+
+        try:
+            answers = await policy.run(
+                call, user=job.user, deadline=max(0.0, job.deadline_at - time.monotonic()),
+                on_event=job.on_event, klass=job.klass, retry_timeouts=halves is None,
+            )
+        except ModelTimeoutError:
+            if halves is None or not self.settings.retries or time.monotonic() >= job.deadline_at:
+                raise
+            policy.notify(PolicyEvent("retrying", attempt=tries, error="timeout (split)"),
+                          job.on_event)
+            return "".join([await self._half(half, job, build, stretch * 2) for half in halves])
         return answers[0]
 
+    async def _half(
+        self, half: str, job: SegmentJob, build: Callable[[str, str, str], str], stretch: float
+    ) -> str:
+        core = half.strip()
+        if not core:
+            return half
+        lead = half[: len(half) - len(half.lstrip())]
+        return lead + await self._segment(core, job, build, stretch) + half[len(half.rstrip()):]
 
-async def _bounded_gather(
-    jobs: list[Callable[[], Awaitable[None]]], limit: Callable[[], int]
-) -> None:
-    """Run jobs in order with at most limit() at once, re-reading the limit as it changes.
-
-    The first failure cancels the rest and is raised as itself (nothing half-translated is
-    returned, and callers catch our error types, not an ExceptionGroup).
-    """
-    pending = list(reversed(jobs))
-    running: set[asyncio.Future[None]] = set()
-    try:
-        while pending or running:
-            while pending and len(running) < max(1, limit()):
-                running.add(asyncio.ensure_future(pending.pop()()))
-            finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            errors = [task.exception() for task in finished if not task.cancelled()]
-            first = next((err for err in errors if err is not None), None)
-            if first is not None:
-                raise first
-    finally:
-        for task in running:
-            task.cancel()
-        if running:
-            await asyncio.wait(running)

@@ -33,7 +33,7 @@ class Script:
         self.prompts: list[str] = []
 
     async def complete(self, prompt, *, max_tokens, n=1, temperature=None, top_p=None,
-                       model=None, source=""):
+                       model=None, source="", **_request):
         self.prompts.append(prompt)
         result = self.answer(prompt, source)
         if isinstance(result, Exception):

@@ -6,6 +6,7 @@ import httpx
 import openai
 import pytest
 
+from hymt_chat.engine import engine_slots
 from hymt_chat import chimera
 from hymt_chat.chimera import (
     best_note,
@@ -47,7 +48,7 @@ class FakeClient:
         self.fusion_error, self.candidate_error = fusion_error, candidate_error
 
     async def complete(self, prompt, *, max_tokens, n=1, temperature=None, top_p=None,
-                       model=None, source=""):
+                       model=None, source="", **_request):
         fusion = prompt.startswith("Analyze the following multiple")
         self.calls.append(dict(prompt=prompt, n=n, temperature=temperature, top_p=top_p,
                                fusion=fusion, max_tokens=max_tokens))
@@ -68,7 +69,7 @@ class FakeClient:
 
 def _setup(client: FakeClient, fusion: FakeClient | None = None, **overrides):
     settings = Settings(base_url="http://x/v1", fusion_model="chimera", **overrides)
-    policy = Policy(window_max=settings.window_max, retries=False)
+    policy = Policy(window_max=engine_slots(settings), retries=False)
     translator = Translator(settings, client, policy)  # type: ignore[arg-type]
     return translator, (fusion or client), policy
 

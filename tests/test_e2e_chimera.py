@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from hymt_chat.engine import engine_slots
 from hymt_chat import chimera
 from hymt_chat.chimera import BestTranslation, chimera_available, translate_best
 from hymt_chat.client import ModelClient
@@ -48,7 +49,7 @@ class SpyClient(ModelClient):
 def _translator(server, **overrides) -> tuple[Translator, SpyClient, Policy]:
     settings = server.settings(deadline=600, **overrides)
     client = SpyClient(settings)
-    policy = Policy(window_max=settings.window_max, deadline=settings.deadline)
+    policy = Policy(window_max=engine_slots(settings), deadline=settings.deadline)
     return Translator(settings, client, policy), client, policy
 
 
@@ -119,7 +120,7 @@ async def test_candidates_the_server_cannot_admit_give_the_standard_translation(
     assert not client.fusion_prompts
     _english(result)
     # the 503 cut the window: the next Best quality message does not even ask for candidates
-    assert policy.window < translator.settings.window_max
+    assert policy.window < policy.window_max
     client.asked.clear()
     again = await translate_best(translator, "Merci beaucoup pour votre aide.", "en", "fr",
                                  fusion=client, fusion_policy=policy)

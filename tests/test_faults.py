@@ -139,14 +139,37 @@ async def test_retry_after_then_success_delivers(header):
     _no_leak(policy)
 
 
-async def test_a_stalled_server_times_out_and_is_not_retried():
-    with fake_server(Reply(delay=5.0)) as fake:
-        translator, policy = _translator(fake.base_url, request_timeout=0.5, deadline=30.0)
-        err, seconds = await _fails(translator)
+async def test_a_stalled_server_is_retried_with_longer_timeouts_until_the_deadline():
+    with fake_server(Reply(delay=30.0)) as fake:
+        translator, policy = _translator(fake.base_url, request_timeout=0.5, deadline=3.0)
+        events: list[PolicyEvent] = []
+        err, _ = await _fails(translator, events)
     assert isinstance(err, ModelTimeoutError)
-    assert str(err) == "The model did not answer within 0.5 s."
-    assert len(fake.calls) == 1  # a timeout is not retried: it would only pile up load
-    assert 0.5 <= seconds < 0.5 + SLACK
+    assert str(err).startswith("The model did not answer within ")
+    # 0.5 s, then 1 s, then 2 s: each try waited longer, none past the 3 s deadline's reach
+    assert len(fake.calls) >= 2
+    assert [e.kind for e in events if e.error == "timeout"].count("retrying") == len(fake.calls) - 1
+    _no_leak(policy)
+
+
+async def test_a_timed_out_call_is_retried_and_delivers():
+    with fake_server(Reply(delay=0.6), OK) as fake:
+        translator, policy = _translator(fake.base_url, request_timeout=0.3, deadline=30.0)
+        result = await translator.translate(FRENCH, "en")
+    assert result.text == "ok"
+    assert len(fake.calls) == 2  # the slow one timed out (0.3 s) and the retry answered
+    _no_leak(policy)
+
+
+async def test_a_timed_out_paragraph_is_retried_as_two_halves():
+    two = "Bonjour, ma commande n'est pas arrivée. Pourriez-vous vérifier le suivi du colis ?"
+    with fake_server(Reply(delay=30.0), OK, OK) as fake:
+        translator, policy = _translator(fake.base_url, request_timeout=0.5, deadline=30.0)
+        events: list[PolicyEvent] = []
+        result = await translator.translate(two, "en", on_event=events.append)
+    assert result.text == "ok ok"  # each half translated on its own, the space between kept
+    assert len(fake.calls) == 3
+    assert ("retrying", "timeout (split)") in [(e.kind, e.error) for e in events]
     _no_leak(policy)
 
 

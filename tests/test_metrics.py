@@ -40,7 +40,7 @@ class FakeClient:
         self.error = error
         self.calls = 0
 
-    async def complete(self, prompt: str, *, max_tokens: int, source: str) -> list[str]:
+    async def complete(self, prompt: str, *, max_tokens: int, source: str, **_request) -> list[str]:
         self.calls += 1
         if self.error is not None:
             raise self.error

@@ -11,6 +11,7 @@ import os
 import time
 import uuid
 from collections.abc import Awaitable
+from pathlib import PurePath
 from typing import Any, TypeVar
 
 import chainlit as cl
@@ -30,6 +31,7 @@ from hymt_chat.detect import detect_language
 from hymt_chat.errors import (
     EmptyTextError,
     HymtError,
+    IncompleteTranslationError,
     InputTooLongError,
     ModelError,
     ModelUnavailableError,
@@ -39,7 +41,9 @@ from hymt_chat.errors import (
 )
 from hymt_chat.health import health_response, is_demo_model
 from hymt_chat.metrics import get_metrics, outcome_of
-from hymt_chat.policy import PolicyEvent, get_policy
+from hymt_chat.pacing import eta_seconds
+from hymt_chat.policy import PolicyEvent, get_policy, segment_parallelism
+from hymt_chat.priority import BULK
 from hymt_chat.ratelimit import get_rate_limiter
 from hymt_chat.readiness import get_readiness
 from hymt_chat.settings import get_settings
@@ -357,9 +361,22 @@ async def message(msg: cl.Message) -> None:
 async def retry(action: cl.Action) -> None:
     _kiosk_touch()
     job = _kept(action)
-    if job is not None:
-        await action.remove()
-        await _when_ready(job)
+    await action.remove()
+    if job is None:
+        await _say(chat.EXPIRED_JOB)
+        return
+    await _when_ready(job)
+
+
+@cl.action_callback("retry_rest")
+async def retry_rest(action: cl.Action) -> None:
+    """Send only the parts a translation is missing; the translated ones are not sent again."""
+    job = _kept(action)
+    await action.remove()
+    if job is None:
+        await _say(chat.EXPIRED_JOB)
+        return
+    await _when_ready(job)
 
 
 @cl.action_callback("swap")
@@ -374,8 +391,10 @@ async def swap(action: cl.Action) -> None:
     await _send_pickers(state)
     await _say(chat.settings_changed_message(state))
     job = _kept(action)
-    if job is not None:
-        await _when_ready(job)
+    if job is None:
+        await _say(chat.EXPIRED_JOB)
+        return
+    await _when_ready(job)
 
 
 @cl.action_callback("translate_into")
@@ -389,8 +408,10 @@ async def translate_into(action: cl.Action) -> None:
     await _send_pickers(state)
     await _say(chat.settings_changed_message(state))
     job = _kept(action)
-    if job is not None:
-        await _when_ready(job)
+    if job is None:
+        await _say(chat.EXPIRED_JOB)
+        return
+    await _when_ready(job)
 
 
 @cl.on_stop
@@ -696,7 +717,9 @@ async def _when_ready(job: dict[str, Any]) -> None:
 
 async def _run(job: dict[str, Any]) -> None:
     try:
-        if "file" in job:
+        if "rest" in job:
+            await _translate_rest(job)
+        elif "file" in job:
             await _translate_file(job)
         elif "agent" in job:
             await _agent_turn(job)
@@ -722,11 +745,15 @@ class _Progress:
         self.last = 0.0
         self.always = always
         self.lock = asyncio.Lock()
+        self.started = time.monotonic()
+        self.base = 0  # parts done before this run (a Retry the rest): not this run's pace
 
     def _name(self) -> str:
         parts = [self.title]
         if self.total > 1:
-            parts.append(f"{self.done} of {self.total} parts")
+            eta = eta_seconds(self.done - self.base, self.total - self.base,
+                              time.monotonic() - self.started)
+            parts.append(chat.progress_label(self.done, self.total, eta))
         if self.note:
             parts.append(self.note)
         return " · ".join(parts)
@@ -778,12 +805,90 @@ async def _finished(progress: _Progress, job: dict[str, Any], work: Awaitable[T]
     becomes one message with a Retry button for the same job; None tells the caller to stop."""
     try:
         result = await work
+    except IncompleteTranslationError as err:
+        await progress.finish(failed=True)
+        await _say_partial(err, job)
+        return None
     except HymtError as err:
         await progress.finish(failed=True)
         await _say_error(err, retry=job)
         return None
     await progress.finish()
     return result
+
+
+async def _say_partial(err: IncompleteTranslationError, job: dict[str, Any]) -> None:
+    """Everything translated so far, in place, and a button that resends only the rest."""
+    rest = {**{k: v for k, v in job.items() if k != "rest"}, "rest": err.partial,
+            "done": err.done}
+    actions = [cl.Action(name="retry_rest", payload={"key": _keep(rest)},
+                         label="Retry the rest", icon="refresh-cw",
+                         tooltip="Translate only the parts marked [not translated]")]
+    elements: list[Any] = []
+    text = err.partial.text  # type: ignore[attr-defined]
+    if "file" in job:
+        doc = job.get("doc")
+        if doc is not None:
+            full = PurePath(documents.output_name(doc.name, job["target"]))
+            name = f"{full.stem}.partial{full.suffix}"
+            elements.append(cl.File(name=name, content=doc.encode(text), mime=doc.mime,
+                                    display="inline"))
+        content = f"{chat.escape_markdown(str(err))} {chat.RETRY_REST_HINT}"
+    else:
+        content = chat.partial_answer_markdown(text, str(err))
+    await _send(content, actions, elements)
+
+
+async def _translate_rest(job: dict[str, Any]) -> None:
+    """Retry the rest: the kept partial translation, only its missing parts sent."""
+    partial = job["rest"]
+    progress = _Progress("Translating the rest", always="file" in job)
+    progress.base = int(job.get("done", 0))
+    session = cl.context.session.id
+    if "file" in job:
+        await progress.start()
+        out = await _finished(progress, job, documents.translate_document_rest(
+            partial, _document_translate(job["target"], job["source"], progress),
+            resume=_document_resume(progress), on_progress=progress.progress,
+            concurrency=_document_share,
+        ))
+        if out is not None:
+            await _send_file(job["doc"], job["target"], job["source"], job["detected"], out,
+                             progress)
+        return
+    result = await _finished(progress, job, TRANSLATOR.translate_rest(
+        partial, user=session, on_progress=progress.progress, on_event=progress.event))
+    if result is not None:
+        await cl.Message(content=chat.answer_markdown(
+            result.text, chat.format_meta(result, demo=_demo()))).send()
+
+
+def _document_share() -> int:
+    """Pieces of a file translated at once: the documents' share of the window."""
+    return segment_parallelism(TRANSLATOR.policy, SETTINGS.segment_concurrency, BULK)
+
+
+def _document_translate(target: str, source: str | None, progress: _Progress) -> Any:
+    session = cl.context.session.id
+
+    async def translate(text: str, *, on_progress: Any = None) -> str:
+        result = await TRANSLATOR.translate(text, target, source or AUTO, user=session,
+                                            on_progress=on_progress, on_event=progress.event,
+                                            klass=BULK)
+        return result.text
+
+    return translate
+
+
+def _document_resume(progress: _Progress) -> Any:
+    session = cl.context.session.id
+
+    async def resume(partial: Any, *, on_progress: Any = None) -> str:
+        result = await TRANSLATOR.translate_rest(partial, user=session, on_progress=on_progress,
+                                                 on_event=progress.event)
+        return result.text
+
+    return resume
 
 
 async def _same_language(state: ChatState, job: dict[str, Any]) -> None:
@@ -871,24 +976,25 @@ async def _translate_file(job: dict[str, Any]) -> None:
         state.remember(source)
         await _same_language(state, job)
         return
-    target, session = state.target, cl.context.session.id
+    target = state.target
     progress = _Progress(f"Translating {doc.name}", always=True)
-
-    async def translate(text: str, *, on_progress: Any = None) -> str:
-        result = await TRANSLATOR.translate(text, target, source or AUTO, user=session,
-                                            on_progress=on_progress, on_event=progress.event)
-        return result.text
-
+    job = {**job, "doc": doc, "target": target, "source": source, "detected": detected}
     await progress.start()
     out = await _finished(progress, job, documents.translate_document(
-        doc, translate, on_progress=progress.progress, concurrency=SETTINGS.segment_concurrency,
+        doc, _document_translate(target, source, progress), resume=_document_resume(progress),
+        on_progress=progress.progress, concurrency=_document_share,
     ))
     if out is None:
         return
     state.remember(source)
+    await _send_file(doc, target, source, detected, out, progress, started)
+
+
+async def _send_file(doc: documents.Document, target: str, source: str | None, detected: bool,
+                     out: str, progress: _Progress, started: float | None = None) -> None:
     name = documents.output_name(doc.name, target)
     result = Translation(out, source, target, detected, False, max(1, progress.total),
-                         time.monotonic() - started)
+                         time.monotonic() - (started or progress.started))
     meta = chat.format_meta(result, demo=_demo())
     await cl.Message(
         content=chat.file_answer_markdown(doc.name, name, meta),

@@ -358,10 +358,32 @@ def describe_event(event: PolicyEvent) -> str | None:
     """A short status for a waiting or retried request, or None when there is nothing to say."""
     if event.kind == "queued" and event.ahead > 0:
         return f"busy — waiting ({event.ahead} ahead)"
+    if event.kind == "retrying" and event.error.startswith("timeout"):
+        split = " in two halves" if "split" in event.error else " with more time"
+        return f"the model was slow — retrying{split}"
     if event.kind == "retrying":
         reason = f" ({event.error})" if event.error else ""
         return f"model busy{reason} — retrying in {format_duration(event.delay)}"
     return None
+
+
+def progress_label(done: int, total: int, eta: float | None) -> str:
+    """"7 of 15 parts · about 40 s left" (the estimate only once it means something)."""
+    label = f"{done} of {total} parts"
+    if eta is not None and done < total:
+        left = f"{max(1, round(eta))} s" if eta < 60 else format_duration(eta)
+        label += f" · about {left} left"
+    return label
+
+
+RETRY_REST_HINT = "Press **Retry the rest** to send only the missing parts again."
+EXPIRED_JOB = ("That earlier text is no longer kept (only the last 20 are); "
+               "send it again to translate it.")
+
+
+def partial_answer_markdown(text: str, error: str) -> str:
+    """A translation with parts missing: what was translated, in place, then why and what next."""
+    return f"{literal_block(text)}\n\n{escape_markdown(error)} {RETRY_REST_HINT}"
 
 
 # (label, message): real phrases in several languages for a first try.

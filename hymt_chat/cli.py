@@ -17,8 +17,9 @@ from .errors import (
 )
 from .settings import Settings
 
-# Exit codes: 2 = the input was refused, 3 = the model server failed, 4 = the sidecar failed.
-EXIT_INPUT, EXIT_MODEL, EXIT_SIDECAR = 2, 3, 4
+# Exit codes: 2 = the input was refused, 3 = the model server failed, 4 = the sidecar failed,
+# 5 = printed a translation with parts missing (named on stderr).
+EXIT_INPUT, EXIT_MODEL, EXIT_SIDECAR, EXIT_INCOMPLETE = 2, 3, 4, 5
 _INPUT_ERRORS = (EmptyTextError, InputTooLongError, NotTextError, UnknownLanguageError)
 
 
@@ -38,11 +39,22 @@ def _settings(args: argparse.Namespace, **extra: object) -> Settings:
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
+    from .errors import IncompleteTranslationError
     from .translator import Translator
 
     settings = _settings(args, deadline=args.wait)
     text = _read_text(args.text)
-    result = asyncio.run(Translator(settings).translate(text, args.to, args.source, user="cli"))
+    try:
+        result = asyncio.run(Translator(settings).translate(text, args.to, args.source,
+                                                            user="cli"))
+    except IncompleteTranslationError as err:
+        # What was translated is printed, in order, the missing parts in the original and
+        # marked; the exit status says it is not whole.
+        out = err.partial.text  # type: ignore[attr-defined]
+        sys.stdout.write(out if out.endswith("\n") else out + "\n")
+        print(f"hymt-chat: {err} Run the command again for a whole translation.",
+              file=sys.stderr)
+        return EXIT_INCOMPLETE
     if result.same_language:
         print(f"Note: the text is already in {result.target}; printed unchanged.", file=sys.stderr)
     sys.stdout.write(result.text)

@@ -2,7 +2,8 @@
 
 A document is cut into :class:`Piece` objects: literal ones (SRT numbers and timestamps,
 Markdown code, markers, blank lines…) are copied, translatable ones go through a translate
-callback, and the pieces are joined back in order. The callback is the only way out to the
+callback, and the pieces are joined back in order; a piece that fails is marked and can be
+retried alone. The callback is the only way out to the
 model, so the structure is tested with a fake one.
 
 * ``.txt`` — the whole text is one piece (the translator segments it itself); a long one is cut
@@ -17,7 +18,6 @@ model, so the structure is tested with a fake one.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import re
 from collections import Counter
@@ -29,14 +29,17 @@ from typing import Literal, Protocol
 import srt
 
 from .detect import detect_language
-from .errors import HymtError, InputTooLongError
+from .errors import HymtError, IncompleteTranslationError, InputTooLongError, ModelError
+from .runner import run_bounded
 from .text import decode_bytes, is_blank
+from .translator import MISSING_MARK, PartialTranslation
 
 __all__ = [
     "DOCUMENT_TYPES",
     "MAX_FILE_BYTES",
     "Document",
     "DocumentError",
+    "PartialDocument",
     "Piece",
     "detect_document_language",
     "load_document",
@@ -44,6 +47,7 @@ __all__ = [
     "read_upload",
     "split_document",
     "translate_document",
+    "translate_document_rest",
 ]
 
 Kind = Literal["txt", "md", "srt"]
@@ -463,9 +467,15 @@ def detect_document_language(doc: Document) -> str | None:
 
 
 async def _translate_piece(
-    piece: Piece, translate: Translate, progress: ProgressSink | None
+    piece: Piece,
+    translate: Translate,
+    progress: ProgressSink | None,
+    resume: Resume | None = None,
+    earlier: PartialTranslation | None = None,
 ) -> str:
-    if progress is not None:
+    if earlier is not None and resume is not None:
+        out = await resume(earlier, on_progress=progress)
+    elif progress is not None:
         out = await translate(piece.text, on_progress=progress)
     else:
         out = await translate(piece.text)
@@ -505,27 +515,105 @@ _EDGE_LEAD = re.compile(r"^[\s\[*_~]*")
 _EDGE_TRAIL = re.compile(r"[\s\]*_~]*$")
 
 
+@dataclass(frozen=True, slots=True)
+class PartialDocument:
+    """A document some pieces of which failed: what :func:`translate_document_rest` resumes.
+
+    ``results`` holds each piece's output (literal pieces are their own), None where missing;
+    ``inner`` the translated part of a missing piece that failed half way.
+    """
+
+    pieces: tuple[Piece, ...]
+    results: tuple[str | None, ...]
+    inner: dict[int, PartialTranslation] = field(default_factory=dict)
+
+    @property
+    def part_numbers(self) -> list[int]:
+        todo = [i for i, p in enumerate(self.pieces) if p.translate]
+        return [n for n, i in enumerate(todo, 1) if self.results[i] is None]
+
+    @property
+    def text(self) -> str:
+        """Everything in order; a missing piece as far as it got, the rest of it marked."""
+        out = []
+        for i, (piece, result) in enumerate(zip(self.pieces, self.results, strict=True)):
+            if result is None:
+                result = self.inner[i].text if i in self.inner else _marked(piece.text)
+            out.append(result)
+        return "".join(out)
+
+
+def _marked(text: str) -> str:
+    core = text.strip()
+    return text[: len(text) - len(text.lstrip())] + MISSING_MARK + core + text[len(text.rstrip()):]
+
+
+class Resume(Protocol):
+    """Translate the rest of a piece that failed half way (Translator.translate_rest)."""
+
+    def __call__(self, partial: PartialTranslation, *,
+                 on_progress: ProgressSink | None = None) -> Awaitable[str]: ...
+
+
+class _Unfinished(ModelError):
+    """A piece whose own segments partly failed: its translated part is kept in ``partial``."""
+
+    def __init__(self, err: IncompleteTranslationError) -> None:
+        super().__init__(str(err))
+        self.partial: PartialTranslation = err.partial  # type: ignore[assignment]
+        self.cause = err.cause
+
+
 async def translate_document(
     doc: Document,
     translate: Translate,
     *,
+    resume: Resume | None = None,
     on_progress: ProgressSink | None = None,
-    concurrency: int = 4,
+    concurrency: int | Callable[[], int] = 4,
 ) -> str:
     """Translate *doc* through *translate* and return the new text (LF line ends).
 
-    Pieces run at most *concurrency* at a time (the core's policy still decides how many reach
-    the model); progress counts translated pieces, or, for a one-piece document, whatever the
-    translate callback reports. The first failure cancels the rest.
+    Pieces run at most *concurrency* at a time (a number, or a callable re-read as the
+    policy's share for documents changes); progress counts translated pieces, or, for a
+    one-piece document, whatever the translate callback reports. A piece that fails does
+    not stop the others: IncompleteTranslationError then carries a :class:`PartialDocument`
+    with everything translated, which :func:`translate_document_rest` (with *resume*) finishes.
     """
     pieces = split_document(doc)
+    results: list[str | None] = [None if p.translate else p.text for p in pieces]
+    return await _run_pieces(pieces, results, {}, translate, resume, on_progress, concurrency)
+
+
+async def translate_document_rest(
+    partial: PartialDocument,
+    translate: Translate,
+    *,
+    resume: Resume | None = None,
+    on_progress: ProgressSink | None = None,
+    concurrency: int | Callable[[], int] = 4,
+) -> str:
+    """Translate only what *partial* is missing; finished pieces are not sent again."""
+    return await _run_pieces(list(partial.pieces), list(partial.results), dict(partial.inner),
+                             translate, resume, on_progress, concurrency)
+
+
+async def _run_pieces(
+    pieces: list[Piece] | tuple[Piece, ...],
+    results: list[str | None],
+    inner: dict[int, PartialTranslation],
+    translate: Translate,
+    resume: Resume | None,
+    on_progress: ProgressSink | None,
+    concurrency: int | Callable[[], int],
+) -> str:
     todo = [i for i, p in enumerate(pieces) if p.translate]
-    results = [p.text for p in pieces]
-    if not todo:
-        return "".join(results)
+    missing = [i for i in todo if results[i] is None]
+    if not missing:
+        return "".join(results)  # type: ignore[arg-type]
     single = len(todo) == 1
-    done = 0
-    gate = asyncio.Semaphore(max(1, concurrency))
+    done = len(todo) - len(missing)
+    limit = concurrency if callable(concurrency) else (lambda: max(1, int(concurrency)))
 
     async def report(count: int, total: int) -> None:
         if on_progress is not None:
@@ -535,27 +623,28 @@ async def translate_document(
 
     async def run(index: int) -> None:
         nonlocal done
-        async with gate:
-            results[index] = await _translate_piece(
-                pieces[index], translate, on_progress if single else None
-            )
+        progress = on_progress if single else None
+        try:
+            earlier = inner.get(index) if resume is not None else None
+            results[index] = await _translate_piece(pieces[index], translate, progress,
+                                                    resume, earlier)
+        except IncompleteTranslationError as err:
+            raise _Unfinished(err) from None
+        inner.pop(index, None)
         done += 1
         if not single:
             await report(done, len(todo))
 
-    await report(0, len(todo))
-    try:
-        async with asyncio.TaskGroup() as group:
-            for index in todo:
-                group.create_task(run(index))
-    except BaseExceptionGroup as failed:
-        raise _first_error(failed) from None  # the user gets one clear error, not a group
-    return "".join(results)
-
-
-def _first_error(group: BaseExceptionGroup) -> BaseException:
-    for err in group.exceptions:
-        if isinstance(err, BaseExceptionGroup):
-            return _first_error(err)
-        return err
-    return group
+    await report(done, len(todo))
+    failed = await run_bounded([lambda i=i: run(i) for i in missing], limit)
+    if failed:
+        for index, err in failed.items():
+            if isinstance(err, _Unfinished):
+                inner[index] = err.partial
+        first = failed[min(failed)]
+        cause = first.cause if isinstance(first, _Unfinished) else first
+        if done == 0 and not inner:
+            raise cause  # nothing to keep: the error itself says it best
+        partial = PartialDocument(tuple(pieces), tuple(results), inner)
+        raise IncompleteTranslationError(partial, done, len(todo), partial.part_numbers, cause)
+    return "".join(results)  # type: ignore[arg-type]

@@ -22,12 +22,13 @@ _log = logging.getLogger(__name__)
 def engine_slots(settings: Settings) -> int:
     """Requests the engine runs at once: the window that leaves (almost) nothing waiting in it.
 
-    ``HYMT_WINDOW_MAX`` wins; else the sidecar's ``--max-num-seqs`` (profile plus
-    ``HYMT_VLLM_ARGS``) times its data-parallel replicas; else :data:`DEFAULT_SLOTS`.
+    ``HYMT_WINDOW_MAX`` wins; else the ``--max-num-seqs`` of the sidecar's profile (plus
+    ``HYMT_VLLM_ARGS``) times its data-parallel replicas — for an external server too when
+    ``HYMT_PROFILE`` names its profile (compose does); else :data:`DEFAULT_SLOTS`.
     """
     if settings.window_max:
         return settings.window_max
-    if settings.base_url:
+    if settings.base_url and settings.profile == "auto":
         return DEFAULT_SLOTS
     from .sidecar.launch import resolve_profile
     from .sidecar.profiles import merge_flags, parse_flags

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..endpoint import Endpoint
+from ..engine import vllm_has_priority
 from ..errors import SidecarError
 from ..settings import Settings
 from .profiles import LaunchSpec, Profile, build_launch, get_profile
@@ -94,6 +95,7 @@ def plan_launch(
     host = host or settings.host
     port = port or settings.port
     api_key = settings.api_key if settings.api_key not in ("", "EMPTY") else secrets.token_urlsafe(24)
+    priority = True
     if check:
         python = settings.vllm_python
         if not Path(python).exists():
@@ -112,6 +114,7 @@ def plan_launch(
             raise SidecarError(
                 f"Port {port} on {host} is already in use: stop what uses it or pick --port."
             )
+        priority = vllm_has_priority(python)
     spec = build_launch(
         prof,
         python=str(settings.vllm_python),
@@ -124,6 +127,7 @@ def plan_launch(
         tensor_parallel_size=settings.tensor_parallel_size,
         data_parallel_size=settings.data_parallel_size,
         key_in_env=True,
+        priority=priority,
     )
     connect_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
     endpoint = Endpoint(f"http://{connect_host}:{port}/v1", api_key, settings.served_name)

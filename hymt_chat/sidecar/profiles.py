@@ -30,7 +30,10 @@ class Profile:
         return dict(self.flags).get(name)
 
 
-_COMMON: Flags = (("--disable-log-stats", None),)
+# Priority scheduling: each request's class (hymt_chat.priority) arrives as its `priority`, so a
+# live message overtakes document parts waiting inside vLLM (measured: P95 8.3x -> 4.3x of
+# alone with raw clients; the app's reserved slot does the rest).
+_COMMON: Flags = (("--disable-log-stats", None), ("--scheduling-policy", "priority"))
 
 PROFILES: dict[str, Profile] = {
     "a10": Profile(
@@ -244,14 +247,18 @@ def build_launch(
     tensor_parallel_size: int = 1,
     data_parallel_size: int = 1,
     key_in_env: bool = False,
+    priority: bool = True,
 ) -> LaunchSpec:
     """The vLLM command line for a profile, with settings' overrides applied last.
 
     Several GPUs of one host: ``tensor_parallel_size`` splits the model across GPUs (more KV
     cache per replica), ``data_parallel_size`` runs that many replicas behind vLLM's own API
     server and load balancer; the host needs tensor x data GPUs. Each is passed only above 1.
+    ``priority=False`` leaves out ``--scheduling-policy priority`` (a vLLM without it).
     """
     flags = merge_flags(profile.flags, parallel_flags(tensor_parallel_size, data_parallel_size))
+    if not priority:  # a vLLM older than 0.6.3 would refuse the flag and not start
+        flags = tuple(f for f in flags if f[0] != "--scheduling-policy")
     if profile.device == "cpu":
         dtype = cpu_dtype(read_cpu_flags() if cpu_flags is None else cpu_flags)
         flags = merge_flags(flags, (("--dtype", dtype),))

@@ -413,7 +413,9 @@ class Policy:
 
     async def _acquire(self, req: _Request) -> None:
         """Take a slot of the window, waiting in the queue until the deadline if needed."""
-        if not self._lines and self._may_start(req):
+        # Straight in when a slot is free for it and nobody of its class or a better one waits
+        # (documents waiting for their share do not hold a live message back).
+        if self._may_start(req) and not any(rank <= req.rank for rank in self._lines):
             self._take(req)
             return
         remaining = req.deadline_at - self._clock()

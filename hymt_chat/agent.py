@@ -29,7 +29,6 @@ Decisions, measured on the demo model (benchmarks/agent_measure.py):
 from __future__ import annotations
 
 import functools
-
 import re
 import time
 from collections.abc import Callable
@@ -47,8 +46,8 @@ from .conversation import (
     build_context,
     now,
 )
-from .drift import DRIFT_THRESHOLD, Drift, drift_score, missing_numbers
 from .detect import detect_language
+from .drift import DRIFT_THRESHOLD, Drift, drift_score, missing_numbers
 from .errors import EmptyTextError, InputTooLongError
 from .glossary import GlossaryCommand, parse_glossary, run_glossary, same_family
 from .priority import CHECK, INTERACTIVE

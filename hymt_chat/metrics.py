@@ -33,6 +33,7 @@ from .endpoint import read_state
 from .errors import (
     EmptyTextError,
     HymtError,
+    IncompleteTranslationError,
     InputTooLongError,
     ModelBusyError,
     ModelError,
@@ -68,7 +69,8 @@ def outcome_of(err: BaseException) -> str:
         return "refused"
     if isinstance(err, RateLimitedError):
         return "rate_limited"
-    for kind, label in ((ModelBusyError, "busy"), (ModelUnavailableError, "unavailable"),
+    for kind, label in ((IncompleteTranslationError, "incomplete"),
+                        (ModelBusyError, "busy"), (ModelUnavailableError, "unavailable"),
                         (ModelTimeoutError, "timeout"), (ModelError, "model_error")):
         if isinstance(err, kind):
             return label

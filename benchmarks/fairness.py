@@ -1,0 +1,235 @@
+"""Fairness benchmark: one user's live messages while another user's document translates.
+
+One server; one process-wide Translator and Policy built like the app's (window 2 = the
+server's ``--max-num-seqs``, one slot reserved for interactive messages, vLLM priorities on):
+
+1. **alone** — user B sends ``--messages`` one-line support messages one after another (each
+   awaits its answer, no think time); B's median latency is the reference.
+2. **with document** — user A starts a ``--lines``-line French document (bulk class); once A
+   has a segment done, B sends the same messages again. Goal: B's P95 <= 2.0 x the median
+   alone, every message delivered, and A's document back whole.
+3. **FCFS baseline** (``--fcfs-baseline``) — phase 2 with the old setup: window 8, no reserve,
+   no vLLM priority (the window fills vLLM's own queue).
+
+    .venv/bin/python benchmarks/fairness.py [--messages 8] [--lines 50]
+
+Without HYMT_BASE_URL it launches a demo sidecar with 2 running + 2 queued
+(``--max-num-seqs 2 --max-num-queued-reqs 4``). Writes benchmarks/results/fairness.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import os
+import shlex
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from _server import model_server
+from load import machine
+
+from hymt_chat.client import ModelClient
+from hymt_chat.endpoint import Endpoint
+from hymt_chat.errors import HymtError, IncompleteTranslationError
+from hymt_chat.policy import Policy
+from hymt_chat.priority import BULK
+from hymt_chat.settings import Settings
+from hymt_chat.translator import Translator
+
+RESULTS = Path(__file__).resolve().parent / "results"
+SERVER_ARGS = "--max-num-seqs 2 --max-num-queued-reqs 4"  # the cpu profile adds priority
+SEQS = 2  # the server's --max-num-seqs: what engine_slots gives the app for its sidecar
+GOAL = 2.0
+
+# B's one-line support messages: (text, source, target).
+MESSAGES: list[tuple[str, str, str]] = [
+    ("Bonjour, ma commande n'est toujours pas arrivée.", "fr", "en"),
+    ("Hallo, wann wird mein Paket geliefert?", "de", "en"),
+    ("Hola, ¿puedo cambiar la dirección de envío?", "es", "en"),
+    ("Buongiorno, vorrei annullare il mio ordine.", "it", "en"),
+    ("Olá, recebi o produto errado.", "pt", "fr"),
+    ("Здравствуйте, я не получил чек.", "ru", "en"),
+    ("您好，我想查询一下物流状态。", "zh", "en"),
+    ("Thank you, the problem is solved now.", "en", "fr"),
+    ("Goedendag, mijn pakket is beschadigd.", "nl", "en"),
+    ("Dzień dobry, nie mogę się zalogować.", "pl", "fr"),
+]
+WARM_UP = ("こんにちは、返品はできますか？", "ja", "en")  # not measured
+
+# A's document: subject x predicate x ending gives 100 distinct lines of 60-120 characters.
+SUBJECTS = ["Le client", "Notre équipe technique", "La facture du mois dernier",
+            "Le service de livraison", "La nouvelle version du logiciel", "Le responsable du stock",
+            "Le contrat de maintenance", "Notre centre d'appels", "La direction régionale",
+            "Le fournisseur principal"]
+PREDICATES = ["doit être vérifié avant la fin de la semaine prochaine",
+              "a signalé un retard important sur les commandes urgentes",
+              "sera présenté aux partenaires lors de la réunion de lundi",
+              "nécessite une validation écrite du service juridique",
+              "a été mis à jour selon les remarques reçues en mars"]
+ENDINGS = [".", ", comme convenu hier."]
+
+
+@dataclass
+class Run:
+    name: str
+    sent: int = 0
+    latencies: list[float] = field(default_factory=list)  # delivered messages, seconds
+    failures: Counter[str] = field(default_factory=Counter)
+    doc: str = ""  # how A's document went (phases with a document)
+    doc_ok: bool = True
+
+    def pct(self, q: float) -> float | None:
+        return float(np.percentile(self.latencies, q)) if self.latencies else None
+
+
+def document(lines: int) -> str:
+    return "\n".join(f"{SUBJECTS[i % 10]} {PREDICATES[i // 10 % 5]}{ENDINGS[i // 50 % 2]}"
+                     for i in range(lines))
+
+
+def make_translator(endpoint: Endpoint, *, fcfs: bool = False) -> Translator:
+    """The app's setup; *fcfs*: the old one (window 8 filling vLLM's queue, no priorities)."""
+    settings = Settings(base_url=endpoint.base_url, api_key=endpoint.api_key,
+                        model=endpoint.model, temperature=0.0, window_max=SEQS,
+                        engine_priority=not fcfs)
+    policy = Policy(window_max=8 if fcfs else SEQS, deadline=settings.deadline,
+                    reserve=0 if fcfs else settings.interactive_reserve, ranks=settings.priorities)
+    return Translator(settings, ModelClient(settings), policy)
+
+
+async def user_b(translator: Translator, messages: list[tuple[str, str, str]], run: Run) -> None:
+    for text, source, target in messages:
+        run.sent += 1
+        sent = time.monotonic()
+        try:
+            await translator.translate(text, target, source, user="B")
+        except HymtError as err:  # IncompleteTranslationError included: not delivered
+            run.failures[type(err).__name__] += 1
+        else:
+            run.latencies.append(time.monotonic() - sent)
+
+
+async def with_document(translator: Translator, messages: list[tuple[str, str, str]],
+                        lines: int, name: str) -> Run:
+    run = Run(name)
+    first = asyncio.Event()
+    started = time.monotonic()
+    task = asyncio.create_task(translator.translate(
+        document(lines), "en", "fr", user="A", klass=BULK, on_progress=lambda d, t: first.set()))
+    waiting = asyncio.create_task(first.wait())
+    await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    await user_b(translator, messages, run)
+    overlap = "" if not task.done() else " (A ended before B's last answer)"
+    try:
+        result = await task
+    except IncompleteTranslationError as err:
+        got = len(getattr(err.partial, "text", "").split("\n"))
+        run.doc, run.doc_ok = f"incomplete: {err.done}/{err.total} parts ({got} lines)", False
+    except HymtError as err:
+        run.doc, run.doc_ok = f"failed: {type(err).__name__}", False
+    else:
+        got = len(result.text.split("\n"))
+        run.doc_ok = got == lines
+        run.doc = f"{'whole' if run.doc_ok else 'NOT whole'}: {got}/{lines} lines"
+    run.doc = f"{time.monotonic() - started:.0f} s, {run.doc}{overlap}"
+    return run
+
+
+def _s(value: float | None, fmt: str = "{:.1f}") -> str:
+    return "—" if value is None else fmt.format(value)
+
+
+def ratio(alone: Run, run: Run) -> float | None:
+    """P95 of *run* over B's median alone."""
+    base, p95 = alone.pct(50), run.pct(95)
+    return p95 / base if base and p95 is not None else None
+
+
+def verdict(alone: Run, run: Run) -> str:
+    r = ratio(alone, run)
+    met = r is not None and r <= GOAL and not alone.failures and not run.failures and run.doc_ok
+    return f"{'met' if met else 'NOT met'} ({_s(r, '{:.2f}x')})"
+
+
+def table(alone: Run, runs: list[Run]) -> str:
+    rows = ["| run | B sent | delivered | P50 | P95 | P95 / alone median | A's document |",
+            "|---|---:|---:|---:|---:|---:|---|"]
+    rows += [f"| {r.name} | {r.sent} | {len(r.latencies)} | {_s(r.pct(50))} s | {_s(r.pct(95))} s "
+             f"| {_s(ratio(alone, r), '{:.2f}x')} | {r.doc or '—'} |" for r in [alone, *runs]]
+    return "\n".join(rows) + "\n"
+
+
+def report(args: argparse.Namespace, alone: Run, runs: list[Run], server: str,
+           started: dt.datetime, seconds: float) -> str:
+    env = [f"{k}={shlex.quote(os.environ[k])}" for k in
+           ("HYMT_BASE_URL", "HYMT_VLLM_PYTHON", "HYMT_CACHE_DIR") if os.environ.get(k)]
+    command = " ".join([*env, ".venv/bin/python", "benchmarks/" + Path(sys.argv[0]).name,
+                        *map(shlex.quote, sys.argv[1:])])
+    failures = "; ".join(f"{r.name}: " + ", ".join(f"{n} x {k}" for k, n in r.failures.items())
+                         for r in [alone, *runs] if r.failures) or "none"
+    fcfs = ["- **FCFS baseline**: window 8, no reserve, no vLLM priority (our own queue still "
+            "orders by class): the old behaviour, the window filling vLLM's queue."]
+    return "\n".join([
+        "# Fairness benchmark", "",
+        f"User B sends {args.messages} one-line messages one after another (no think time), "
+        f"alone, then while user A's {args.lines}-line French document translates (bulk class), "
+        f"against {server}. App setup: window {SEQS} (the server's --max-num-seqs), "
+        "1 slot reserved for interactive, vLLM priorities on; greedy decoding.", "",
+        table(alone, runs),
+        f"**Goal** (B's P95 during A <= {GOAL:g}x B's median alone, every message delivered, "
+        f"A's document whole): **{verdict(alone, runs[0])}**.", "",
+        f"- Messages not delivered: {failures}.",
+        "- B starts once A has its first segment done; latencies are send to answer. Phase 2 "
+        "repeats phase 1's texts, so vLLM's prefix cache may favour it slightly.",
+        *(fcfs if args.fcfs_baseline else []),
+        "", "Run:", "", "```", command, "```", "",
+        f"Date: {started:%Y-%m-%d %H:%M} UTC; the whole run took {seconds / 60:.1f} min.  ",
+        f"Machine: {machine()}.", "",
+    ])
+
+
+async def main(args: argparse.Namespace) -> None:
+    started, t0 = dt.datetime.now(dt.timezone.utc), time.monotonic()
+    messages = [MESSAGES[i % len(MESSAGES)] for i in range(args.messages)]
+    with model_server(SERVER_ARGS) as endpoint:
+        translator = make_translator(endpoint)  # the one process-wide setup
+        print("warming up…", flush=True)
+        await user_b(translator, [WARM_UP], Run("warm"))
+        print(f"alone: B sends {args.messages} messages…", flush=True)
+        alone = Run("alone")
+        await user_b(translator, messages, alone)
+        print(f"with document: A translates {args.lines} lines…", flush=True)
+        runs = [await with_document(translator, messages, args.lines, "with document")]
+        if args.fcfs_baseline:
+            print("FCFS baseline…", flush=True)
+            old = make_translator(endpoint, fcfs=True)
+            runs.append(await with_document(old, messages, args.lines, "FCFS baseline"))
+    server = ("HYMT_BASE_URL" if os.environ.get("HYMT_BASE_URL")
+              else f"a demo vLLM sidecar started with `{SERVER_ARGS}`")
+    seconds = time.monotonic() - t0
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "fairness.md").write_text(report(args, alone, runs, server, started, seconds))
+    print()
+    print(table(alone, runs))
+    print(f"goal (P95 / alone median <= {GOAL:g}, all delivered, document whole): "
+          f"{verdict(alone, runs[0])}")
+    print(f"wrote {RESULTS / 'fairness.md'} ({seconds / 60:.1f} min)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=8, help="B's messages per phase (8)")
+    parser.add_argument("--lines", type=int, default=50, help="lines of A's document, 1-100 (50)")
+    parser.add_argument("--fcfs-baseline", action="store_true",
+                        help="also run phase 2 with the old setup (window 8, no priorities)")
+    options = parser.parse_args()
+    if not 1 <= options.lines <= 100:
+        parser.error("--lines must be between 1 and 100 (the document has 100 distinct lines)")
+    asyncio.run(main(options))

@@ -358,19 +358,10 @@ async def message(msg: cl.Message) -> None:
 
 
 @cl.action_callback("retry")
-async def retry(action: cl.Action) -> None:
-    _kiosk_touch()
-    job = _kept(action)
-    await action.remove()
-    if job is None:
-        await _say(chat.EXPIRED_JOB)
-        return
-    await _when_ready(job)
-
-
 @cl.action_callback("retry_rest")
-async def retry_rest(action: cl.Action) -> None:
-    """Send only the parts a translation is missing; the translated ones are not sent again."""
+async def retry(action: cl.Action) -> None:
+    """Send the kept job again; for Retry the rest that job holds only the missing parts."""
+    _kiosk_touch()
     job = _kept(action)
     await action.remove()
     if job is None:

@@ -86,12 +86,28 @@ def _parts(numbers: list[int]) -> str:
     return f"part {shown}" if len(numbers) == 1 else f"parts {shown}"
 
 
+# The one map from a model failure to its reason: a label for events and metrics, and the few
+# words a sentence about several failures uses.
+_REASONS: tuple[tuple[type[ModelError], str, str], ...] = (
+    (ModelBusyError, "busy (503)", "the model server stayed busy"),
+    (ModelUnavailableError, "unavailable", "the model server was not reachable"),
+    (ModelTimeoutError, "timeout", "the model was too slow"),
+)
+
+
+def reason_label(err: BaseException | None) -> str:
+    """"busy (503)", "unavailable", "timeout", "model error", or the type's name."""
+    for kind, label, _ in _REASONS:
+        if isinstance(err, kind):
+            return label
+    if isinstance(err, ModelError):
+        return "model error"
+    return type(err).__name__ if err is not None else ""
+
+
 def short_reason(err: BaseException) -> str:
     """A few words for why a model call failed, for sentences that name several failures."""
-    if isinstance(err, ModelTimeoutError):
-        return "the model was too slow"
-    if isinstance(err, ModelUnavailableError):
-        return "the model server was not reachable"
-    if isinstance(err, ModelBusyError):
-        return "the model server stayed busy"
+    for kind, _, words in _REASONS:
+        if isinstance(err, kind):
+            return words
     return str(err).rstrip(".") or type(err).__name__

@@ -39,7 +39,13 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 import stamina
 
-from .errors import ModelBusyError, ModelError, ModelTimeoutError, ModelUnavailableError
+from .errors import (
+    ModelBusyError,
+    ModelError,
+    ModelTimeoutError,
+    ModelUnavailableError,
+    reason_label,
+)
 from .priority import DEFAULT_RANKS, INTERACTIVE, parse_ranks
 
 if TYPE_CHECKING:
@@ -65,18 +71,6 @@ class PolicyEvent:
 
 
 EventSink = Callable[[PolicyEvent], None]
-
-
-def _reason(err: BaseException | None) -> str:
-    if isinstance(err, ModelBusyError):
-        return "busy (503)"
-    if isinstance(err, ModelUnavailableError):
-        return "unavailable"
-    if isinstance(err, ModelTimeoutError):
-        return "timeout"
-    if isinstance(err, ModelError):
-        return "model error"
-    return type(err).__name__ if err is not None else ""
 
 
 def _seconds(value: float) -> str:
@@ -288,13 +282,13 @@ class Policy:
                     return await self._attempt(req, call)
         except _RETRYABLE as err:
             final = self._final_error(req, err)
-            reason = _reason(req.last_error) if req.last_error else "deadline (queued)"
+            reason = reason_label(req.last_error) if req.last_error else "deadline (queued)"
             self._emit(req, PolicyEvent("gave_up", attempt=req.attempt, error=reason))
             if final is err:
                 raise
             raise final from err
         except Exception as err:
-            self._emit(req, PolicyEvent("gave_up", attempt=req.attempt, error=_reason(err)))
+            self._emit(req, PolicyEvent("gave_up", attempt=req.attempt, error=reason_label(err)))
             raise
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -348,7 +342,7 @@ class Policy:
             cap = min(self._max_delay, self._initial_delay * 2 ** min(req.attempt - 1, 30))
             delay = min(random.uniform(0.0, cap), remaining)  # noqa: S311 - not crypto
         self._emit(
-            req, PolicyEvent("retrying", attempt=req.attempt, delay=delay, error=_reason(exc))
+            req, PolicyEvent("retrying", attempt=req.attempt, delay=delay, error=reason_label(exc))
         )
         return delay
 

@@ -75,8 +75,8 @@ class IncompleteTranslationError(ModelError):
         self.done, self.total, self.missing = done, total, missing
         self.cause = cause
         super().__init__(
-            f"Translated {done} of {total} parts; {_parts(missing)} could not be translated in "
-            f"time ({short_reason(cause)}) and {'is' if len(missing) == 1 else 'are'} marked "
+            f"Translated {done} of {total} parts; {_parts(missing)} could not be translated "
+            f"({short_reason(cause)}) and {'is' if len(missing) == 1 else 'are'} marked "
             "[not translated]."
         )
 

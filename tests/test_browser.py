@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
-from tests.support.stub_model import StubModel
+from tests.support.stub_model import StubModel, echo_source
 
 pytestmark = pytest.mark.slow
 
@@ -196,6 +196,41 @@ def test_long_text_shows_progress_and_comes_back_whole_in_order(browser, echo_ap
     assert page.locator(ANSWER).last.inner_text().strip().split("\n") == lines
     expect(page.get_by_text("· 12 parts").last).to_be_visible()
     page.close()
+
+def test_a_failed_part_is_marked_in_place_and_retry_the_rest_sends_only_it(browser, echo_app):
+    url, stub = echo_app
+    lines = [f"Line {i} of a letter to the customer." for i in range(1, 5)]
+    broken = {lines[1]}
+
+    def answer(prompt: str) -> str:
+        text = echo_source(prompt)
+        if text in broken:
+            raise RuntimeError("scripted failure")
+        return text
+
+    stub.answer = answer
+    try:
+        page = open_chat(browser, url)
+        send(page, "/to pt")
+        expect(page.get_by_text("Now translating Auto-detect → Portuguese.")).to_be_visible(
+            timeout=15_000)
+        page.fill("#chat-input", "\n".join(lines))
+        page.keyboard.press("Enter")
+        expect(page.get_by_text("Translated 3 of 4 parts; part 2 could not be translated")
+               ).to_be_visible(timeout=60_000)
+        partial = page.locator(ANSWER).last.inner_text().strip().split("\n")
+        assert partial == [lines[0], "[not translated] " + lines[1], lines[2], lines[3]]
+        broken.clear()
+        sent_before, shown = len(stub.prompts), answers(page)
+        page.get_by_role("button", name="Retry the rest").click()
+        page.wait_for_function(f"document.querySelectorAll({ANSWER!r}).length > {shown}",
+                               timeout=60_000)
+        assert page.locator(ANSWER).last.inner_text().strip().split("\n") == lines
+        assert [echo_source(p) for p in stub.prompts[sent_before:]] == [lines[1]]  # only it
+        page.close()
+    finally:
+        stub.answer = echo_source
+
 
 def test_messages_sent_while_the_model_warms_up_are_translated_once_it_is_ready(
     browser, tmp_path_factory

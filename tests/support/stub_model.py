@@ -2,7 +2,8 @@
 
 It answers ``GET /health``, ``GET /v1/models`` and ``POST /v1/chat/completions``; by default the
 "translation" is the source text itself (the part of the prompt after the instruction), so a test
-can make the answer contain anything, e.g. HTML that must not be executed.
+can make the answer contain anything, e.g. HTML that must not be executed; an answer function that
+raises makes that request fail with HTTP 500.
 """
 
 from __future__ import annotations
@@ -50,10 +51,15 @@ class StubModel:
                 request = json.loads(self.rfile.read(length) or b"{}")
                 prompt = request["messages"][-1]["content"]
                 stub.prompts.append(prompt)
+                try:
+                    content = stub.answer(prompt)
+                except Exception as err:  # noqa: BLE001 - a scripted failure: HTTP 500
+                    self._json(500, {"error": {"message": str(err), "code": 500}})
+                    return
                 self._json(200, {
                     "id": "stub-1", "object": "chat.completion", "created": 0, "model": "stub",
                     "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": stub.answer(prompt)}}],
+                                 "message": {"role": "assistant", "content": content}}],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                 })
 

@@ -22,9 +22,21 @@ from chainlit.logger import logger
 from chainlit.server import app as server
 from chainlit.server import sio
 from chainlit.utils import utc_now
+from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 
-from hymt_chat import agent, auth, chat, chimera, documents, history, kiosk, logs, modes
+from hymt_chat import (
+    agent,
+    auth,
+    chat,
+    chimera,
+    documents,
+    history,
+    http_guard,
+    kiosk,
+    logs,
+    modes,
+)
 from hymt_chat.chat import AUTO, ChatState
 from hymt_chat.conversation import Conversation
 from hymt_chat.detect import detect_language
@@ -44,6 +56,7 @@ from hymt_chat.metrics import get_metrics, outcome_of
 from hymt_chat.pacing import eta_seconds
 from hymt_chat.policy import PolicyEvent, get_policy, segment_parallelism
 from hymt_chat.priority import BULK
+from hymt_chat.private import make_private
 from hymt_chat.ratelimit import get_rate_limiter
 from hymt_chat.readiness import get_readiness
 from hymt_chat.settings import get_settings
@@ -52,6 +65,7 @@ from hymt_chat.translator import Translation, Translator, plan_translation
 
 T = TypeVar("T")
 SETTINGS = get_settings()
+make_private(SETTINGS.cache_dir)  # history, logs, uploads, keys: 0600 files in 0700 folders
 logs.configure_logging(SETTINGS)  # JSON lines with a request id, rotating file
 READINESS = get_readiness(SETTINGS)
 METRICS = get_metrics(SETTINGS)  # hooks the process-wide policy
@@ -76,6 +90,22 @@ if AGENTS and not os.environ.get("CHAINLIT_AUTH_SECRET"):
 
 # --- HTTP routes: ours must answer before Chainlit's own /health and catch-all page ----------
 
+_HEADERS = http_guard.security_headers(allow_framing=SETTINGS.allow_framing)
+
+
+@server.middleware("http")
+async def guard(request: Request, call_next: Any) -> Response:
+    """Security headers on every answer; Secure cookies over HTTPS (or HYMT_SECURE_COOKIES)."""
+    response: Response = await call_next(request)
+    for name, value in _HEADERS.items():
+        response.headers.setdefault(name, value)
+    if SETTINGS.secure_cookies or request.url.scheme == "https":
+        raw = [(k, http_guard.secure_cookie(v.decode("latin-1")).encode("latin-1"))
+               if k.lower() == b"set-cookie" else (k, v) for k, v in response.raw_headers]
+        response.raw_headers[:] = raw
+    return response
+
+
 def _to_front() -> None:
     server.router.routes.insert(0, server.router.routes.pop())
 
@@ -90,7 +120,11 @@ _to_front()
 
 
 @server.get("/metrics", include_in_schema=False)
-async def metrics() -> Response:
+async def metrics(request: Request) -> Response:
+    refused = http_guard.metrics_refusal(SETTINGS.metrics_token,
+                                         request.headers.get("authorization"), sign_in=HISTORY)
+    if refused is not None:
+        return JSONResponse({"error": refused[1]}, status_code=refused[0])
     body, content_type = METRICS.render()
     return Response(body, media_type=content_type)
 

@@ -337,10 +337,11 @@ def report(args: argparse.Namespace, saturated: Phase, runs: list[Phase], server
         "",
         "- **saturated**: raw HTTP, exactly the server's batch size in flight, nothing refused "
         f"({saturated.notes[0] if saturated.notes else ''}). Each answer leaves a slot empty for "
-        "one client round trip; the policy keeps vLLM's own 2-request queue fed instead, which "
-        f"is how it can exceed 100%.{drift}",
+        "one client round trip; the policy keeps exactly the running slots busy (nothing waits "
+        f"inside vLLM).{drift}",
         "- **policy**: hymt-chat's Translator and process-wide Policy, default settings "
-        f"(deadline {args.deadline:g} s, window_max 8). {' '.join(policy.notes)}",
+        f"(deadline {args.deadline:g} s, window_max {args.capacity} = the server's seqs). "
+        f"{' '.join(policy.notes)}",
         "- **no-retry baseline**: the same Translator with a pass-through policy (window pinned "
         "wide open, retries off), i.e. a plain client: every 503 is a failed message "
         f"({', '.join(f'{n} x {k}' for k, n in baseline.failures.items()) or 'none'}). Its "
@@ -372,9 +373,12 @@ async def main(args: argparse.Namespace) -> None:
     started = dt.datetime.now(dt.timezone.utc)
     t0 = time.monotonic()
     with model_server(SERVER_ARGS) as endpoint:
+        # window_max = the server's --max-num-seqs: what engine_slots gives the app for its own
+        # sidecar (an external server's seqs are not known to it; HYMT_WINDOW_MAX tells it).
         settings = Settings(base_url=endpoint.base_url, api_key=endpoint.api_key,
-                            model=endpoint.model, temperature=0.0, deadline=args.deadline)
-        async with httpx.AsyncClient(timeout=settings.request_timeout) as http:
+                            model=endpoint.model, temperature=0.0, deadline=args.deadline,
+                            window_max=args.capacity)
+        async with httpx.AsyncClient(timeout=settings.request_timeout or 120.0) as http:
             version = "?"
             try:
                 version = (await http.get(f"{endpoint.root}/version")).json()["version"]

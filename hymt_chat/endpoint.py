@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .private import write_private
 from .settings import Settings
 
 
@@ -30,11 +31,8 @@ def write_state(
 ) -> Path:
     """Record a launched sidecar so that `chainlit run app.py` alone can find it and its key."""
     path = state_file(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({**asdict(endpoint), "pid": pid, "state": state, **extra}))
-    tmp.chmod(0o600)
-    tmp.replace(path)
+    # Created 0600 (it holds the key): never a moment when another local user could read it.
+    write_private(path, json.dumps({**asdict(endpoint), "pid": pid, "state": state, **extra}))
     return path
 
 

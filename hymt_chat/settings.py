@@ -118,6 +118,15 @@ class Settings(BaseSettings):
     agents: str = Field(
         default="", description="Support agents: 'name:hash,name:hash' (hymt-chat hash-password)."
     )
+    metrics_token: str | None = Field(
+        default=None, description="Bearer token for /metrics; unset: open without sign-in only."
+    )
+    secure_cookies: bool = Field(
+        default=False, description="Mark cookies Secure even when TLS ends at a proxy in front."
+    )
+    allow_framing: bool = Field(
+        default=False, description="Let other pages frame the app (a kiosk shell); off: DENY."
+    )
 
     # --- support-agent mode --------------------------------------------------------------
     glossary_template: bool = Field(

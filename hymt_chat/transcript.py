@@ -50,9 +50,23 @@ def transcript_csv(turns: Sequence[Turn]) -> bytes:
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
     for t in turns:
-        writer.writerow([_iso(t.time), t.who, t.source, t.original, t.target, t.translation,
-                         t.back_translation or "", " | ".join(t.warnings)])
+        writer.writerow([_iso(t.time), t.who, t.source, safe_cell(t.original), t.target,
+                         safe_cell(t.translation), safe_cell(t.back_translation or ""),
+                         safe_cell(" | ".join(t.warnings))])
     return out.getvalue().encode("utf-8-sig")
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(text: str) -> str:
+    """A cell a spreadsheet shows as text, never runs: OWASP's rule for CSV injection.
+
+    A cell that starts with ``= + - @``, tab or CR gets a leading apostrophe, which Excel,
+    LibreOffice and Google Sheets read as "this is text" and do not display. A customer's
+    ``=HYPERLINK("http://…")`` stays a harmless string.
+    """
+    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 def escape_cell(text: str) -> str:

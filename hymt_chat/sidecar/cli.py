@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 from ..endpoint import state_file, write_state
+from ..private import make_private
 from ..settings import PROJECT_DIR, Settings
 from .launch import Launch, plan_launch
 from .supervisor import Supervisor
@@ -90,6 +91,7 @@ def cmd_serve_model(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(launch.spec.shell_line())
         return 0
+    make_private(settings.cache_dir)  # its log, its state file with the key
     stop = _Stop()
     try:
         supervisor = _start_sidecar(settings, launch, stop)
@@ -105,6 +107,7 @@ def cmd_serve_model(args: argparse.Namespace) -> int:
 
 def cmd_up(args: argparse.Namespace) -> int:
     settings = _settings(args)
+    make_private(settings.cache_dir)  # the app (its child) inherits the umask too
     stop = _Stop()
     env = dict(os.environ)
     supervisor: Supervisor | None = None

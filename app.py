@@ -15,6 +15,9 @@ from pathlib import PurePath
 from typing import Any, TypeVar
 
 import chainlit as cl
+from chainlit.auth import get_token_from_cookies
+from chainlit.auth.jwt import decode_jwt
+from chainlit.config import config as cl_config
 from chainlit.context import ChainlitContextException
 from chainlit.data import get_data_layer
 from chainlit.input_widget import Select, Switch
@@ -23,6 +26,7 @@ from chainlit.server import app as server
 from chainlit.server import sio
 from chainlit.utils import utc_now
 from fastapi import Request
+from starlette.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
 
 from hymt_chat import (
@@ -36,6 +40,7 @@ from hymt_chat import (
     kiosk,
     logs,
     modes,
+    web_guard,
 )
 from hymt_chat.chat import AUTO, ChatState
 from hymt_chat.conversation import Conversation
@@ -52,12 +57,13 @@ from hymt_chat.errors import (
     UnknownLanguageError,
 )
 from hymt_chat.health import health_response, is_demo_model
+from hymt_chat.languages import get_language
 from hymt_chat.metrics import get_metrics, outcome_of
 from hymt_chat.pacing import eta_seconds
 from hymt_chat.policy import PolicyEvent, get_policy, segment_parallelism
 from hymt_chat.priority import BULK
 from hymt_chat.private import make_private
-from hymt_chat.ratelimit import get_rate_limiter
+from hymt_chat.ratelimit import client_address, get_rate_limiter
 from hymt_chat.readiness import get_readiness
 from hymt_chat.settings import get_settings
 from hymt_chat.text import clean_text, is_blank
@@ -71,6 +77,7 @@ READINESS = get_readiness(SETTINGS)
 METRICS = get_metrics(SETTINGS)  # hooks the process-wide policy
 TRANSLATOR = METRICS.instrument(Translator(SETTINGS))
 RATE_LIMITER = get_rate_limiter(SETTINGS)
+TRUSTED_PROXIES = frozenset(p.strip() for p in SETTINGS.trusted_proxies.split(",") if p.strip())
 get_policy(SETTINGS).add_hook(logs.log_policy_event)
 _INPUT_ERRORS = (EmptyTextError, InputTooLongError, NotTextError, UnknownLanguageError,
                  chat.CommandError, documents.DocumentError)
@@ -91,6 +98,39 @@ if AGENTS and not os.environ.get("CHAINLIT_AUTH_SECRET"):
 # --- HTTP routes: ours must answer before Chainlit's own /health and catch-all page ----------
 
 _HEADERS = http_guard.security_headers(allow_framing=SETTINGS.allow_framing)
+_ORIGINS = frozenset(o.strip().rstrip("/") for o in SETTINGS.allowed_origins.split(",")
+                     if o.strip())
+# Chainlit's CORS middleware answered every origin ("*" with credentials): only the listed
+# others now (the app's own origin needs no CORS). Set before the app starts, when Starlette
+# builds its middleware stack.
+for _middleware in server.user_middleware:
+    if _middleware.cls is CORSMiddleware:
+        _middleware.kwargs["allow_origins"] = sorted(_ORIGINS)
+# A sign-in lasts hours, not Chainlit's 15 days (the token's expiry is read at each sign-in).
+cl_config.project.user_session_timeout = int(SETTINGS.session_hours * 3600)
+
+
+def _token_user(cookies: dict[str, str], authorization: str | None) -> str | None:
+    """Who a request's Chainlit token names (None: no token, or one Chainlit will refuse)."""
+    token = get_token_from_cookies(cookies)
+    if not token and authorization and authorization.startswith("Bearer "):
+        token = authorization.removeprefix("Bearer ").strip()
+    if not token:
+        return None
+    try:
+        return decode_jwt(token).identifier
+    except Exception:  # noqa: BLE001 - expired or forged: Chainlit answers it with 401
+        return None
+
+
+server.add_middleware(
+    web_guard.Guard,
+    allowed_origins=_ORIGINS,
+    user_of=_token_user if AGENTS else None,
+    is_allowed=(lambda name: name in AGENTS) if AGENTS else None,
+    throttle=web_guard.LoginThrottle() if AGENTS else None,
+    trusted_proxies=TRUSTED_PROXIES,
+)
 
 
 @server.middleware("http")
@@ -169,8 +209,64 @@ def _state() -> ChatState:
 
 
 def _user_key() -> str:
+    """Whose allowance a job draws from: the signed-in agent, else the client's address (a new
+    browser session per message is the same person)."""
     user = cl.user_session.get("user")
-    return f"user:{user.identifier}" if user else f"session:{cl.context.session.id}"
+    if user:
+        return f"user:{user.identifier}"
+    environ = getattr(cl.context.session, "environ", None) or {}
+    peer = (environ.get("asgi.scope") or {}).get("client") or (None, 0)
+    return "addr:" + client_address(peer[0], environ.get("HTTP_X_FORWARDED_FOR"),
+                                    TRUSTED_PROXIES)
+
+
+def _job_chars(job: dict[str, Any]) -> int:
+    """What a job costs against the character allowance."""
+    if "rest" in job:
+        partial = job["rest"]
+        return len(partial.text) if hasattr(partial, "text") else 0
+    if "doc" in job:
+        return len(job["doc"].text)
+    if "file" in job:
+        try:
+            return os.path.getsize(job["file"])
+        except OSError:
+            return 0
+    if "chars" in job:
+        return int(job["chars"])
+    return len(next((v for k, v in job.items() if k in ("text", "agent", "kiosk")
+                     and isinstance(v, str)), ""))
+
+
+async def _file_jobs(files: list[Any]) -> list[dict[str, Any]] | None:
+    """The message's files, read and checked now (type, size, characters, at most max_files,
+    which Chainlit enforces only in the browser); None, said, when one is refused."""
+    limit = cl_config.features.spontaneous_file_upload.max_files or 5
+    if len(files) > limit:
+        await _say(f"At most {limit} files per message; none of these {len(files)} was "
+                   "translated. Send them in smaller groups.")
+        return None
+    jobs = []
+    for element in files:
+        try:
+            doc = await asyncio.to_thread(documents.read_upload, element.path, element.name,
+                                          max_chars=SETTINGS.max_input_chars)
+        except (HymtError, OSError) as err:
+            await _say_error(err if isinstance(err, HymtError) else NotTextError(
+                "The uploaded file could not be read; please upload it again."))
+            return None
+        jobs.append({"file": element.path, "name": element.name, "doc": doc})
+    return jobs
+
+
+async def _admit(job: dict[str, Any]) -> bool:
+    """Charge a job (a message, a file, a button) to its user; False, said, when over a limit."""
+    try:
+        RATE_LIMITER.hit(_user_key(), chars=_job_chars(job))
+    except RateLimitedError as err:
+        await _say(str(err))
+        return False
+    return True
 
 
 def _lock() -> asyncio.Lock:
@@ -371,24 +467,27 @@ async def message(msg: cl.Message) -> None:
         if command is not None:
             await _run_command(command, _state())
             return
-    try:  # per user when signed in, per session otherwise; commands are free
-        RATE_LIMITER.hit(_user_key())
-    except RateLimitedError as err:
-        await _say(str(err))
-        return
+    # Commands are free; everything that reaches the model is charged (per user, by size).
     if profile == kiosk.KIOSK_PROFILE:
-        await _kiosk_text(msg.content)
+        if await _admit({"kiosk": msg.content}):
+            await _kiosk_text(msg.content)
         return
     if profile == modes.AGENT_PROFILE:
-        await _when_ready({"agent": msg.content})
+        if await _admit({"agent": msg.content}):
+            await _when_ready({"agent": msg.content})
         return
-    files = [el for el in msg.elements or [] if getattr(el, "path", None)]
-    if files:
-        for element in files:
-            await _when_ready({"file": element.path, "name": element.name})
-        if is_blank(msg.content):
-            return
-    await _when_ready({"text": msg.content})
+    jobs = await _file_jobs([el for el in msg.elements or [] if getattr(el, "path", None)])
+    if jobs is None:
+        return
+    if not is_blank(msg.content):
+        jobs.append({"text": msg.content})
+    size = sum(_job_chars(job) for job in jobs)
+    if size > SETTINGS.max_input_chars:  # files count against the same limit as text
+        await _say(str(InputTooLongError(size, SETTINGS.max_input_chars)))
+        return
+    if jobs and await _admit({"text": "", "chars": size}):
+        for job in jobs:
+            await _when_ready(job)
 
 
 @cl.action_callback("retry")
@@ -401,7 +500,8 @@ async def retry(action: cl.Action) -> None:
     if job is None:
         await _say(chat.EXPIRED_JOB)
         return
-    await _when_ready(job)
+    if await _admit(job):  # a button is work like a message: it draws from the same limit
+        await _when_ready(job)
 
 
 @cl.action_callback("swap")
@@ -419,7 +519,8 @@ async def swap(action: cl.Action) -> None:
     if job is None:
         await _say(chat.EXPIRED_JOB)
         return
-    await _when_ready(job)
+    if await _admit(job):
+        await _when_ready(job)
 
 
 @cl.action_callback("translate_into")
@@ -436,7 +537,8 @@ async def translate_into(action: cl.Action) -> None:
     if job is None:
         await _say(chat.EXPIRED_JOB)
         return
-    await _when_ready(job)
+    if await _admit(job):
+        await _when_ready(job)
 
 
 @cl.on_stop
@@ -649,9 +751,14 @@ async def kiosk_target(action: cl.Action) -> None:
         buttons = kiosk.more_buttons() if target == kiosk.MORE else kiosk.kiosk_buttons()
         await _send(chat.escape_markdown(modes.kiosk_pick_message()), _kiosk_actions(buttons))
         return
+    try:  # the payload comes from the browser: a code of ours, or nothing is stored
+        target = get_language(target).code
+    except HymtError as err:
+        await _say_error(err)
+        return
     cl.user_session.set("kiosk_target", target)
     text = cl.user_session.get("kiosk_text")
-    if text:  # a text is on screen: translate it into the language just tapped
+    if text and await _admit({"kiosk": text}):  # a text on screen: into the language tapped
         await _when_ready({"kiosk": text, "target": target})
     else:
         await _say(modes.kiosk_target_message(target, action.label))
@@ -989,7 +1096,8 @@ async def _translate_file(job: dict[str, Any]) -> None:
     state = _state()
     started = time.monotonic()
     try:
-        doc = await asyncio.to_thread(documents.read_upload, job["file"], job["name"])
+        doc = job.get("doc") or await asyncio.to_thread(
+            documents.read_upload, job["file"], job["name"], max_chars=SETTINGS.max_input_chars)
     except (HymtError, OSError) as err:
         await _say_error(err if isinstance(err, HymtError) else NotTextError(
             "The uploaded file could not be read; please upload it again."))

@@ -173,8 +173,10 @@ class ChatState:
 
 def _code(name: str) -> str:
     lang = find_language(name)
+    if lang is None and not isinstance(name, str):  # from the browser, not typed by a person
+        raise UnknownLanguageError("That setting is not a language name; pick one from the list.")
     if lang is None:
-        raise UnknownLanguageError(unknown_language_message(name))
+        raise UnknownLanguageError(unknown_language_message(name[:40]))
     return lang.code
 
 

@@ -46,10 +46,17 @@ class ModelBusyError(ModelError):
 class RateLimitedError(HymtError):
     """One user sent more messages than the per-user limit allows."""
 
-    def __init__(self, retry_after: float) -> None:
+    def __init__(self, retry_after: float, too_big: tuple[int, int] | None = None) -> None:
         self.retry_after = retry_after
+        if too_big is not None:
+            size, allowance = too_big
+            super().__init__(
+                f"This is {size:,} characters; one user may send at most {allowance:,} in that "
+                "time. Split it into smaller parts."
+            )
+            return
         super().__init__(
-            f"You are sending messages faster than allowed; try again in {max(1, round(retry_after))} s."
+            f"You are sending more than allowed; try again in {max(1, round(retry_after))} s."
         )
 
 

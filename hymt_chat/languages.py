@@ -76,7 +76,10 @@ def _normalise(name: str) -> str:
 
 
 def find_language(code_or_name: str) -> Language | None:
-    """Like :func:`get_language` but returns None for unknown input."""
+    """Like :func:`get_language` but returns None for unknown input (anything not a string:
+    values that come from the browser are not trusted to be one)."""
+    if not isinstance(code_or_name, str) or len(code_or_name) > 64:
+        return None
     key = _normalise(code_or_name)
     if not key:
         return None
@@ -95,9 +98,8 @@ def get_language(code_or_name: str) -> Language:
 
     Raises :class:`UnknownLanguageError` (a ``ValueError``) listing the valid codes.
     """
-    lang = find_language(code_or_name) if isinstance(code_or_name, str) else None
+    lang = find_language(code_or_name)
     if lang is None:
-        raise UnknownLanguageError(
-            f"Unknown language {code_or_name!r}. Valid codes: {', '.join(CODES)}."
-        )
+        shown = repr(code_or_name[:40]) if isinstance(code_or_name, str) else "that value"
+        raise UnknownLanguageError(f"Unknown language {shown}. Valid codes: {', '.join(CODES)}.")
     return lang

@@ -84,7 +84,19 @@ class Settings(BaseSettings):
     )
     window_min: int = Field(default=1, ge=1)
     rate_limit: str = Field(
-        default="20/minute", description="Per-user message limit (limits syntax); empty: none."
+        default="20/minute", description="Per-user job limit (limits syntax); empty: none."
+    )
+    rate_limit_chars: str = Field(
+        default="400000/hour", description="Per-user characters (messages, files, buttons)."
+    )
+    trusted_proxies: str = Field(
+        default="", description="Proxy addresses whose X-Forwarded-For names the client."
+    )
+    allowed_origins: str = Field(
+        default="", description="Other origins (https://host:port) that may call the app."
+    )
+    session_hours: float = Field(
+        default=8.0, gt=0, description="Hours a sign-in lasts (Chainlit's token lifetime)."
     )
 
     # --- Best quality (Hunyuan-MT-Chimera fuses several candidates) ------------------------

@@ -1,0 +1,265 @@
+"""The security probe's findings, replayed against the real app: each must now fail to get through.
+
+The real app (``chainlit run app.py``) with a stand-in model whose answers are marked ``EN:``
+(so a test can count what reached the model); socket.io clients like a browser's, httpx for
+HTTP. No vLLM, no browser: what is tested is the app's door.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+import socketio
+
+from hymt_chat.auth import hash_password
+from tests.conftest import free_port
+from tests.support.chainlit_app import app_env, running_app
+from tests.support.stub_model import StubModel, echo_source
+
+LIMITED = "You are sending more than allowed"
+PASSWORD = "correct horse battery"
+SECRET = "s" * 64
+
+
+def _marked(prompt: str) -> str:
+    return "EN:" + echo_source(prompt)
+
+
+@contextmanager
+def app(tmp_path: Path, **env: str):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    with StubModel(answer=_marked) as stub:
+        environment = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
+                              HYMT_CACHE_DIR=str(tmp_path / "cache"), HYMT_PORT=str(free_port()),
+                              **env)
+        if "HYMT_AGENTS" not in env:
+            environment.pop("CHAINLIT_AUTH_SECRET", None)
+            environment["HYMT_AGENTS"] = ""
+        with running_app(environment, free_port(), tmp_path / "app.log") as url:
+            yield url, stub
+
+
+class Tab:
+    """One browser tab's socket.io session: send messages, read what the app answered."""
+
+    def __init__(self, url: str, headers: dict[str, str] | None = None,
+                 profile: str | None = None) -> None:
+        self.url, self.headers, self.profile = url, headers or {}, profile
+        self.session = str(uuid.uuid4())
+        self.events: list[tuple[str, object]] = []
+        self.client = socketio.AsyncClient()
+
+        @self.client.on("*")
+        async def record(event, data=None):
+            self.events.append((event, data))
+
+    async def __aenter__(self) -> Tab:
+        await self.client.connect(self.url, socketio_path="/ws/socket.io",
+                                  transports=["websocket"], headers=self.headers,
+                                  auth={"sessionId": self.session, "clientType": "webapp",
+                                        "userEnv": "{}",
+                                        **({"chatProfile": self.profile} if self.profile else {})})
+        await self.client.emit("connection_successful")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.client.disconnect()
+
+    async def send(self, text: str) -> None:
+        await self.client.emit("client_message", {"message": {
+            "id": str(uuid.uuid4()), "threadId": "", "name": "User", "type": "user_message",
+            "output": text, "createdAt": "2026-01-01T00:00:00Z"}, "fileReferences": None})
+
+    def said(self, text: str) -> list[str]:
+        return [d["output"] for e, d in self.events
+                if e in ("new_message", "update_message") and isinstance(d, dict)
+                and text in (d.get("output") or "")]
+
+    def actions(self, name: str) -> list[dict]:
+        return [d for e, d in self.events if e == "action" and d.get("name") == name]
+
+    async def wait(self, *texts: str, timeout: float = 20) -> str:
+        """The first text of *texts* the app said (waiting for it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for text in texts:
+                if self.said(text):
+                    return text
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"none of {texts} in {self.events[-5:]}")
+
+
+def _login(url: str, name: str, password: str = PASSWORD, **kw) -> httpx.Response:
+    return httpx.post(f"{url}/login", data={"username": name, "password": password},
+                      timeout=30, **kw)
+
+
+def _agents(*names: str) -> str:
+    return ",".join(f"{n}:{hash_password(PASSWORD, n=2**10)}" for n in names)
+
+
+# --- one limiter for all work ---------------------------------------------------------------
+
+
+def test_a_new_session_per_message_does_not_reset_the_limit(tmp_path):
+    async def scenario(url: str) -> list[str]:
+        outcomes = []
+        for i in range(6):
+            async with Tab(url) as tab:
+                await tab.send(f"Bonjour numéro {i}, ma commande est en retard.")
+                outcomes.append(await tab.wait("EN:", LIMITED))
+        return outcomes
+
+    with app(tmp_path, HYMT_RATE_LIMIT="3/minute") as (url, stub):
+        outcomes = asyncio.run(scenario(url))
+        assert len(stub.prompts) == 3
+    assert outcomes == ["EN:"] * 3 + [LIMITED] * 3
+
+
+def test_buttons_draw_from_the_same_limit(tmp_path):
+    async def scenario(url: str) -> tuple[list[int], list[str]]:
+        async with Tab(url) as tab:
+            await tab.send("Hello, this message is already written in English.")
+            await tab.wait("already in English")
+            action = tab.actions("translate_into")[0]
+            codes = []
+            for _ in range(4):
+                codes.append(httpx.post(f"{url}/project/action", timeout=10, json={
+                    "sessionId": tab.session, "action": action}).status_code)
+                await asyncio.sleep(0.5)
+            await tab.wait(LIMITED)
+            return codes, tab.said("EN:")
+
+    with app(tmp_path, HYMT_RATE_LIMIT="3/minute") as (url, stub):
+        codes, answers = asyncio.run(scenario(url))
+        assert len(stub.prompts) == 2  # message 1 (no model call) + 2 buttons = the 3 allowed
+    assert codes == [200] * 4 and len(answers) >= 1
+
+
+def test_a_file_counts_its_characters_against_the_input_limit(tmp_path):
+    async def scenario(url: str) -> str:
+        async with Tab(url) as tab:
+            big = ("Une phrase de la lettre au client. " * 200).encode()  # 7,000 characters
+            upload = httpx.post(f"{url}/project/file", params={"session_id": tab.session},
+                                files={"file": ("lettre.txt", big, "text/plain")}, timeout=10)
+            assert upload.status_code == 200, upload.text
+            await tab.client.emit("client_message", {"message": {
+                "id": str(uuid.uuid4()), "threadId": "", "name": "User",
+                "type": "user_message", "output": "", "createdAt": "2026-01-01T00:00:00Z"},
+                "fileReferences": [{"id": upload.json()["id"]}]})
+            return await tab.wait("characters long", "EN:")
+
+    with app(tmp_path, HYMT_MAX_INPUT_CHARS="2000") as (url, stub):
+        said = asyncio.run(scenario(url))
+        assert stub.prompts == []  # refused whole, before any model call
+    assert said == "characters long"
+
+
+# --- origins ------------------------------------------------------------------------------------
+
+
+def test_another_origin_cannot_read_or_connect_with_the_agents_cookie(tmp_path):
+    async def connect(url: str, origin: str, cookie: str) -> bool:
+        try:
+            async with Tab(url, headers={"Origin": origin, "Cookie": cookie}):
+                return True
+        except socketio.exceptions.ConnectionError:
+            return False
+
+    with app(tmp_path, HYMT_AGENTS=_agents("alice"), CHAINLIT_AUTH_SECRET=SECRET) as (url, _):
+        cookies = _login(url, "alice").cookies
+        cookie = "; ".join(f"{c.name}={c.value}" for c in cookies.jar)
+        evil = f"http://127.0.0.1:{free_port()}"  # another port of the same host
+        stolen = httpx.get(f"{url}/project/settings", cookies=cookies,
+                           headers={"Origin": evil}, timeout=10)
+        own = httpx.get(f"{url}/project/settings", cookies=cookies, headers={"Origin": url},
+                        timeout=10)
+        preflight = httpx.options(f"{url}/project/threads", timeout=10, headers={
+            "Origin": evil, "Access-Control-Request-Method": "POST"})
+        ws_evil = asyncio.run(connect(url, "http://evil.example", cookie))
+        ws_own = asyncio.run(connect(url, url, cookie))
+    assert stolen.status_code == 403 and "access-control-allow-origin" not in stolen.headers
+    assert own.status_code == 200
+    assert preflight.headers.get("access-control-allow-origin") != evil
+    assert ws_evil is False and ws_own is True
+
+
+# --- sign-in ------------------------------------------------------------------------------------
+
+
+def test_a_removed_agent_is_signed_out_at_the_next_request(tmp_path):
+    async def connects(url: str, cookie: str) -> bool:
+        try:
+            async with Tab(url, headers={"Cookie": cookie}):
+                return True
+        except socketio.exceptions.ConnectionError:
+            return False
+
+    with app(tmp_path, HYMT_AGENTS=_agents("alice", "bob"),
+             CHAINLIT_AUTH_SECRET=SECRET) as (url, _):
+        bob = _login(url, "bob")
+        alice = _login(url, "alice")
+        assert bob.status_code == 200 and alice.status_code == 200
+        assert "Max-Age=28800" in bob.headers["set-cookie"]  # hours, not 15 days
+    bob_cookie = "; ".join(f"{c.name}={c.value}" for c in bob.cookies.jar)
+    with app(tmp_path / "again", HYMT_AGENTS=_agents("alice"),
+             CHAINLIT_AUTH_SECRET=SECRET) as (url, _):  # bob removed, app restarted
+        bob_read = httpx.get(f"{url}/project/settings", cookies=bob.cookies, timeout=10)
+        alice_read = httpx.get(f"{url}/project/settings", cookies=alice.cookies, timeout=10)
+        bob_ws = asyncio.run(connects(url, bob_cookie))
+    assert bob_read.status_code == 401 and "Max-Age=0" in bob_read.headers.get("set-cookie", "")
+    assert alice_read.status_code == 200
+    assert bob_ws is False
+
+
+def test_password_guessing_is_throttled_and_logged(tmp_path):
+    with app(tmp_path, HYMT_AGENTS=_agents("alice"), CHAINLIT_AUTH_SECRET=SECRET) as (url, _):
+        wrong = [_login(url, "alice", f"guess-{i}").status_code for i in range(5)]
+        blocked = _login(url, "alice", "guess-5")
+        right_too = _login(url, "alice")  # while throttled, even the right password waits
+    log = (tmp_path / "app.log").read_text()
+    assert wrong == [401] * 5
+    assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) >= 1
+    assert right_too.status_code == 429
+    assert "failed sign-in of 'alice' from 127.0.0.1" in log
+    assert "guess-" not in log  # never the password
+
+
+# --- client-supplied values ---------------------------------------------------------------------
+
+
+def test_a_malformed_setting_gets_a_sentence_not_a_python_error(tmp_path):
+    async def scenario(url: str) -> list[str]:
+        async with Tab(url) as tab:
+            await tab.client.emit("chat_settings_change", {"source": {"x": 1}, "target": "en"})
+            await tab.wait("is not a language name")
+            return [text for e, d in tab.events if isinstance(d, dict)
+                    for text in [str(d.get("output") or "")]]
+
+    with app(tmp_path) as (url, _):
+        said = asyncio.run(scenario(url))
+    assert not [s for s in said if "object has no attribute" in s or "Traceback" in s]
+
+
+def test_a_forged_kiosk_button_is_refused_with_a_sentence(tmp_path):
+    from hymt_chat.kiosk import KIOSK_PROFILE
+
+    async def scenario(url: str) -> str:
+        async with Tab(url, profile=KIOSK_PROFILE) as tab:
+            await tab.wait("Welcome")
+            button = tab.actions("kiosk_target")[0]
+            forged = {**button, "payload": {"target": {"<script>": 1}}}
+            response = httpx.post(f"{url}/project/action", timeout=10,
+                                  json={"sessionId": tab.session, "action": forged})
+            assert response.status_code == 200
+            return await tab.wait("Unknown language", "Traceback")
+
+    with app(tmp_path) as (url, stub):
+        assert asyncio.run(scenario(url)) == "Unknown language"
+        assert stub.prompts == []

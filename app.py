@@ -7,7 +7,9 @@ the warm-up wait all live in ``hymt_chat``; this file only moves data between th
 from __future__ import annotations
 
 import asyncio
+import gzip
 import os
+import secrets
 import time
 import uuid
 from collections.abc import Awaitable
@@ -82,9 +84,10 @@ get_policy(SETTINGS).add_hook(logs.log_policy_event)
 _INPUT_ERRORS = (EmptyTextError, InputTooLongError, NotTextError, UnknownLanguageError,
                  chat.CommandError, documents.DocumentError)
 _QUICK_TARGETS = ("zh", "en", "es", "fr", "ja", "de")
-# Socket.IO drops messages over 1 MB by default, silently: let a 1 MB paste through so that the
-# core can answer it (translated, or refused with the limit stated).
-sio.eio.max_http_buffer_size = max(8 << 20, 4 * SETTINGS.max_input_chars + (1 << 20))
+# Socket.IO drops a message over its cap without a word. The cap fits the input limit at its
+# worst encoding (12 bytes a character: an emoji as two \uXXXX escapes), so everything under
+# the limit arrives and is answered; the page (public/banner.js) does not send text over it.
+sio.eio.max_http_buffer_size = max(8 << 20, 12 * SETTINGS.max_input_chars + (1 << 20))
 _KEPT_INPUTS = 20  # texts kept per session for the Retry / Swap buttons
 # Support agents sign in, and their conversations are kept, only when HYMT_AGENTS lists them.
 # Parsed now, so that a bad entry stops the app at start instead of at the first sign-in.
@@ -133,10 +136,27 @@ server.add_middleware(
 )
 
 
+async def _hardened_page(response: Any) -> Response:
+    """The page itself: scripts tagged with a fresh nonce, and a CSP that allows only those."""
+    body = b"".join([chunk async for chunk in response.body_iterator])
+    if response.headers.get("content-encoding") == "gzip":  # Chainlit compresses its page
+        body = gzip.decompress(body)
+    nonce = secrets.token_urlsafe(16)
+    html = http_guard.harden_page(body.decode("utf-8"), nonce)
+    headers = {k: v for k, v in response.headers.items() if k.lower() not in
+               ("content-length", "content-security-policy", "content-encoding")}
+    headers["Content-Security-Policy"] = http_guard.page_policy(
+        nonce, allow_framing=SETTINGS.allow_framing)
+    return Response(html, status_code=response.status_code, headers=headers,
+                    media_type="text/html")
+
+
 @server.middleware("http")
 async def guard(request: Request, call_next: Any) -> Response:
     """Security headers on every answer; Secure cookies over HTTPS (or HYMT_SECURE_COOKIES)."""
     response: Response = await call_next(request)
+    if response.headers.get("content-type", "").startswith("text/html"):
+        response = await _hardened_page(response)
     for name, value in _HEADERS.items():
         response.headers.setdefault(name, value)
     if SETTINGS.secure_cookies or request.url.scheme == "https":
@@ -176,7 +196,8 @@ _to_front()
 async def status() -> JSONResponse:
     """For the page's banner (public/banner.js): model state and whether it is the demo."""
     state = await READINESS.current(max_age=3)
-    return JSONResponse({"vllm": state, "demo": _demo(), "notice": chat.DEMO_NOTICE})
+    return JSONResponse({"vllm": state, "demo": _demo(), "notice": chat.DEMO_NOTICE,
+                         "max_input_chars": SETTINGS.max_input_chars})
 
 
 _to_front()
@@ -289,7 +310,10 @@ def _keep(job: dict[str, Any]) -> str:
 
 
 def _kept(action: cl.Action) -> dict[str, Any] | None:
-    return (cl.user_session.get("kept") or {}).get(action.payload.get("key", ""))
+    """The job a button stands for; None when it expired or the payload is not one of ours."""
+    payload = action.payload if isinstance(action.payload, dict) else {}
+    key = payload.get("key")
+    return (cl.user_session.get("kept") or {}).get(key) if isinstance(key, str) else None
 
 
 async def _send_pickers(state: ChatState) -> None:
@@ -548,7 +572,10 @@ async def stop() -> None:
 
 @cl.on_chat_end
 async def end() -> None:
-    """The tab closed: drop its queued messages and close its in-flight call (vLLM aborts)."""
+    """The tab closed: drop its queued messages, close its in-flight call (vLLM aborts), and let
+    go of what it kept — texts for buttons, partial translations, the message list — at once:
+    Chainlit keeps a closed session for its reconnect window, which held every large paste in
+    memory for an hour. (A tab that does reconnect is told its old buttons' texts are gone.)"""
     _cancel_waiting()
     watcher = cl.user_session.get("kiosk_watch")
     if watcher is not None:
@@ -556,6 +583,9 @@ async def end() -> None:
     task = cl.context.session.current_task
     if task is not None and not task.done():
         task.cancel()
+    for key in ("kept", "kiosk_text", "kiosk_shown"):
+        cl.user_session.set(key, None)
+    cl.chat_context.clear()
 
 
 # --- support agent ----------------------------------------------------------------------------

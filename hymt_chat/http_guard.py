@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import hmac
 
-__all__ = ["metrics_refusal", "secure_cookie", "security_headers"]
+import re
+
+__all__ = ["harden_page", "metrics_refusal", "page_policy", "secure_cookie", "security_headers"]
+
+# Third-party requests Chainlit's page makes on every load (Google Fonts, KaTeX from jsDelivr):
+# a kiosk without internet waits on them, and each visitor's address goes to a third party.
+# The page falls back to the system's sans-serif font.
+_THIRD_PARTY_LINK = re.compile(
+    r"<link\b[^>]*\bhref=\"https://(?:fonts\.googleapis\.com|fonts\.gstatic\.com|"
+    r"cdn\.jsdelivr\.net)[^\"]*\"[^>]*>", re.IGNORECASE | re.DOTALL)
+_SCRIPT_TAG = re.compile(r"<script\b", re.IGNORECASE)
 
 
 def security_headers(*, allow_framing: bool = False) -> dict[str, str]:
@@ -20,6 +30,36 @@ def security_headers(*, allow_framing: bool = False) -> dict[str, str]:
         headers["X-Frame-Options"] = "DENY"
         headers["Content-Security-Policy"] = "frame-ancestors 'none'"
     return headers
+
+
+def page_policy(nonce: str, *, allow_framing: bool = False) -> str:
+    """The page's Content-Security-Policy: everything from the app itself; scripts only its own
+    files and the inline ones it wrote (nonce); no plugins, no foreign forms or frames.
+
+    'unsafe-eval' is what Chainlit needs: it compiles custom elements (public/elements/*.jsx,
+    the kiosk's) in the browser. An injected inline script still does not run (no nonce).
+    """
+    policy = [
+        "default-src 'self'",
+        f"script-src 'self' 'nonce-{nonce}' 'unsafe-eval'",
+        "style-src 'self' 'unsafe-inline'",  # React sets style attributes
+        "img-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "media-src 'self' data: blob:",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+    ]
+    if not allow_framing:
+        policy.append("frame-ancestors 'none'")
+    return "; ".join(policy)
+
+
+def harden_page(html: str, nonce: str) -> str:
+    """Chainlit's page with a nonce on each of its scripts and no third-party stylesheets."""
+    html = _THIRD_PARTY_LINK.sub("", html)
+    return _SCRIPT_TAG.sub(f'<script nonce="{nonce}"', html)
 
 
 def secure_cookie(set_cookie: str) -> str:

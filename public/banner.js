@@ -44,10 +44,46 @@
     if (el) el.removeAttribute("data-kind");
   }
 
+  // Text over the app's input limit is not sent: socket.io would drop a message over its cap
+  // without a word, and the text would be gone. The composer keeps it; the banner says why.
+  var maxChars = 0;
+
+  function tooLong() {
+    var input = document.getElementById("chat-input");
+    var size = input ? Array.from(input.value || input.textContent || "").length : 0;
+    if (!maxChars || size <= maxChars) return false;
+    dismissed.limit = false;
+    show("limit", "This text is " + size.toLocaleString("en") + " characters; the limit is " +
+      maxChars.toLocaleString("en") + ". Split it into parts, or send it as a file. " +
+      "Nothing was sent; your text is still in the box.");
+    return true;
+  }
+
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing && e.target &&
+        e.target.id === "chat-input" && tooLong()) {
+      e.preventDefault();
+      e.stopImmediatePropagation();
+    }
+  }, true);
+  document.addEventListener("click", function (e) {
+    var button = e.target && e.target.closest && e.target.closest("#chat-submit");
+    if (button && tooLong()) {
+      e.preventDefault();
+      e.stopImmediatePropagation();
+    }
+  }, true);
+
   function poll() {
     fetch(base + "/hymt/status", { cache: "no-store" })
       .then(function (r) { return r.json(); })
       .then(function (s) {
+        maxChars = s.max_input_chars || 0;
+        var el = document.getElementById("hymt-banner");
+        if (el && el.getAttribute("data-kind") === "limit") {
+          setTimeout(poll, 30000);
+          return;  // the size notice stays until the next send attempt
+        }
         if (s.vllm === "starting" || s.vllm === "restarting") {
           show("wait", "Translation model " + (s.vllm === "restarting" ? "restarting" : "warming up") +
             "\u2026 you can type now: messages are translated as soon as it is ready.");

@@ -140,7 +140,7 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, demo_app, artifa
     send(page, "/to klingon")
     expect(page.get_by_text("I don't know the language 'klingon'")).to_be_visible(timeout=15_000)
     send(page, "Thank you!")
-    page.wait_for_function(f"document.querySelectorAll({ANSWER!r}).length >= 2", timeout=180_000)
+    page.locator(ANSWER).nth(1).wait_for(timeout=180_000)  # (the page's CSP forbids eval)
     assert dialogs == []
     page.close()
 
@@ -223,13 +223,37 @@ def test_a_failed_part_is_marked_in_place_and_retry_the_rest_sends_only_it(brows
         broken.clear()
         sent_before, shown = len(stub.prompts), answers(page)
         page.get_by_role("button", name="Retry the rest").click()
-        page.wait_for_function(f"document.querySelectorAll({ANSWER!r}).length > {shown}",
-                               timeout=60_000)
+        page.locator(ANSWER).nth(shown).wait_for(timeout=60_000)
         assert page.locator(ANSWER).last.inner_text().strip().split("\n") == lines
         assert [echo_source(p) for p in stub.prompts[sent_before:]] == [lines[1]]  # only it
         page.close()
     finally:
         stub.answer = echo_source
+
+
+def test_the_page_does_not_send_a_text_over_the_limit_and_keeps_it(browser, tmp_path_factory):
+    """Socket.IO drops a message over its cap without a word; the page checks the limit first,
+    says so, and leaves the text in the box."""
+    tmp = tmp_path_factory.mktemp("limit")
+    with StubModel() as stub:
+        env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
+                      HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()),
+                      HYMT_MAX_INPUT_CHARS="300")
+        with running_app(env, free_port(), tmp / "app.log") as url:
+            page = open_chat(browser, url)
+            page.wait_for_timeout(1500)  # the banner script has read the limit
+            text = "Une très longue phrase. " * 20  # 480 characters
+            page.fill("#chat-input", text)
+            page.keyboard.press("Enter")
+            banner = page.locator("#hymt-banner[data-kind=limit]")
+            expect(banner).to_contain_text("the limit is 300", timeout=10_000)
+            expect(banner).to_contain_text("Nothing was sent")
+            assert page.input_value("#chat-input") == text  # nothing typed is lost
+            page.fill("#chat-input", "Une phrase courte.")
+            page.keyboard.press("Enter")
+            page.wait_for_selector(ANSWER, timeout=30_000)
+            assert [echo_source(p) for p in stub.prompts] == ["Une phrase courte."]
+            page.close()
 
 
 def test_messages_sent_while_the_model_warms_up_are_translated_once_it_is_ready(
@@ -256,8 +280,7 @@ def test_messages_sent_while_the_model_warms_up_are_translated_once_it_is_ready(
         expect(page.get_by_text("your 2 waiting messages")).to_be_visible(timeout=15_000)
         assert answers(page) == 0
         with StubModel(port=model_port):  # the model is up: both are translated, in order
-            page.wait_for_function(
-                f"document.querySelectorAll({ANSWER!r}).length >= 2", timeout=60_000)
+            page.locator(ANSWER).nth(1).wait_for(timeout=60_000)
             texts = [el.inner_text().strip() for el in page.locator(ANSWER).all()]
             assert texts == ["First message, sent early.", "Second message, also early."]
             expect(page.locator("#hymt-banner[data-kind=wait]")).to_have_count(0, timeout=20_000)

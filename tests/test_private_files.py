@@ -64,3 +64,20 @@ def test_metrics_is_open_locally_and_closed_once_agents_sign_in():
     assert metrics_refusal("t0ken", None, sign_in=False)[0] == 401  # type: ignore[index]
     assert metrics_refusal("t0ken", "Bearer nope", sign_in=True)[0] == 401  # type: ignore[index]
     assert metrics_refusal("t0ken", "Bearer t0ken", sign_in=True) is None
+
+
+def test_the_page_gets_nonces_on_its_scripts_and_no_third_party_stylesheets():
+    from hymt_chat.http_guard import harden_page, page_policy
+
+    page = ('<link rel="preconnect" href="https://fonts.googleapis.com" />'
+            '<link href="https://fonts.googleapis.com/css2?family=Inter" rel="stylesheet" />'
+            '<link rel="stylesheet" href="https://cdn.jsdelivr.net/npm/katex.min.css" />'
+            '<link rel="stylesheet" href="/public/style.css">'
+            '<script>const global = globalThis;</script><script src="/assets/a.js"></script>')
+    out = harden_page(page, "N0NCE")
+    assert "googleapis" not in out and "jsdelivr" not in out and "/public/style.css" in out
+    assert out.count('<script nonce="N0NCE"') == 2
+    policy = page_policy("N0NCE")
+    assert "script-src 'self' 'nonce-N0NCE' 'unsafe-eval'" in policy
+    assert "unsafe-inline" not in policy.split("style-src")[0]  # no inline script and "frame-ancestors 'none'" in policy
+    assert "frame-ancestors" not in page_policy("N0NCE", allow_framing=True)

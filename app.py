@@ -354,10 +354,13 @@ async def _say_error(err: BaseException, retry: dict[str, Any] | None = None) ->
         await _say(str(err))
         return
     actions = []
+    text = str(err) if isinstance(err, HymtError) else chat.UNEXPECTED_ERROR
     if retry is not None and (isinstance(err, ModelError) or not isinstance(err, HymtError)):
         actions.append(cl.Action(name="retry", payload={"key": _keep(retry)}, label="Retry",
                                  icon="refresh-cw", tooltip="Send the same text again"))
-    await _say(str(err) if isinstance(err, HymtError) else chat.UNEXPECTED_ERROR, actions)
+        if "press Retry" not in text:
+            text = f"{text} {chat.KEPT_HINT}"
+    await _say(text, actions)
 
 
 async def _set_commands(commands: tuple[tuple[str, str, str], ...]) -> None:

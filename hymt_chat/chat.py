@@ -324,7 +324,9 @@ def still_not_ready_message(seconds: float) -> str:
     )
 
 
-UNEXPECTED_ERROR = "Something went wrong on our side; your text was kept — press Retry."
+UNEXPECTED_ERROR = "Something went wrong on our side."
+KEPT_HINT = "Your text was kept — press Retry."
+"""Added by the chat page where it offers Retry (the core's sentences name no button)."""
 
 
 def last_detected_message(code: str | None) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections.abc import Sequence
 
 from . import __version__
@@ -44,9 +45,10 @@ def cmd_translate(args: argparse.Namespace) -> int:
 
     settings = _settings(args, deadline=args.wait)
     text = _read_text(args.text)
+    until = time.monotonic() + args.wait  # --wait is wall time, the calls in flight included
     try:
         result = asyncio.run(Translator(settings).translate(text, args.to, args.source,
-                                                            user="cli"))
+                                                            user="cli", until=until))
     except IncompleteTranslationError as err:
         # What was translated is printed, in order, the missing parts in the original and
         # marked; the exit status says it is not whole.
@@ -91,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--from", dest="source", default="auto", metavar="CODE|auto")
     p.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server (…/v1)")
     p.add_argument("--wait", type=float, default=30.0, metavar="S",
-                   help="give up when the server stays busy or down this long (default 30)")
+                   help="give up after this many seconds, wall time (default 30)")
     p.add_argument("text", nargs="?", metavar="TEXT", help="text to translate; '-' or absent: stdin")
     p.set_defaults(func=cmd_translate)
 

@@ -42,13 +42,19 @@ def _retry_after(headers: Any) -> float | None:
     return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
-def map_error(err: Exception, timeout: float) -> Exception:
-    """Turn an SDK exception into one of ours, with a sentence a user can read."""
+def map_error(err: Exception, timeout: float, url: str | None = None) -> Exception:
+    """Turn an SDK exception into one of ours, with a sentence a user can read; a failure to
+    connect names the server (``detail``) so that a log or the CLI says where it looked."""
     if isinstance(err, openai.APITimeoutError):
         shown = f"{timeout:.0f}" if timeout >= 10 else f"{timeout:g}"
         return ModelTimeoutError(f"The model did not answer within {shown} s.")
     if isinstance(err, openai.APIConnectionError):
-        return ModelUnavailableError("The translation model is not reachable (starting or down).")
+        reason = _connect_reason(err)
+        where = f"{url}: {reason}" if url else reason
+        down = ModelUnavailableError(
+            f"The translation model is not reachable (starting or down; {where}).")
+        down.detail = where  # type: ignore[attr-defined]
+        return down
     if isinstance(err, openai.APIStatusError):
         status = err.status_code
         if status in (503, 429):
@@ -63,6 +69,24 @@ def map_error(err: Exception, timeout: float) -> Exception:
     if isinstance(err, (openai.APIResponseValidationError, ValueError, KeyError, TypeError)):
         return ModelError("The model server sent an answer that is not valid JSON.")
     return err
+
+
+def _connect_reason(err: Exception) -> str:
+    """"connection refused", "name not resolved", … from the error under the SDK's."""
+    chain: list[BaseException] = []
+    link: BaseException | None = err
+    while link is not None and len(chain) < 8:  # SDK error <- httpx error <- OSError
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        return "connection refused"
+    cause = " ".join(str(e) for e in chain[1:]).lower()
+    for needle, reason in (("refused", "connection refused"), ("name or service", "unknown host"),
+                           ("nodename", "unknown host"), ("timed out", "connect timed out"),
+                           ("unreachable", "network unreachable")):
+        if needle in cause:
+            return reason
+    return "no connection"
 
 
 def _contents(response: object) -> list[str]:
@@ -111,7 +135,8 @@ class ModelClient:
                 try:
                     models = await self._openai.models.list()
                 except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
-                    raise map_error(err, self.settings.request_timeout or 120.0) from err
+                    raise map_error(err, self.settings.request_timeout or 120.0,
+                                    self.endpoint.base_url) from err
                 if not models.data:
                     raise ModelError("The model server lists no model.")
                 self._model = models.data[0].id
@@ -130,16 +155,19 @@ class ModelClient:
         priority: int | None = None,
         timeout: float | None = None,
         stretch: float = 1.0,
+        until: float | None = None,
     ) -> list[str]:
         """Send one user message (no system message) and return the n cleaned answers.
 
         ``source`` is the text being translated: a quote pair it has is not stripped.
         ``priority`` goes to vLLM (lower first); ``timeout`` defaults to :meth:`timeout_for`
-        with *stretch* (the caller's retries widen it).
+        with *stretch* (the caller's retries widen it), cut at *until* (``time.monotonic()``).
         Each answer's tokens per second feed :attr:`decode_rate`.
         """
         s = self.settings
         timeout = self.timeout_for(max_tokens, stretch) if timeout is None else timeout
+        if until is not None:
+            timeout = max(0.05, min(timeout, until - time.monotonic()))
         extra: dict[str, Any] = {"top_k": s.top_k, "repetition_penalty": s.repetition_penalty}
         if priority is not None and self.sends_priority:
             extra["priority"] = int(priority)
@@ -166,9 +194,9 @@ class ModelClient:
                 return await self.complete(prompt, max_tokens=max_tokens, n=n,
                                            temperature=temperature, top_p=top_p, model=model,
                                            source=source, timeout=timeout)
-            raise map_error(err, timeout) from err
+            raise map_error(err, timeout, self.endpoint.base_url) from err
         except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
-            raise map_error(err, timeout) from err
+            raise map_error(err, timeout, self.endpoint.base_url) from err
         contents = _contents(response)
         usage = getattr(response, "usage", None)
         tokens = getattr(usage, "completion_tokens", None)

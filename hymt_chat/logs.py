@@ -127,12 +127,21 @@ def configure_logging(
     """JSON lines to a rotating file (and to *stream*, None for none) on *logger* (root).
 
     The file is *log_file*, else ``<cache_dir>/logs/app.log`` from *settings*, else none.
-    Handlers installed by an earlier call are removed first.
+    Handlers installed by an earlier call are removed first, and so is any other console
+    handler (Chainlit's plain one): one line per record on the console. httpx's line per
+    request — every readiness poll — goes to DEBUG level (hidden at INFO).
     """
     target = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
-    for old in [h for h in target.handlers if getattr(h, _MARK, False)]:
-        target.removeHandler(old)
-        old.close()
+    console = stream is not None
+    for old in list(target.handlers):
+        ours = getattr(old, _MARK, False)
+        other_console = (console and type(old) is logging.StreamHandler
+                         and getattr(old, "stream", None) in (sys.stderr, sys.stdout))
+        if ours or other_console:
+            target.removeHandler(old)
+            if ours:
+                old.close()
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     path = Path(log_file) if log_file else (default_log_file(settings) if settings else None)
     handlers: list[logging.Handler] = []
     if path is not None:

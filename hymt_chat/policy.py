@@ -355,13 +355,14 @@ class Policy:
         if req.too_long is not None:
             final = kind(
                 f"The translation server is busy and asks to wait {_seconds(req.too_long)} s, "
-                "longer than this message may wait; your text was kept — press Retry."
+                "longer than this message may wait."
             )
         elif req.expired:
             state = "not reachable" if unreachable else "busy"
+            where = getattr(req.last_error, "detail", None)
             final = kind(
-                f"The translation server is still {state} after {_seconds(req.budget)} s; "
-                "your text was kept — press Retry."
+                f"The translation server is still {state} after {_seconds(req.budget)} s"
+                + (f" ({where})." if where else ".")
             )
         else:  # retries off (or stamina deactivated): the server's own error, untouched
             return err

@@ -48,6 +48,7 @@ class SegmentJob:
     user: str
     on_event: EventSink | None = None
     klass: str = INTERACTIVE  # request class (hymt_chat.priority): queue order, vLLM priority
+    until: float | None = None  # time.monotonic() at which even a running call is cut (CLI)
 
 
 SegmentTranslator = Callable[[SegmentJob], Awaitable[str]]
@@ -175,11 +176,14 @@ class Translator:
         on_event: EventSink | None = None,
         segment_translator: SegmentTranslator | None = None,
         klass: str = INTERACTIVE,
+        until: float | None = None,
     ) -> Translation:
         """Translate *text*; *segment_translator* replaces the per-segment model call.
 
         Raises IncompleteTranslationError, carrying every segment that was translated, when
         some segments still failed at their deadline; :meth:`translate_rest` resumes it.
+        *until* (a ``time.monotonic()`` value) bounds the whole message in wall time, running
+        calls included: what a command line's ``--wait`` promises.
         """
         started = time.monotonic()
         plan = plan_translation(text, target, source, self.settings)
@@ -189,7 +193,7 @@ class Translator:
         results: list[str | None] = [None if seg.strip() else seg for seg in plan.segments]
         return await self._run(plan, results, self.request_class(plan, klass), started,
                                user=user, on_progress=on_progress, on_event=on_event,
-                               segment_translator=segment_translator)
+                               segment_translator=segment_translator, until=until)
 
     async def translate_rest(
         self,
@@ -217,6 +221,7 @@ class Translator:
         on_progress: ProgressSink | None,
         on_event: EventSink | None,
         segment_translator: SegmentTranslator | None,
+        until: float | None = None,
     ) -> Translation:
         # Unsure detection: the target decides the template (a Chinese target -> Chinese one).
         prompt_source = plan.source or plan.target
@@ -233,7 +238,10 @@ class Translator:
             # Each segment gets the whole deadline for its own queueing and retries: a long
             # document's model time must not eat the budget of its last segments.
             deadline_at = time.monotonic() + self.settings.deadline
-            job = SegmentJob(core, prompt_source, plan.target, deadline_at, user, on_event, klass)
+            if until is not None:
+                deadline_at = min(deadline_at, until)
+            job = SegmentJob(core, prompt_source, plan.target, deadline_at, user, on_event, klass,
+                             until)
             answer = await (segment_translator or self.translate_segment)(job)
             results[index] = lead + keep_line_structure(answer, core) + trail
             done += 1
@@ -282,7 +290,7 @@ class Translator:
             tries += 1
             return client.complete(prompt, max_tokens=max_tokens, source=text,
                                    priority=policy.rank(job.klass),
-                                   stretch=stretch * 2 ** (tries - 1))
+                                   stretch=stretch * 2 ** (tries - 1), until=job.until)
 
         try:
             answers = await policy.run(

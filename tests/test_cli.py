@@ -65,3 +65,28 @@ def test_too_long_input_is_refused_with_the_limit():
     out = cli("translate", "--to", "fr", stdin=("word " * 400).encode(), env=env)
     assert out.returncode == 2
     assert "limit is 1,000 characters" in out.stderr.decode()
+
+
+def test_a_server_that_is_down_is_named_and_no_button_is_mentioned():
+    out = cli("translate", "--to", "fr", "--base-url", "http://127.0.0.1:9/v1", "--wait", "2",
+              "Good morning to everyone here")
+    err = out.stderr.decode()
+    assert out.returncode == 3
+    assert "http://127.0.0.1:9/v1: connection refused" in err, err
+    assert "Retry" not in err and "press" not in err  # the CLI has no button
+
+
+def test_wait_is_wall_time_even_when_the_server_stalls():
+    """A server that takes the request and never answers: --wait 3 must not become 60 s."""
+    import time
+
+    from tests.support.fake_server import Reply, fake_server
+
+    with fake_server(Reply(delay=60.0)) as fake:
+        started = time.monotonic()
+        out = cli("translate", "--to", "fr", "--base-url", fake.base_url, "--wait", "3",
+                  "Good morning to everyone here", env={**os.environ, "HYMT_MODEL": "fake"})
+        took = time.monotonic() - started
+    assert out.returncode == 3, out.stderr
+    assert "did not answer" in out.stderr.decode()
+    assert took < 3 + 20, took  # interpreter start-up included; the stall is 60 s

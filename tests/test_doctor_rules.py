@@ -89,8 +89,8 @@ openai.APIConnectionError: Connection error.
         ('{"time": "2026-11-30T10:00:01.002+00:00", "level": "WARNING", "logger": '
          '"hymt_chat.policy", "message": "model call gave up", "request_id": "3f2a9c81d0e4", '
          '"error": "unavailable"}\n'
-         "hymt-chat: The translation server is still not reachable after 30 s; your text was "
-         "kept — press Retry.\n", "http://vllm:8000/v1"),
+         "hymt-chat: The translation server is still not reachable after 30 s "
+         "(http://vllm:8000/v1: connection refused).\n", "http://vllm:8000/v1"),
     ],
     "hub_download": [("huggingface_hub.errors.RepositoryNotFoundError: 401 Client Error. "
                       "(Request ID: Root=1-6744c2a1-1b2c) Repository Not Found for url: "

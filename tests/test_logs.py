@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 import logging
+import sys
 
 import pytest
 
@@ -158,3 +159,21 @@ def test_debug_events_only_when_debug_is_on(tmp_path):
         assert stream.getvalue() == ""
     finally:
         _restore("hymt_chat.policy", handlers)
+
+
+def test_one_line_per_record_on_the_console_and_no_line_per_poll(tmp_path, capsys):
+    target = logging.getLogger("hymt-test-console")
+    plain = logging.StreamHandler(sys.stderr)  # like Chainlit's own plain console handler
+    target.addHandler(plain)
+    logs.configure_logging(log_file=tmp_path / "app.log", logger=target, stream=sys.stderr)
+    try:
+        target.info("one record")
+        logging.getLogger("httpx").info("HTTP Request: GET http://127.0.0.1:8021/health 200")
+        console = capsys.readouterr().err.strip().splitlines()
+    finally:
+        for handler in list(target.handlers):
+            target.removeHandler(handler)
+    assert plain not in target.handlers
+    assert len([line for line in console if "one record" in line]) == 1
+    assert json.loads(console[-1])["message"] == "one record"
+    assert logging.getLogger("httpx").getEffectiveLevel() > logging.INFO

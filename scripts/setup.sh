@@ -75,6 +75,11 @@ if [[ $WITH_TEST == 1 ]] && ! { command -v chromium && fc-list | grep -qi wqy; }
   say "installing Debian's chromium and a CJK font for the browser tests…"
   as_root apt-get update -qq && as_root apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null
 fi
+# Node for the kiosk script's tests (public/kiosk.js runs under it): Debian's nodejs.
+if [[ $WITH_TEST == 1 ]] && ! command -v node >/dev/null 2>&1; then
+  say "installing Debian's nodejs for the kiosk script tests…"
+  as_root apt-get update -qq && as_root apt-get install -y -qq nodejs >/dev/null
+fi
 # PostgreSQL for the history tests' throwaway cluster (the data layer must work on both).
 if [[ $WITH_TEST == 1 ]] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   say "installing PostgreSQL for the history tests…"

@@ -6,6 +6,7 @@ Runs the real app (``chainlit run app.py -h``) against a stand-in model; no vLLM
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 import pytest
@@ -46,6 +47,12 @@ def test_three_profiles_and_no_sign_in_without_agents(tmp_path):
             settings = httpx.get(f"{url}/project/settings", timeout=10).json()
             page = httpx.get(url, timeout=10)
             metrics = httpx.get(f"{url}/metrics", timeout=10)
+    # The page loads nothing from the internet (a kiosk may have none; visitors' addresses stay
+    # here): a new external URL in a Chainlit upgrade fails this.
+    external = re.findall(r"""<(?:link|script|img)\b[^>]*(?:href|src)=["']?(?:https?:)?//""",
+                          page.text, re.IGNORECASE)
+    assert external == [], external
+    assert "'self'" in page.headers["content-security-policy"]  # and nothing else may load
     assert page.headers["x-frame-options"] == "DENY"
     assert page.headers["x-content-type-options"] == "nosniff"
     assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
@@ -58,7 +65,7 @@ def test_three_profiles_and_no_sign_in_without_agents(tmp_path):
     assert not (tmp_path / "cache" / "history.db").exists()
 
 
-def test_agents_must_sign_in_and_get_history(tmp_path):
+def test_agents_must_sign_in_and_get_a_history_database(tmp_path):
     entry = f"alice:{hash_password(PASSWORD, n=2**10)}"
     with StubModel() as stub:
         env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",

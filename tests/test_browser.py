@@ -16,6 +16,7 @@ import pytest
 import srt
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from hymt_chat.detect import detect_language
 from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.stub_model import StubModel, echo_source
@@ -81,7 +82,8 @@ def choose_target(page: Page, option: str) -> None:
 @pytest.fixture(scope="module")
 def demo_app(demo_server, tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("browser")
-    env = app_env(demo_server.env(), HYMT_CACHE_DIR=str(tmp / "cache"))
+    # Window 2: what the app computes for its own sidecar with these --max-num-seqs.
+    env = app_env(demo_server.env(), HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_WINDOW_MAX="2")
     with running_app(env, free_port(), tmp / "app.log") as url:
         yield url
 
@@ -101,6 +103,7 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, demo_app, artifa
     page.wait_for_selector(ANSWER, timeout=180_000)
     translation = page.locator(ANSWER).last.inner_text().strip()
     assert translation and "The meeting has been moved" not in translation
+    assert detect_language(translation) == "fr", translation  # French, not any other text
     expect(page.get_by_text("English → French").last).to_be_visible()
 
     send(page, "/to es")
@@ -182,18 +185,22 @@ def test_html_in_a_translation_is_shown_as_text_and_never_runs(browser, echo_app
     page.close()
 
 
-def test_long_text_shows_progress_and_comes_back_whole_in_order(browser, echo_app):
-    url, _ = echo_app
-    page = open_chat(browser, url)
+def test_long_text_shows_progress_and_comes_back_whole_in_order(browser, demo_app):
+    page = open_chat(browser, demo_app)
     send(page, "/to pt")
     expect(page.get_by_text("Now translating Auto-detect → Portuguese.")).to_be_visible(
         timeout=15_000)
-    lines = [f"Line {i} of a long message that is translated part by part." for i in range(12)]
+    lines = [f"Order {100 + i} was shipped today and will arrive on Friday." for i in range(12)]
     page.fill("#chat-input", "\n".join(lines))
     page.keyboard.press("Enter")
-    expect(page.get_by_text("Translating · 12 of 12 parts")).to_be_visible(timeout=60_000)
-    page.wait_for_selector(ANSWER, timeout=60_000)
-    assert page.locator(ANSWER).last.inner_text().strip().split("\n") == lines
+    expect(page.get_by_text("Translating · 12 of 12 parts")).to_be_visible(timeout=300_000)
+    page.wait_for_selector(ANSWER, timeout=300_000)
+    out = page.locator(ANSWER).last.inner_text().strip().split("\n")
+    assert len(out) == 12  # one line each, in order: no line carries another line's number
+    numbers = [[n for n in range(100, 112) if str(n) in line] for line in out]
+    assert all(found in ([], [100 + i]) for i, found in enumerate(numbers)), out
+    assert sum(found == [100 + i] for i, found in enumerate(numbers)) >= 8, out
+    assert sum(detect_language(line) == "pt" for line in out) >= 9, out
     expect(page.get_by_text("· 12 parts").last).to_be_visible()
     page.close()
 
@@ -372,20 +379,17 @@ speechSynthesis.cancel = function () {};
 
 
 @pytest.fixture(scope="module")
-def kiosk_app(tmp_path_factory):
-    """The stand-in model (its answer is the text itself): the kiosk checks read aloud exactly
-    the translation shown, and the idle reset must not wait for a CPU model."""
+def kiosk_app(demo_server, tmp_path_factory):
+    """The real demo model behind a kiosk whose idle time is 10 s."""
     tmp = tmp_path_factory.mktemp("kiosk")
-    with StubModel() as stub:
-        env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
-                      HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()),
-                      HYMT_KIOSK_IDLE_SECONDS="10")
-        with running_app(env, free_port(), tmp / "app.log") as url:
-            yield url, stub
+    env = app_env(demo_server.env(), HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_WINDOW_MAX="2",
+                  HYMT_KIOSK_IDLE_SECONDS="10")
+    with running_app(env, free_port(), tmp / "app.log") as url:
+        yield url
 
 
 def test_kiosk_big_buttons_read_aloud_and_idle_reset(browser, kiosk_app):
-    url, stub = kiosk_app
+    url = kiosk_app
     page = open_profile(browser, url, "Kiosk", "Welcome!", init_script=KIOSK_INIT)
     expect(page.locator("body.hymt-kiosk")).to_have_count(1, timeout=10_000)  # kiosk.js is on
     spanish = page.get_by_role("button", name="Español", exact=True).first
@@ -395,13 +399,14 @@ def test_kiosk_big_buttons_read_aloud_and_idle_reset(browser, kiosk_app):
     spanish.click()
     expect(page.get_by_text("→ Español.")).to_be_visible(timeout=15_000)
     send(page, "Where is the nearest train station, please?")
-    page.wait_for_selector(ANSWER, timeout=30_000)
-    assert "into Spanish" in stub.prompts[-1]
-    read = page.locator(".hymt-tts-button")
+    page.wait_for_selector(ANSWER, timeout=120_000)
+    shown = page.locator(ANSWER).last.inner_text().strip()
+    assert detect_language(shown) == "es", shown  # the real model answered in Spanish
+    read = page.locator(".hymt-tts-button").last  # the answer's (not an earlier message's)
     expect(read).to_be_visible(timeout=10_000)
     read.click()
     spoken = page.evaluate("window.__spoken")
-    assert spoken == [{"text": "Where is the nearest train station, please?", "lang": "es-ES"}]
+    assert spoken == [{"text": shown, "lang": "es-ES"}]  # exactly what is shown, in Spanish
 
     # Nobody touches it: a countdown, then a fresh welcome screen without the conversation.
     expect(page.locator("#hymt-kiosk-idle[data-open]")).to_contain_text("Starting afresh",

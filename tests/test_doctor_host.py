@@ -288,9 +288,9 @@ def test_doctor_on_this_machine_says_no_gpu_and_recommends_cpu(tmp_path):
     assert any(line.startswith("! model server: nothing answers") for line in lines)
     for line in lines:  # one line per check, each marked
         assert line.startswith(("✓ ", "! ", "✗ ", "  (no log read"))
-    # Exit 0 unless something here would really fail (then 1, with the reason on a ✗ line).
-    failed = [line for line in lines if line.startswith("✗ ")]
-    assert out.returncode == (1 if failed else 0), out.stdout + out.stderr
+    # On this kind of machine (2 cores, 24 GiB, no GPU) nothing fails: warnings only, exit 0.
+    assert not [line for line in lines if line.startswith("✗ ")], out.stdout
+    assert out.returncode == 0, out.stdout + out.stderr
 
 
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU")

@@ -103,3 +103,20 @@ async def test_a_span_the_model_drops_is_reported(demo_server):
     assert "[1]" not in strip_tokens(result.translation)
     assert any("ORD-2024-001" in w for w in result.warnings), result.warnings
     assert conv.transcript[-1].warnings == result.warnings
+
+
+async def test_glossary_terms_reach_the_customer_on_the_real_model(demo_server):
+    """Masking, not the model's goodwill, keeps the agreed terms: both kinds of entry."""
+    translator = _translator(demo_server)
+    conv = Conversation("en", "es")
+    for line in ("/glossary add JD-Express", "/glossary add pedido = order number"):
+        run_agent_command(conv, parse_agent_command(line))
+    customer = await handle_agent_message(
+        conv, "Hola, mi pedido con JD-Express llegó roto.", translator, side="customer")
+    assert "order number" in customer.translation, customer.translation
+    assert "JD-Express" in customer.translation, customer.translation
+    agent = await handle_agent_message(
+        conv, "Your parcel travels with JD-Express and arrives tomorrow.", translator,
+        side="agent")
+    assert "JD-Express" in agent.translation, agent.translation  # never translated
+    assert _language(agent.translation) == "es", agent.translation

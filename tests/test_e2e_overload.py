@@ -178,7 +178,7 @@ async def test_24_at_once_without_retries_loses_messages(demo_server):
 # --- the stop button --------------------------------------------------------------------------
 
 
-async def test_stop_button_aborts_the_generation_on_the_server(demo_server):
+async def test_cancelling_the_call_aborts_the_generation_on_the_server(demo_server):
     """Chainlit's stop button cancels the handler task; vLLM must stop generating at once.
 
     The paragraph (~1,300 characters, one segment) takes about 300 tokens to translate, i.e.

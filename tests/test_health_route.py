@@ -13,7 +13,6 @@ from hymt_chat.health import health_response, is_demo_model, model_state
 from hymt_chat.settings import Settings
 from tests.conftest import free_port as _free_port
 from tests.support.chainlit_app import app_env, running_app
-from tests.support.stub_model import StubModel
 
 
 @pytest.fixture(scope="module")
@@ -49,14 +48,6 @@ def test_health_reports_a_starting_sidecar(app):
         state_file.unlink()
 
 
-def test_health_is_200_when_the_model_answers(app):
-    url, model_port, _ = app
-    with StubModel(port=model_port):
-        response = httpx.get(f"{url}/health", timeout=10)
-    assert response.status_code == 200
-    assert response.json() == {"status": "ok", "vllm": "ready"}
-
-
 def test_the_page_and_its_assets_still_load(app):
     url, _, _ = app
     page = httpx.get(f"{url}/", timeout=10)
@@ -71,7 +62,7 @@ def test_the_page_and_its_assets_still_load(app):
         assert asset.status_code == 200, path
         assert kind in asset.headers["content-type"], path
     status = httpx.get(f"{url}/hymt/status", timeout=10).json()
-    assert status["vllm"] in ("down", "ready") and status["demo"] is False
+    assert status["vllm"] == "down" and status["demo"] is False  # nothing listens there now
 
 
 # --- the pure parts ---------------------------------------------------------------------------

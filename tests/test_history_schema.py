@@ -28,11 +28,10 @@ from hymt_chat.history import (
 )
 from hymt_chat.settings import Settings
 
-chainlit = pytest.importorskip("chainlit")
-pytest.importorskip("aiosqlite")
-
-from chainlit.context import init_http_context  # noqa: E402
-from chainlit.data.sql_alchemy import SQLAlchemyDataLayer  # noqa: E402
+import aiosqlite  # noqa: F401 - a hard dependency: its absence must fail, not skip
+import chainlit  # noqa: F401
+from chainlit.context import init_http_context
+from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.data.storage_clients.base import BaseStorageClient  # noqa: E402
 from chainlit.element import Text  # noqa: E402
 from chainlit.message import Message  # noqa: E402
@@ -86,10 +85,10 @@ def postgres_url():
     if url := os.environ.get("HYMT_TEST_POSTGRES_URL"):
         yield url
         return
-    pytest.importorskip("asyncpg")
+    import asyncpg  # noqa: F401 - the test extra installs it; missing must fail, not skip
+
     bindir = _postgres_bin()
-    if bindir is None:
-        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    assert bindir is not None, "PostgreSQL is not installed: make setup installs it"
     from .conftest import free_port
 
     root = Path(tempfile.mkdtemp(prefix="hymt-pg-"))

@@ -29,16 +29,18 @@ def test_users_are_limited_separately() -> None:
         limiter.hit("alice")
 
 
-def test_the_window_moves_and_retry_after_is_right() -> None:
+def test_the_window_moves_and_retry_after_is_right(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1_000_000.0]  # an injected clock: limits and the limiter read time.time()
+    monkeypatch.setattr(time, "time", lambda: now[0])
     limiter = RateLimiter("2/second")
     limiter.hit("a")
-    time.sleep(0.4)
+    now[0] += 0.4
     limiter.hit("a")
     with pytest.raises(RateLimitedError) as caught:
         limiter.hit("a")
-    # Moving window: a place frees when the *oldest* hit is a second old, ~0.6 s from now.
-    assert 0.45 < caught.value.retry_after < 0.65
-    time.sleep(caught.value.retry_after + 0.05)
+    # Moving window: a place frees when the *oldest* hit is a second old, 0.6 s from now.
+    assert caught.value.retry_after == pytest.approx(0.6, abs=0.01)
+    now[0] += 0.61
     limiter.hit("a")  # one place came back
     with pytest.raises(RateLimitedError):
         limiter.hit("a")  # but only one
@@ -84,3 +86,26 @@ def test_get_rate_limiter_is_a_lazy_singleton(monkeypatch: pytest.MonkeyPatch) -
     limiter.hit("a")
     with pytest.raises(RateLimitedError):
         limiter.hit("a")
+
+
+def test_characters_are_charged_and_a_job_over_the_whole_allowance_is_refused() -> None:
+    limiter = RateLimiter("100/minute", chars="1000/minute")
+    limiter.hit("a", chars=600)
+    with pytest.raises(RateLimitedError) as caught:
+        limiter.hit("a", chars=600)  # 1,200 > 1,000 in the window: wait
+    assert caught.value.retry_after > 0 and "try again in" in str(caught.value)
+    limiter.hit("a", chars=400)  # the refused one used up nothing
+    with pytest.raises(RateLimitedError, match="This is 5,000 characters; one user may send at "
+                                               "most 1,000"):
+        limiter.hit("b", chars=5000)  # never possible: said so, no wait offered
+
+
+def test_the_client_address_trusts_forwarded_for_only_from_our_proxies() -> None:
+    from hymt_chat.ratelimit import client_address
+
+    proxies = frozenset({"10.0.0.2"})
+    assert client_address("203.0.113.9", "1.2.3.4", proxies) == "203.0.113.9"  # not a proxy
+    assert client_address("10.0.0.2", "1.2.3.4, 198.51.100.7", proxies) == "198.51.100.7"
+    assert client_address("10.0.0.2", "198.51.100.7, 10.0.0.2", proxies) == "198.51.100.7"
+    assert client_address("10.0.0.2", None, proxies) == "10.0.0.2"
+    assert client_address(None, None) == "unknown"

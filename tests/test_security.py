@@ -101,7 +101,7 @@ class Tab:
                 if self.said(text):
                     return text
             await asyncio.sleep(0.1)
-        raise AssertionError(f"none of {texts} in {self.events[-5:]}")
+        raise AssertionError(f"none of {texts} in {str(self.events[-5:])[:800]}")
 
 
 def _login(url: str, name: str, password: str = PASSWORD, **kw) -> httpx.Response:

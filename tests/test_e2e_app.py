@@ -1,0 +1,114 @@
+"""The app itself on the real vLLM server: Stop and a closed tab abort the generation in vLLM,
+uploads are checked through the app, and agents' history lands in a real PostgreSQL.
+
+The real app (``chainlit run app.py``), socket.io clients like a browser's (``Tab``), vLLM's own
+``/metrics`` to see what the engine is doing. Nothing is faked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from hymt_chat.auth import hash_password
+from tests.conftest import free_port
+from tests.support.chainlit_app import app_env, running_app
+from tests.test_e2e_overload import PARAGRAPH, metric, until
+from tests.test_history_schema import postgres_url  # noqa: F401 - a fixture
+from tests.test_security import PASSWORD, Tab
+
+pytestmark = pytest.mark.slow
+
+
+def _app(server, tmp: Path, **env: str):
+    environment = app_env(server.env(), HYMT_CACHE_DIR=str(tmp / "cache"), **env)
+    if "HYMT_AGENTS" not in env:
+        environment["HYMT_AGENTS"] = ""
+        environment.pop("CHAINLIT_AUTH_SECRET", None)
+    return running_app(environment, free_port(), tmp / "app.log")
+
+
+async def _running(server) -> float:
+    return await metric(server, "vllm:num_requests_running")
+
+
+def test_stop_and_closing_the_tab_abort_the_generation_in_vllm(demo_server, tmp_path):
+    async def scenario(url: str) -> tuple[float, float]:
+        assert await _running(demo_server) == 0, "server not idle"
+        async with Tab(url) as tab:
+            await tab.send(PARAGRAPH)
+            await until(lambda: _running(demo_server), 120, "vLLM to start generating")
+            await tab.client.emit("stop")  # Chainlit's Stop button
+            stopped = await until(lambda: _idle(demo_server), 60, "vLLM to drop it after Stop")
+        async with Tab(url) as tab:
+            await tab.send(PARAGRAPH)
+            await until(lambda: _running(demo_server), 120, "vLLM to start generating")
+        closed = await until(lambda: _idle(demo_server), 60, "vLLM to drop it, tab closed")
+        return stopped, closed
+
+    with _app(demo_server, tmp_path) as url:
+        stopped, closed = asyncio.run(scenario(url))
+    print(f"vLLM idle {stopped:.1f} s after Stop, {closed:.1f} s after the tab closed")
+
+
+async def _idle(server) -> bool:
+    return await _running(server) == 0
+
+
+def test_uploads_are_checked_through_the_app(demo_server, tmp_path):
+    async def scenario(url: str) -> dict[str, object]:
+        out: dict[str, object] = {}
+        async with Tab(url) as tab:
+            def upload(name: str, data: bytes, mime: str) -> httpx.Response:
+                return httpx.post(f"{url}/project/file", params={"session_id": tab.session},
+                                  files={"file": (name, data, mime)}, timeout=30)
+
+            out["png"] = upload("photo.png", b"\x89PNG\r\n\x1a\n" + b"\0" * 64, "image/png")
+            out["big"] = upload("huge.txt", b"word " * (600 * 1024), "text/plain")  # 3 MB
+            binary = upload("notes.txt", b"hello\x00\x01\x02 world", "text/plain")
+            assert binary.status_code == 200, binary.text  # the app decides on its content
+            await tab.client.emit("client_message", {"message": {
+                "id": str(uuid.uuid4()), "threadId": "", "name": "User",
+                "type": "user_message", "output": "", "createdAt": "2026-01-01T00:00:00Z"},
+                "fileReferences": [{"id": binary.json()["id"]}]})
+            out["binary"] = await tab.wait("not UTF-8 text", "not a text file", "binary")
+        return out
+
+    with _app(demo_server, tmp_path) as url:
+        out = asyncio.run(scenario(url))
+    assert out["png"].status_code == 400  # type: ignore[attr-defined] - not .txt/.md/.srt
+    assert out["big"].status_code == 400  # type: ignore[attr-defined] - over 2 MB
+    assert out["binary"]
+
+
+def test_agents_history_is_kept_in_postgresql(demo_server, tmp_path, postgres_url):  # noqa: F811
+    entry = f"alice:{hash_password(PASSWORD, n=2**10)}"
+
+    async def scenario(url: str, cookie: str) -> None:
+        async with Tab(url, headers={"Cookie": cookie}, profile="Support agent") as tab:
+            await tab.wait("English ⇄ Customer")
+            await tab.send("Hola, mi pedido JD123456789 llegó roto.")
+            await tab.wait("JD123456789", timeout=180)
+            await asyncio.sleep(2)  # Chainlit writes the steps after the answer
+
+    with _app(demo_server, tmp_path, HYMT_AGENTS=entry, CHAINLIT_AUTH_SECRET="s" * 64,
+              HYMT_DATABASE_URL=postgres_url) as url:
+        login = httpx.post(f"{url}/login", data={"username": "alice", "password": PASSWORD},
+                           timeout=30)
+        cookie = "; ".join(f"{c.name}={c.value}" for c in login.cookies.jar)
+        asyncio.run(scenario(url, cookie))
+        threads = httpx.post(f"{url}/project/threads", cookies=login.cookies, timeout=30,
+                             json={"pagination": {"first": 20}, "filter": {}}).json()
+    assert threads["data"], threads  # the conversation is in PostgreSQL, listed for alice
+    assert threads["data"][0]["userIdentifier"] == "alice"
+
+
+def test_health_is_200_when_the_real_model_answers(demo_server, tmp_path):
+    with _app(demo_server, tmp_path) as url:
+        response = httpx.get(f"{url}/health", timeout=10)
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "vllm": "ready"}

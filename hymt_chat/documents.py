@@ -32,7 +32,7 @@ from .detect import detect_language
 from .errors import HymtError, IncompleteTranslationError, InputTooLongError, ModelError
 from .runner import run_bounded
 from .text import decode_bytes, is_blank
-from .translator import MISSING_MARK, PartialTranslation
+from .translator import PartialTranslation, mark_missing
 
 __all__ = [
     "DOCUMENT_TYPES",
@@ -538,14 +538,9 @@ class PartialDocument:
         out = []
         for i, (piece, result) in enumerate(zip(self.pieces, self.results, strict=True)):
             if result is None:
-                result = self.inner[i].text if i in self.inner else _marked(piece.text)
+                result = self.inner[i].text if i in self.inner else mark_missing(piece.text)
             out.append(result)
         return "".join(out)
-
-
-def _marked(text: str) -> str:
-    core = text.strip()
-    return text[: len(text) - len(text.lstrip())] + MISSING_MARK + core + text[len(text.rstrip()):]
 
 
 class Resume(Protocol):

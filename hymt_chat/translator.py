@@ -92,14 +92,14 @@ class PartialTranslation:
     @property
     def text(self) -> str:
         """Everything in order: translations in place, missing parts in the original, marked."""
-        out = []
-        for seg, result in zip(self.plan.segments, self.results, strict=True):
-            if result is None:
-                core = seg.strip()
-                lead = seg[: len(seg) - len(seg.lstrip())]
-                result = lead + MISSING_MARK + core + seg[len(seg.rstrip()):]
-            out.append(result)
-        return "".join(out)
+        return "".join(mark_missing(seg) if result is None else result
+                       for seg, result in zip(self.plan.segments, self.results, strict=True))
+
+
+def mark_missing(text: str) -> str:
+    """*text* in the original, marked as not translated (its surrounding whitespace kept)."""
+    core = text.strip()
+    return text[: len(text) - len(text.lstrip())] + MISSING_MARK + core + text[len(text.rstrip()):]
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,8 +28,8 @@ from chainlit.server import app as server
 from chainlit.server import sio
 from chainlit.utils import utc_now
 from fastapi import Request
-from starlette.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
+from starlette.middleware.cors import CORSMiddleware
 
 from hymt_chat import (
     agent,
@@ -48,15 +48,14 @@ from hymt_chat.chat import AUTO, ChatState
 from hymt_chat.conversation import Conversation
 from hymt_chat.detect import detect_language
 from hymt_chat.errors import (
-    EmptyTextError,
     HymtError,
     IncompleteTranslationError,
+    InputError,
     InputTooLongError,
     ModelError,
     ModelUnavailableError,
     NotTextError,
     RateLimitedError,
-    UnknownLanguageError,
 )
 from hymt_chat.health import health_response, is_demo_model
 from hymt_chat.languages import get_language
@@ -81,8 +80,7 @@ TRANSLATOR = METRICS.instrument(Translator(SETTINGS))
 RATE_LIMITER = get_rate_limiter(SETTINGS)
 TRUSTED_PROXIES = frozenset(p.strip() for p in SETTINGS.trusted_proxies.split(",") if p.strip())
 get_policy(SETTINGS).add_hook(logs.log_policy_event)
-_INPUT_ERRORS = (EmptyTextError, InputTooLongError, NotTextError, UnknownLanguageError,
-                 chat.CommandError, documents.DocumentError)
+_INPUT_ERRORS = InputError  # every refusal (empty, too long, not text, unknown, bad command)
 _QUICK_TARGETS = ("zh", "en", "es", "fr", "ja", "de")
 # Socket.IO drops a message over its cap without a word. The cap fits the input limit at its
 # worst encoding (12 bytes a character: an emoji as two \uXXXX escapes), so everything under

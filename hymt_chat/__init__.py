@@ -1,3 +1,55 @@
-"""hymt-chat: live translation between 38 languages with Hunyuan-MT-7B."""
+"""hymt-chat: live translation between 38 languages with Tencent's Hunyuan-MT models.
+
+The front door: tools import the public surface from here. Names load on first use, so that
+``import hymt_chat`` stays cheap (the sidecar's own environment imports parts of the package
+without the app's dependencies).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
 
 __version__ = "0.1.0"
+
+_PUBLIC: dict[str, str] = {
+    "Translator": "translator",
+    "Translation": "translator",
+    "PartialTranslation": "translator",
+    "plan_translation": "translator",
+    "Settings": "settings",
+    "get_settings": "settings",
+    "LANGUAGES": "languages",
+    "get_language": "languages",
+    "build_prompt": "prompts",
+    "build_chimera_prompt": "prompts",
+    "clean_text": "text",
+    "split_segments": "text",
+    "detect_language": "detect",
+    "HymtError": "errors",
+    "InputError": "errors",
+    "UnknownLanguageError": "errors",
+    "EmptyTextError": "errors",
+    "InputTooLongError": "errors",
+    "NotTextError": "errors",
+    "ModelError": "errors",
+    "ModelBusyError": "errors",
+    "ModelUnavailableError": "errors",
+    "ModelTimeoutError": "errors",
+    "IncompleteTranslationError": "errors",
+    "RateLimitedError": "errors",
+}
+__all__ = ["__version__", *_PUBLIC]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hymt_chat' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # next time, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .errors import HymtError, UnknownLanguageError
+from .errors import InputError, UnknownLanguageError
 from .languages import LANGUAGES, Language, find_language
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ AUTO = "auto"
 AUTO_LABEL = "Auto-detect"
 
 
-class CommandError(HymtError, ValueError):
+class CommandError(InputError):
     """A command the user typed cannot be carried out (missing argument, nothing to swap…)."""
 
 

@@ -9,19 +9,13 @@ import time
 from collections.abc import Sequence
 
 from . import __version__
-from .errors import (
-    EmptyTextError,
-    HymtError,
-    InputTooLongError,
-    NotTextError,
-    UnknownLanguageError,
-)
+from .errors import HymtError, InputError
 from .settings import Settings
 
 # Exit codes: 2 = the input was refused, 3 = the model server failed, 4 = the sidecar failed,
 # 5 = printed a translation with parts missing (named on stderr).
 EXIT_INPUT, EXIT_MODEL, EXIT_SIDECAR, EXIT_INCOMPLETE = 2, 3, 4, 5
-_INPUT_ERRORS = (EmptyTextError, InputTooLongError, NotTextError, UnknownLanguageError)
+_INPUT_ERRORS = InputError
 
 
 def _read_text(arg: str | None) -> str:

@@ -29,7 +29,12 @@ from typing import Literal, Protocol
 import srt
 
 from .detect import detect_language
-from .errors import HymtError, IncompleteTranslationError, InputTooLongError, ModelError
+from .errors import (
+    IncompleteTranslationError,
+    InputError,
+    InputTooLongError,
+    ModelError,
+)
 from .runner import run_bounded
 from .text import decode_bytes, is_blank
 from .translator import PartialTranslation, mark_missing
@@ -70,7 +75,7 @@ class Translate(Protocol):
     def __call__(self, text: str, *, on_progress: ProgressSink | None = None) -> Awaitable[str]: ...
 
 
-class DocumentError(HymtError, ValueError):
+class DocumentError(InputError):
     """An upload that is not a supported, well-formed text document."""
 
 

@@ -7,15 +7,20 @@ class HymtError(Exception):
     """Base of every error hymt-chat raises on purpose; ``str(err)`` is meant for the user."""
 
 
-class UnknownLanguageError(HymtError, ValueError):
+class InputError(HymtError, ValueError):
+    """What the user sent was refused as it is (nothing is worth retrying): the base of every
+    refusal, so that the UI, the CLI and the metrics tell input from failure one way."""
+
+
+class UnknownLanguageError(InputError):
     """The user named a language that is not one of the 38."""
 
 
-class EmptyTextError(HymtError, ValueError):
+class EmptyTextError(InputError):
     """Nothing left to translate once invisible characters are removed."""
 
 
-class InputTooLongError(HymtError, ValueError):
+class InputTooLongError(InputError):
     """Input over the configured maximum: refused whole rather than truncated."""
 
     def __init__(self, size: int, limit: int) -> None:
@@ -27,7 +32,7 @@ class InputTooLongError(HymtError, ValueError):
         )
 
 
-class NotTextError(HymtError, ValueError):
+class NotTextError(InputError):
     """Input that is binary or not UTF-8."""
 
 

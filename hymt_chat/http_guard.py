@@ -4,7 +4,6 @@ applies them in one middleware."""
 from __future__ import annotations
 
 import hmac
-
 import re
 
 __all__ = ["harden_page", "metrics_refusal", "page_policy", "secure_cookie", "security_headers"]

@@ -31,17 +31,14 @@ from prometheus_client.exposition import generate_latest
 
 from .endpoint import read_state
 from .errors import (
-    EmptyTextError,
     HymtError,
     IncompleteTranslationError,
-    InputTooLongError,
+    InputError,
     ModelBusyError,
     ModelError,
     ModelTimeoutError,
     ModelUnavailableError,
-    NotTextError,
     RateLimitedError,
-    UnknownLanguageError,
 )
 from .languages import get_language
 from .policy import Policy, PolicyEvent, get_policy
@@ -58,7 +55,7 @@ NAMESPACE = "hymt"
 LATENCY_BUCKETS = (0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 45, 60, 90, 120, 180, float("inf"))
 _BUSY = "busy (503)"
 _REASONS = {_BUSY: "busy", "unavailable": "unavailable"}
-_INPUT_ERRORS = (EmptyTextError, InputTooLongError, NotTextError, UnknownLanguageError)
+_INPUT_ERRORS = InputError
 
 
 def outcome_of(err: BaseException) -> str:

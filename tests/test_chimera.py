@@ -6,7 +6,6 @@ import httpx
 import openai
 import pytest
 
-from hymt_chat.engine import engine_slots
 from hymt_chat import chimera
 from hymt_chat.chimera import (
     best_note,
@@ -20,6 +19,7 @@ from hymt_chat.chimera import (
     translate_best,
 )
 from hymt_chat.endpoint import Endpoint
+from hymt_chat.engine import engine_slots
 from hymt_chat.errors import ModelBusyError, ModelError, ModelUnavailableError
 from hymt_chat.policy import Policy
 from hymt_chat.prompts import build_chimera_prompt, build_prompt

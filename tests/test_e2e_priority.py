@@ -128,7 +128,7 @@ async def test_a_segment_whose_request_times_out_is_retried_not_fatal(demo_serve
     print(f"delivered after {len(retries)} timeout retries: {result.text!r}")
 
 
-async def test_sigkill_mid_document_finishes_without_resending_done_parts(restored):
+async def test_sigkill_mid_document_finishes_without_resending_done_parts(restored):  # noqa: F811
     server = restored
     supervisor = server.supervisor
     translator, _ = _app_like(server)

@@ -242,17 +242,9 @@ def _user_key() -> str:
 def _job_chars(job: dict[str, Any]) -> int:
     """What a job costs against the character allowance."""
     if "rest" in job:
-        partial = job["rest"]
-        return len(partial.text) if hasattr(partial, "text") else 0
+        return len(job["rest"].text)
     if "doc" in job:
         return len(job["doc"].text)
-    if "file" in job:
-        try:
-            return os.path.getsize(job["file"])
-        except OSError:
-            return 0
-    if "chars" in job:
-        return int(job["chars"])
     return len(next((v for k, v in job.items() if k in ("text", "agent", "kiosk")
                      and isinstance(v, str)), ""))
 
@@ -278,10 +270,11 @@ async def _file_jobs(files: list[Any]) -> list[dict[str, Any]] | None:
     return jobs
 
 
-async def _admit(job: dict[str, Any]) -> bool:
-    """Charge a job (a message, a file, a button) to its user; False, said, when over a limit."""
+async def _admit(chars: int) -> bool:
+    """Charge one job of *chars* characters (a message, its files, a button) to its user;
+    False, said, when over a limit."""
     try:
-        RATE_LIMITER.hit(_user_key(), chars=_job_chars(job))
+        RATE_LIMITER.hit(_user_key(), chars=chars)
     except RateLimitedError as err:
         await _say(str(err))
         return False
@@ -494,11 +487,11 @@ async def message(msg: cl.Message) -> None:
             return
     # Commands are free; everything that reaches the model is charged (per user, by size).
     if profile == kiosk.KIOSK_PROFILE:
-        if await _admit({"kiosk": msg.content}):
+        if await _admit(len(msg.content)):
             await _kiosk_text(msg.content)
         return
     if profile == modes.AGENT_PROFILE:
-        if await _admit({"agent": msg.content}):
+        if await _admit(len(msg.content)):
             await _when_ready({"agent": msg.content})
         return
     jobs = await _file_jobs([el for el in msg.elements or [] if getattr(el, "path", None)])
@@ -510,7 +503,7 @@ async def message(msg: cl.Message) -> None:
     if size > SETTINGS.max_input_chars:  # files count against the same limit as text
         await _say(str(InputTooLongError(size, SETTINGS.max_input_chars)))
         return
-    if jobs and await _admit({"text": "", "chars": size}):
+    if jobs and await _admit(size):
         for job in jobs:
             await _when_ready(job)
 
@@ -522,10 +515,15 @@ async def retry(action: cl.Action) -> None:
     _kiosk_touch()
     job = _kept(action)
     await action.remove()
+    await _rerun(job)
+
+
+async def _rerun(job: dict[str, Any] | None) -> None:
+    """Run a button's kept job again: said when it expired; charged like a message."""
     if job is None:
         await _say(chat.EXPIRED_JOB)
         return
-    if await _admit(job):  # a button is work like a message: it draws from the same limit
+    if await _admit(_job_chars(job)):
         await _when_ready(job)
 
 
@@ -540,12 +538,7 @@ async def swap(action: cl.Action) -> None:
     await action.remove()
     await _send_pickers(state)
     await _say(chat.settings_changed_message(state))
-    job = _kept(action)
-    if job is None:
-        await _say(chat.EXPIRED_JOB)
-        return
-    if await _admit(job):
-        await _when_ready(job)
+    await _rerun(_kept(action))
 
 
 @cl.action_callback("translate_into")
@@ -558,12 +551,7 @@ async def translate_into(action: cl.Action) -> None:
         return
     await _send_pickers(state)
     await _say(chat.settings_changed_message(state))
-    job = _kept(action)
-    if job is None:
-        await _say(chat.EXPIRED_JOB)
-        return
-    if await _admit(job):
-        await _when_ready(job)
+    await _rerun(_kept(action))
 
 
 @cl.on_stop
@@ -789,7 +777,7 @@ async def kiosk_target(action: cl.Action) -> None:
         return
     cl.user_session.set("kiosk_target", target)
     text = cl.user_session.get("kiosk_text")
-    if text and await _admit({"kiosk": text}):  # a text on screen: into the language tapped
+    if text and await _admit(len(text)):  # a text on screen: into the language tapped
         await _when_ready({"kiosk": text, "target": target})
     else:
         await _say(modes.kiosk_target_message(target, action.label))
@@ -1126,13 +1114,7 @@ async def _translate_best(text: str, state: ChatState, progress: _Progress
 async def _translate_file(job: dict[str, Any]) -> None:
     state = _state()
     started = time.monotonic()
-    try:
-        doc = job.get("doc") or await asyncio.to_thread(
-            documents.read_upload, job["file"], job["name"], max_chars=SETTINGS.max_input_chars)
-    except (HymtError, OSError) as err:
-        await _say_error(err if isinstance(err, HymtError) else NotTextError(
-            "The uploaded file could not be read; please upload it again."))
-        return
+    doc: documents.Document = job["doc"]  # read and checked when the message came (_file_jobs)
     detected = state.source == AUTO
     source = (await asyncio.to_thread(documents.detect_document_language, doc)
               if detected else state.source)

@@ -24,6 +24,7 @@ from .prompts import chat_messages
 from .settings import Settings, get_settings
 
 _log = logging.getLogger(__name__)
+_LIST_TIMEOUT = 120.0  # seconds for /v1/models (a completion's timeout is sized per call)
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -116,7 +117,7 @@ class ModelClient:
         self._openai = openai.AsyncOpenAI(
             base_url=self.endpoint.base_url,
             api_key=self.endpoint.api_key,
-            timeout=settings.request_timeout or 120.0,  # model_name(); completions set their own
+            timeout=settings.request_timeout or _LIST_TIMEOUT,  # completions set their own
             max_retries=0,
         )
         self.decode_rate = DecodeRate(settings.decode_rate)
@@ -135,7 +136,7 @@ class ModelClient:
                 try:
                     models = await self._openai.models.list()
                 except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
-                    raise map_error(err, self.settings.request_timeout or 120.0,
+                    raise map_error(err, self.settings.request_timeout or _LIST_TIMEOUT,
                                     self.endpoint.base_url) from err
                 if not models.data:
                     raise ModelError("The model server lists no model.")

@@ -37,7 +37,7 @@ from .errors import (
 )
 from .runner import run_bounded
 from .text import decode_bytes, is_blank
-from .translator import PartialTranslation, mark_missing
+from .translator import PartialTranslation, mark_missing, part_numbers
 
 __all__ = [
     "DOCUMENT_TYPES",
@@ -534,8 +534,7 @@ class PartialDocument:
 
     @property
     def part_numbers(self) -> list[int]:
-        todo = [i for i, p in enumerate(self.pieces) if p.translate]
-        return [n for n, i in enumerate(todo, 1) if self.results[i] is None]
+        return part_numbers([p.translate for p in self.pieces], self.results)
 
     @property
     def text(self) -> str:

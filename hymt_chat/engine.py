@@ -9,6 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from .errors import SidecarError
 from .settings import Settings
 
 __all__ = ["DEFAULT_SLOTS", "engine_slots", "vllm_has_priority"]
@@ -37,7 +38,7 @@ def engine_slots(settings: Settings) -> int:
         flags = dict(merge_flags(resolve_profile(settings.profile).flags,
                                  parse_flags(settings.vllm_args)))
         seqs = int(flags.get("--max-num-seqs") or 0)
-    except (ValueError, Exception):  # noqa: BLE001 - a bad profile fails louder at launch
+    except (SidecarError, ValueError):  # a bad profile or flag fails louder at launch
         return DEFAULT_SLOTS
     return seqs * settings.data_parallel_size if seqs > 0 else DEFAULT_SLOTS
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from .answers import keep_line_structure
@@ -85,15 +85,19 @@ class PartialTranslation:
     @property
     def part_numbers(self) -> list[int]:
         """The missing ones as the user counts them: 1-based among the parts that need work."""
-        work = [i for i, seg in enumerate(self.plan.segments) if seg.strip()]
-        missing = set(self.missing)
-        return [n for n, i in enumerate(work, 1) if i in missing]
+        return part_numbers([bool(seg.strip()) for seg in self.plan.segments], self.results)
 
     @property
     def text(self) -> str:
         """Everything in order: translations in place, missing parts in the original, marked."""
         return "".join(mark_missing(seg) if result is None else result
                        for seg, result in zip(self.plan.segments, self.results, strict=True))
+
+
+def part_numbers(needs_work: list[bool], results: Sequence[str | None]) -> list[int]:
+    """Missing results numbered as the user counts parts: 1-based among those needing work."""
+    work = [i for i, needed in enumerate(needs_work) if needed]
+    return [n for n, i in enumerate(work, 1) if results[i] is None]
 
 
 def mark_missing(text: str) -> str:

@@ -12,11 +12,11 @@ import threading
 from pathlib import Path
 
 from ..endpoint import state_file, write_state
+from ..errors import SidecarError
 from ..private import make_private
 from ..settings import PROJECT_DIR, Settings
 from .launch import Launch, plan_launch
 from .supervisor import Supervisor
-from ..errors import SidecarError
 
 
 def _settings(args: argparse.Namespace) -> Settings:

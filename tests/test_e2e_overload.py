@@ -102,8 +102,13 @@ def assert_mapped(sent: list[tuple[str, str, str]], results: list[Translation]) 
 
 async def metric(server, name: str) -> float:
     """Sum of a vLLM gauge/counter over its label sets, read from /metrics."""
-    async with httpx.AsyncClient(timeout=5) as http:
-        text = (await http.get(f"{server.endpoint.root}/metrics")).text
+    # A CPU engine busy on both cores can be slow to accept: a generous timeout and one retry,
+    # so a slow scrape is not mistaken for a wrong value.
+    async with httpx.AsyncClient(timeout=30) as http:
+        try:
+            text = (await http.get(f"{server.endpoint.root}/metrics")).text
+        except httpx.TransportError:
+            text = (await http.get(f"{server.endpoint.root}/metrics")).text
     values = re.findall(rf"^{re.escape(name)}(?:\{{[^}}]*\}})? (\S+)$", text, re.MULTILINE)
     assert values, f"{name} not in /metrics (is --disable-log-stats set?)"
     return sum(float(v) for v in values)

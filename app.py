@@ -31,22 +31,11 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from starlette.middleware.cors import CORSMiddleware
 
-from hymt_chat import (
-    agent,
-    auth,
-    chat,
-    chimera,
-    documents,
-    history,
-    http_guard,
-    kiosk,
-    logs,
-    modes,
-    web_guard,
-)
-from hymt_chat.chat import AUTO, ChatState
-from hymt_chat.conversation import Conversation
-from hymt_chat.detect import detect_language
+from hymt_chat.engine import chimera
+from hymt_chat.engine.pacing import eta_seconds
+from hymt_chat.engine.policy import PolicyEvent, get_policy, segment_parallelism
+from hymt_chat.engine.priority import BULK
+from hymt_chat.engine.translator import Translation, Translator, plan_translation
 from hymt_chat.errors import (
     HymtError,
     IncompleteTranslationError,
@@ -57,18 +46,21 @@ from hymt_chat.errors import (
     NotTextError,
     RateLimitedError,
 )
-from hymt_chat.health import health_response, is_demo_model
-from hymt_chat.languages import get_language
-from hymt_chat.metrics import get_metrics, outcome_of
-from hymt_chat.pacing import eta_seconds
-from hymt_chat.policy import PolicyEvent, get_policy, segment_parallelism
-from hymt_chat.priority import BULK
-from hymt_chat.private import make_private
-from hymt_chat.ratelimit import client_address, get_rate_limiter
-from hymt_chat.readiness import get_readiness
+from hymt_chat.lang.detect import detect_language
+from hymt_chat.lang.languages import get_language
+from hymt_chat.modes import chat, documents, kiosk
+from hymt_chat.modes import profiles as modes
+from hymt_chat.modes.agent import turns as agent
+from hymt_chat.modes.agent.conversation import Conversation
+from hymt_chat.modes.chat import AUTO, ChatState
+from hymt_chat.service import auth, history, http_guard, logs, web_guard
+from hymt_chat.service.health import health_response, is_demo_model
+from hymt_chat.service.metrics import get_metrics, outcome_of
+from hymt_chat.service.ratelimit import client_address, get_rate_limiter
+from hymt_chat.service.readiness import get_readiness
 from hymt_chat.settings import get_settings
-from hymt_chat.text import clean_text, is_blank
-from hymt_chat.translator import Translation, Translator, plan_translation
+from hymt_chat.sidecar.private import make_private
+from hymt_chat.text.cleanup import clean_text, is_blank
 
 T = TypeVar("T")
 SETTINGS = get_settings()

@@ -8,8 +8,8 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
-from hymt_chat.endpoint import Endpoint
 from hymt_chat.settings import Settings
+from hymt_chat.sidecar.endpoint import Endpoint
 from hymt_chat.sidecar.launch import plan_launch
 from hymt_chat.sidecar.supervisor import Supervisor
 

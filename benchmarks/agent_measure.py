@@ -24,11 +24,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from hymt_chat.client import ModelClient
-from hymt_chat.detect import detect_language
-from hymt_chat.prompts import build_prompt, build_terminology_prompt
+from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.prompts import build_prompt, build_terminology_prompt
+from hymt_chat.lang.detect import detect_language
 from hymt_chat.settings import Settings
-from hymt_chat.text import max_tokens_for
+from hymt_chat.text.cleanup import max_tokens_for
 
 RESULTS = Path(__file__).resolve().parent / "results" / "agent-measure.json"
 
@@ -144,7 +144,7 @@ GLOSSARY: list[tuple[str, str, str, str, str]] = [
 
 
 async def glossary(client: ModelClient, sem: asyncio.Semaphore, repeat: int) -> dict:
-    from hymt_chat.protect import mask, unmask  # noqa: PLC0415 - only this measurement
+    from hymt_chat.modes.agent.protect import mask, unmask  # noqa: PLC0415 - only this measurement
 
     modes = ("plain prompt", "terminology template", "masked replacement")
     jobs = []
@@ -191,7 +191,7 @@ REPLIES: list[tuple[str, str]] = [
 
 
 async def drift(client: ModelClient, sem: asyncio.Semaphore, repeat: int) -> dict:
-    from hymt_chat.drift import similarity  # noqa: PLC0415
+    from hymt_chat.modes.agent.drift import similarity  # noqa: PLC0415
 
     jobs = [(tgt, text) for tgt, text in REPLIES for _ in range(repeat)]
     forward = await asyncio.gather(*[_ask(client, sem, build_prompt(t, "en", tgt), t)

@@ -34,13 +34,13 @@ import numpy as np
 from _server import model_server
 from load import machine
 
-from hymt_chat.client import ModelClient
-from hymt_chat.endpoint import Endpoint
+from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.policy import Policy
+from hymt_chat.engine.priority import BULK
+from hymt_chat.engine.translator import Translator
 from hymt_chat.errors import HymtError, IncompleteTranslationError
-from hymt_chat.policy import Policy
-from hymt_chat.priority import BULK
 from hymt_chat.settings import Settings
-from hymt_chat.translator import Translator
+from hymt_chat.sidecar.endpoint import Endpoint
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SERVER_ARGS = "--max-num-seqs 2 --max-num-queued-reqs 4"  # the cpu profile adds priority

@@ -39,16 +39,16 @@ from pathlib import Path
 
 import httpx
 import numpy as np
-
 from _server import model_server
-from hymt_chat.client import ModelClient
-from hymt_chat.endpoint import Endpoint
+
+from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
+from hymt_chat.engine.prompts import build_prompt, chat_messages
+from hymt_chat.engine.translator import Translator, plan_translation
 from hymt_chat.errors import HymtError
-from hymt_chat.policy import Policy, PolicyEvent, get_policy
-from hymt_chat.prompts import build_prompt, chat_messages
 from hymt_chat.settings import Settings
-from hymt_chat.text import max_tokens_for
-from hymt_chat.translator import Translator, plan_translation
+from hymt_chat.sidecar.endpoint import Endpoint
+from hymt_chat.text.cleanup import max_tokens_for
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # 2 running + 2 queued; stats on (the profile disables them) for vllm:generation_tokens_total.

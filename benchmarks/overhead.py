@@ -15,14 +15,14 @@ import statistics
 import time
 
 import httpx
-
 from _server import model_server
-from hymt_chat.client import ModelClient
-from hymt_chat.policy import Policy
-from hymt_chat.prompts import build_prompt, chat_messages
+
+from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.policy import Policy
+from hymt_chat.engine.prompts import build_prompt, chat_messages
+from hymt_chat.engine.translator import Translator
 from hymt_chat.settings import Settings
-from hymt_chat.text import clean_text, max_tokens_for
-from hymt_chat.translator import Translator
+from hymt_chat.text.cleanup import clean_text, max_tokens_for
 
 SENTENCES = [
     ("fr", "Bonjour, je voudrais réserver une table pour deux personnes ce soir."),

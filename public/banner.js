@@ -100,7 +100,7 @@
   }
 
   // The kiosk's script (config.toml takes one custom_js): it stays idle unless the page shows a
-  // kiosk message (hymt_chat/kiosk.py), and loads its own stylesheet.
+  // kiosk message (hymt_chat/modes/kiosk.py), and loads its own stylesheet.
   var k = document.createElement("script");
   k.src = base + "/public/kiosk.js";
   document.head.appendChild(k);

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hymt_chat.endpoint import Endpoint
 from hymt_chat.settings import Settings
+from hymt_chat.sidecar.endpoint import Endpoint
 from hymt_chat.sidecar.launch import plan_launch
 from hymt_chat.sidecar.supervisor import Supervisor
 

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from hymt_chat import auth
-from hymt_chat.auth import (
+from hymt_chat.service import auth
+from hymt_chat.service.auth import (
     authenticate,
     check_password,
     hash_password,
@@ -105,7 +105,7 @@ async def test_authenticate_reads_the_setting():
 
 
 def test_hash_password_command_reads_stdin_and_prints_an_entry():
-    out = subprocess.run([sys.executable, "-m", "hymt_chat.auth", "alice"],
+    out = subprocess.run([sys.executable, "-m", "hymt_chat.service.auth", "alice"],
                          input=b"long-password\n", capture_output=True, timeout=60)
     assert out.returncode == 0, out.stderr
     line = out.stdout.decode().strip()
@@ -115,7 +115,7 @@ def test_hash_password_command_reads_stdin_and_prints_an_entry():
 
 
 def test_hash_password_command_refuses_short_passwords():
-    out = subprocess.run([sys.executable, "-m", "hymt_chat.auth", "alice"], input=b"short\n",
+    out = subprocess.run([sys.executable, "-m", "hymt_chat.service.auth", "alice"], input=b"short\n",
                          capture_output=True, timeout=60)
     assert out.returncode == 2 and not out.stdout
 
@@ -124,9 +124,9 @@ def test_cli_hash_password_prints_a_verifiable_entry():
     import subprocess
     import sys
 
-    from hymt_chat.auth import check_password, parse_agents
+    from hymt_chat.service.auth import check_password, parse_agents
 
-    out = subprocess.run([sys.executable, "-m", "hymt_chat.cli", "hash-password", "alice"],
+    out = subprocess.run([sys.executable, "-m", "hymt_chat.cli.main", "hash-password", "alice"],
                          input="correct horse battery\n", capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0, out.stderr

@@ -6,7 +6,12 @@ import re
 
 import pytest
 
-from hymt_chat.agent import (
+from hymt_chat.engine.policy import Policy
+from hymt_chat.engine.translator import Translator
+from hymt_chat.errors import EmptyTextError, ModelUnavailableError
+from hymt_chat.modes.agent.conversation import Conversation, CustomerLanguageUnknownError
+from hymt_chat.modes.agent.glossary import GlossaryError
+from hymt_chat.modes.agent.turns import (
     AgentOptions,
     handle_agent_message,
     is_universal,
@@ -14,13 +19,8 @@ from hymt_chat.agent import (
     run_agent_command,
     turn_markdown,
 )
-from hymt_chat.chat import CommandError
-from hymt_chat.conversation import Conversation, CustomerLanguageUnknownError
-from hymt_chat.errors import EmptyTextError, ModelUnavailableError
-from hymt_chat.glossary import GlossaryError
-from hymt_chat.policy import Policy
+from hymt_chat.modes.chat import CommandError
 from hymt_chat.settings import Settings
-from hymt_chat.translator import Translator
 
 SPANISH = "Hola, el paquete JD123456789 ya llegó pero la caja está rota."
 

@@ -1,6 +1,6 @@
 import pytest
 
-from hymt_chat.answers import strip_wrapping
+from hymt_chat.text.answers import strip_wrapping
 
 
 @pytest.mark.parametrize(
@@ -23,7 +23,7 @@ def test_strip_wrapping(answer, source, expected):
     assert strip_wrapping(answer, source) == expected
 
 
-from hymt_chat.answers import keep_line_structure  # noqa: E402
+from hymt_chat.text.answers import keep_line_structure  # noqa: E402
 
 
 def test_one_line_source_gets_one_line_translation():

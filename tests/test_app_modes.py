@@ -11,9 +11,8 @@ import re
 import httpx
 import pytest
 
-from hymt_chat.auth import hash_password
-from hymt_chat.conversation import Conversation
-from hymt_chat.modes import (
+from hymt_chat.modes.agent.conversation import Conversation
+from hymt_chat.modes.profiles import (
     AGENT_PROFILE,
     KIOSK_PROFILE,
     TRANSLATOR_PROFILE,
@@ -21,6 +20,7 @@ from hymt_chat.modes import (
     best_meta,
     profile_name,
 )
+from hymt_chat.service.auth import hash_password
 from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.stub_model import StubModel
@@ -121,7 +121,7 @@ def test_agents_without_a_secret_stop_the_app_with_a_clear_message(tmp_path):
         pass
 
 
-# --- the pure helpers (hymt_chat/modes.py) -----------------------------------------------------
+# --- the pure helpers (hymt_chat/modes/profiles.py) -----------------------------------------------------
 
 
 def test_profile_name_defaults_to_the_translator():

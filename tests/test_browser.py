@@ -16,7 +16,7 @@ import pytest
 import srt
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from hymt_chat.detect import detect_language
+from hymt_chat.lang.detect import detect_language
 from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.stub_model import StubModel, echo_source

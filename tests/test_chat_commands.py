@@ -2,7 +2,11 @@
 
 import pytest
 
-from hymt_chat.chat import (
+from hymt_chat.engine.policy import PolicyEvent
+from hymt_chat.engine.translator import Translation
+from hymt_chat.errors import HymtError, UnknownLanguageError
+from hymt_chat.lang.languages import CODES
+from hymt_chat.modes.chat import (
     AUTO,
     ChatState,
     CommandError,
@@ -20,10 +24,6 @@ from hymt_chat.chat import (
     parse_command,
     same_language_message,
 )
-from hymt_chat.errors import HymtError, UnknownLanguageError
-from hymt_chat.languages import CODES
-from hymt_chat.policy import PolicyEvent
-from hymt_chat.translator import Translation
 
 # --- parsing ---------------------------------------------------------------------------------
 

@@ -6,8 +6,8 @@ import httpx
 import openai
 import pytest
 
-from hymt_chat import chimera
-from hymt_chat.chimera import (
+from hymt_chat.engine import chimera
+from hymt_chat.engine.chimera import (
     best_note,
     chimera_available,
     chimera_segment_budget,
@@ -18,13 +18,13 @@ from hymt_chat.chimera import (
     similarity,
     translate_best,
 )
-from hymt_chat.endpoint import Endpoint
-from hymt_chat.engine import engine_slots
+from hymt_chat.engine.policy import Policy
+from hymt_chat.engine.prompts import build_chimera_prompt, build_prompt
+from hymt_chat.engine.translator import Translator
 from hymt_chat.errors import ModelBusyError, ModelError, ModelUnavailableError
-from hymt_chat.policy import Policy
-from hymt_chat.prompts import build_chimera_prompt, build_prompt
 from hymt_chat.settings import Settings
-from hymt_chat.translator import Translator
+from hymt_chat.sidecar.capacity import engine_slots
+from hymt_chat.sidecar.endpoint import Endpoint
 
 SOURCE = "Bonjour, je voudrais réserver une table pour deux personnes ce soir."
 CANDIDATES = [

@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from hymt_chat.languages import LANGUAGES
+from hymt_chat.lang.languages import LANGUAGES
 
 
 def cli(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None):
-    return subprocess.run([sys.executable, "-m", "hymt_chat.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "hymt_chat.cli.main", *args], input=stdin,
                           capture_output=True, timeout=120, env=env or dict(os.environ))
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hymt_chat import deploy
+from hymt_chat.sidecar import deploy
 from hymt_chat.sidecar.launch import DEFAULT_GPU_MODEL
 from hymt_chat.sidecar.profiles import (
     ENTRYPOINT,
@@ -161,7 +161,7 @@ def test_image_runs_the_vllm_version_the_tests_run():
 
 
 def test_compose_args_command_prints_the_fragment_line(capsys):
-    from hymt_chat.cli import main
+    from hymt_chat.cli.main import main
 
     assert main(["compose-args", "--profile", "l4"]) == 0
     line = capsys.readouterr().out.strip()
@@ -170,7 +170,7 @@ def test_compose_args_command_prints_the_fragment_line(capsys):
 
 
 def test_write_regenerates_and_check_notices_a_hand_edit(tmp_path, capsys):
-    from hymt_chat.cli import main
+    from hymt_chat.cli.main import main
 
     (tmp_path / "compose.yaml").write_text((ROOT / "compose.yaml").read_text())
     (tmp_path / "deploy" / "k8s").mkdir(parents=True)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from hymt_chat.chat import CommandError
-from hymt_chat.conversation import (
+from hymt_chat.errors import UnknownLanguageError
+from hymt_chat.modes.agent.conversation import (
     Conversation,
     CustomerLanguageUnknownError,
     build_context,
     short_word_languages,
 )
-from hymt_chat.errors import UnknownLanguageError
+from hymt_chat.modes.chat import CommandError
 
 SPANISH = "Hola, el paquete ya llegó pero la caja está rota."
 ENGLISH = "Let me check your order right away."
@@ -179,7 +179,7 @@ def test_short_word_lists():
 
 def test_context_takes_the_last_turns_in_the_source_language():
     conv = Conversation("en")
-    from hymt_chat.conversation import Turn, now
+    from hymt_chat.modes.agent.conversation import Turn, now
 
     turns = [
         Turn(now(), "customer", "Mi pedido no llegó.", "es", "My order didn't arrive.", "en"),
@@ -200,7 +200,7 @@ def test_context_takes_the_last_turns_in_the_source_language():
 def test_state_survives_a_json_round_trip():
     import json
 
-    from hymt_chat.conversation import Turn, now
+    from hymt_chat.modes.agent.conversation import Turn, now
 
     conv = Conversation("en")
     conv.route(SPANISH)

@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from hymt_chat.detect import detect_language, detect_with_confidence
-from hymt_chat.languages import CODES
+from hymt_chat.lang.detect import detect_language, detect_with_confidence
+from hymt_chat.lang.languages import CODES
 
 SENTENCES: dict[str, list[str]] = {
     "en": ["The weather is lovely today, so we are going for a long walk in the park."],

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from hymt_chat import doctor
-from hymt_chat.doctor import Gpu, HostReadings
 from hymt_chat.settings import Settings
+from hymt_chat.sidecar import doctor
+from hymt_chat.sidecar.doctor import Gpu, HostReadings
 from hymt_chat.sidecar.launch import auto_profile
 from hymt_chat.sidecar.profiles import PROFILES, merge_flags, parse_flags
 from tests.conftest import free_port
@@ -273,7 +273,7 @@ def test_the_plan_applies_vllm_args_and_parallel_sizes():
 def _run_doctor(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HYMT_")}
     env.update(HYMT_CACHE_DIR=str(tmp_path / "cache"), HYMT_PORT=str(free_port()))
-    return subprocess.run([sys.executable, "-m", "hymt_chat.cli", "doctor", *args],
+    return subprocess.run([sys.executable, "-m", "hymt_chat.cli.main", "doctor", *args],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
 

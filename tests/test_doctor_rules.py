@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from hymt_chat.doctor import RULES, diagnose_log, log_checks
+from hymt_chat.sidecar.doctor import RULES, diagnose_log, log_checks
 
 W = "(EngineCore_DP0 pid=412) ERROR 11-30 10:02:11 [core.py:1512]"  # a vLLM log prefix
 A = "(APIServer pid=388) ERROR 11-30 10:02:12 [api_server.py:1043]"
@@ -87,7 +87,7 @@ The above exception was the direct cause of the following exception:
 openai.APIConnectionError: Connection error.
 """, "service_healthy"),
         ('{"time": "2026-11-30T10:00:01.002+00:00", "level": "WARNING", "logger": '
-         '"hymt_chat.policy", "message": "model call gave up", "request_id": "3f2a9c81d0e4", '
+         '"hymt_chat.engine.policy", "message": "model call gave up", "request_id": "3f2a9c81d0e4", '
          '"error": "unavailable"}\n'
          "hymt-chat: The translation server is still not reachable after 30 s "
          "(http://vllm:8000/v1: connection refused).\n", "http://vllm:8000/v1"),

@@ -10,7 +10,8 @@ import re
 import pytest
 import srt
 
-from hymt_chat.documents import (
+from hymt_chat.errors import HymtError, NotTextError
+from hymt_chat.modes.documents import (
     MAX_FILE_BYTES,
     TEXT_CHUNK_CHARS,
     DocumentError,
@@ -19,7 +20,6 @@ from hymt_chat.documents import (
     read_upload,
     translate_document,
 )
-from hymt_chat.errors import HymtError, NotTextError
 
 
 class Fake:

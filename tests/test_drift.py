@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from hymt_chat.drift import DRIFT_THRESHOLD, drift_score, missing_numbers, numbers, words
+from hymt_chat.modes.agent.drift import (
+    DRIFT_THRESHOLD,
+    drift_score,
+    missing_numbers,
+    numbers,
+    words,
+)
 
 
 def test_identical_text_scores_one():

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from hymt_chat.agent import handle_agent_message, parse_agent_command, run_agent_command
-from hymt_chat.client import ModelClient
-from hymt_chat.conversation import Conversation
-from hymt_chat.detect import detect_language
-from hymt_chat.policy import Policy
-from hymt_chat.protect import plain_text, strip_tokens
-from hymt_chat.translator import Translator
+from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.policy import Policy
+from hymt_chat.engine.translator import Translator
+from hymt_chat.lang.detect import detect_language
+from hymt_chat.modes.agent.conversation import Conversation
+from hymt_chat.modes.agent.protect import plain_text, strip_tokens
+from hymt_chat.modes.agent.turns import handle_agent_message, parse_agent_command, run_agent_command
 
 pytestmark = pytest.mark.slow
 

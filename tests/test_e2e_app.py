@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hymt_chat.auth import hash_password
+from hymt_chat.service.auth import hash_password
 from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
 from tests.test_e2e_overload import PARAGRAPH, metric, until

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import pytest
 
-from hymt_chat import chimera
-from hymt_chat.chimera import BestTranslation, chimera_available, translate_best
-from hymt_chat.client import ModelClient
-from hymt_chat.detect import detect_language
-from hymt_chat.endpoint import Endpoint
-from hymt_chat.engine import engine_slots
-from hymt_chat.policy import Policy
-from hymt_chat.translator import Translator
+from hymt_chat.engine import chimera
+from hymt_chat.engine.chimera import BestTranslation, chimera_available, translate_best
+from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.policy import Policy
+from hymt_chat.engine.translator import Translator
+from hymt_chat.lang.detect import detect_language
+from hymt_chat.sidecar.capacity import engine_slots
+from hymt_chat.sidecar.endpoint import Endpoint
 
 from .conftest import free_port
 

@@ -20,10 +20,10 @@ from collections import Counter
 import httpx
 import pytest
 
-from hymt_chat.client import ModelClient
+from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.policy import Policy, PolicyEvent
+from hymt_chat.engine.translator import Translation, Translator
 from hymt_chat.errors import ModelBusyError
-from hymt_chat.policy import Policy, PolicyEvent
-from hymt_chat.translator import Translation, Translator
 
 pytestmark = pytest.mark.slow
 

@@ -15,11 +15,11 @@ from collections import Counter
 
 import pytest
 
-from hymt_chat.client import ModelClient
-from hymt_chat.detect import detect_language
-from hymt_chat.policy import Policy, PolicyEvent
-from hymt_chat.priority import BULK
-from hymt_chat.translator import Translator
+from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.policy import Policy, PolicyEvent
+from hymt_chat.engine.priority import BULK
+from hymt_chat.engine.translator import Translator
+from hymt_chat.lang.detect import detect_language
 from tests.test_e2e_overload import metric, restored, until  # noqa: F401 - restored: a fixture
 
 pytestmark = pytest.mark.slow

@@ -102,7 +102,7 @@ def _serve(model: Path, port: int, cache: Path, **env: str) -> subprocess.Popen:
                 "HYMT_VLLM_PYTHON": str(Settings().vllm_python), **env}
     full_env.pop("HYMT_API_KEY", None)
     return subprocess.Popen(
-        [sys.executable, "-m", "hymt_chat.cli", "serve-model", "--profile", "a10",
+        [sys.executable, "-m", "hymt_chat.cli.main", "serve-model", "--profile", "a10",
          "--model", str(model), "--port", str(port)],
         env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )

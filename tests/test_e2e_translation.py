@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from hymt_chat.client import ModelClient
-from hymt_chat.detect import detect_language
-from hymt_chat.policy import Policy
-from hymt_chat.translator import Translator
+from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.policy import Policy
+from hymt_chat.engine.translator import Translator
+from hymt_chat.lang.detect import detect_language
 
 pytestmark = pytest.mark.slow
 
@@ -91,7 +91,7 @@ async def test_ten_thousand_characters_in_long_paragraphs_come_back_whole(demo_s
 
 
 def _cli(*args: str, env: dict[str, str], stdin: bytes | None = None):
-    return subprocess.run([sys.executable, "-m", "hymt_chat.cli", *args], env=env, input=stdin,
+    return subprocess.run([sys.executable, "-m", "hymt_chat.cli.main", *args], env=env, input=stdin,
                           capture_output=True, timeout=300)
 
 

@@ -15,18 +15,18 @@ import time
 
 import pytest
 
-from hymt_chat.client import ModelClient
+from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.policy import Policy, PolicyEvent
+from hymt_chat.engine.translator import Translator
 from hymt_chat.errors import (
     ModelBusyError,
     ModelError,
     ModelTimeoutError,
     ModelUnavailableError,
 )
-from hymt_chat.policy import Policy, PolicyEvent
 from hymt_chat.settings import Settings
-from hymt_chat.translator import Translator
 from tests.conftest import free_port
-from tests.support.fake_server import OK, BUSY, Reply, busy, fake_server
+from tests.support.fake_server import BUSY, OK, Reply, busy, fake_server
 
 FRENCH = "Bonjour, je voudrais réserver une table pour deux personnes ce soir."
 SLACK = 10.0  # past a deadline: "stopped there, not much later" on a busy 2-core machine
@@ -191,6 +191,6 @@ async def test_sidecar_down_at_app_start_gives_a_clear_error_at_the_deadline():
     ("3", 3.0), ("garbage", None), ("", None), ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
 ])
 def test_retry_after_header_is_read_or_ignored_never_fatal(header, expected):
-    from hymt_chat.client import _retry_after
+    from hymt_chat.engine.client import _retry_after
 
     assert _retry_after({"retry-after": header} if header else {}) == expected

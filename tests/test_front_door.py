@@ -9,7 +9,8 @@ import hymt_chat
 
 
 def test_the_public_surface_is_importable_from_the_package():
-    from hymt_chat import errors, translator
+    from hymt_chat import errors
+    from hymt_chat.engine import translator
 
     assert hymt_chat.Translator is translator.Translator
     assert hymt_chat.InputError is errors.InputError
@@ -28,9 +29,9 @@ def test_importing_the_package_loads_nothing_heavy():
 
 
 def test_every_refusal_is_an_input_error():
-    from hymt_chat.chat import CommandError
-    from hymt_chat.documents import DocumentError
-    from hymt_chat.glossary import GlossaryError
+    from hymt_chat.modes.agent.glossary import GlossaryError
+    from hymt_chat.modes.chat import CommandError
+    from hymt_chat.modes.documents import DocumentError
 
     for kind in (CommandError, DocumentError, GlossaryError, hymt_chat.EmptyTextError,
                  hymt_chat.NotTextError, hymt_chat.InputTooLongError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hymt_chat.glossary import (
+from hymt_chat.modes.agent.glossary import (
     MAX_ENTRIES,
     Glossary,
     GlossaryCommand,

@@ -17,19 +17,9 @@ import tempfile
 import uuid
 from pathlib import Path
 
-import pytest
-
-from hymt_chat.history import (
-    COLUMNS,
-    adapt_sqlite,
-    ensure_schema,
-    skip_writes_when,
-    sqlite_path,
-)
-from hymt_chat.settings import Settings
-
 import aiosqlite  # noqa: F401 - a hard dependency: its absence must fail, not skip
 import chainlit  # noqa: F401
+import pytest
 from chainlit.context import init_http_context
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.data.storage_clients.base import BaseStorageClient  # noqa: E402
@@ -38,6 +28,15 @@ from chainlit.message import Message  # noqa: E402
 from chainlit.step import Step  # noqa: E402
 from chainlit.types import Feedback  # noqa: E402
 from chainlit.user import User  # noqa: E402
+
+from hymt_chat.service.history import (
+    COLUMNS,
+    adapt_sqlite,
+    ensure_schema,
+    skip_writes_when,
+    sqlite_path,
+)
+from hymt_chat.settings import Settings
 
 # The schema published in Chainlit's documentation (2.x), without the columns added since.
 DOCUMENTED_STEPS = """

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hymt_chat import deploy
+from hymt_chat.sidecar import deploy
 from hymt_chat.sidecar.profiles import ENTRYPOINT, PROFILES, get_profile, parse_flags
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from hymt_chat.kiosk import (
+from hymt_chat.lang.languages import CODES
+from hymt_chat.modes.kiosk import (
     KIOSK_LANGUAGES,
     MARKER_ELEMENT,
     IdleTimer,
@@ -23,7 +24,6 @@ from hymt_chat.kiosk import (
     watch_idle,
     welcome_message,
 )
-from hymt_chat.languages import CODES
 from hymt_chat.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 import pytest
 
 from hymt_chat.errors import HymtError, UnknownLanguageError
-from hymt_chat.languages import CODES, LANGUAGES, find_language, get_language
+from hymt_chat.lang.languages import CODES, LANGUAGES, find_language, get_language
 
 REFERENCE_ORDER = (
     "zh en fr pt es ja tr ru ar ko th it de vi ms id tl hi zh-Hant pl cs nl km my fa gu ur te "

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from hymt_chat import logs
+from hymt_chat.engine.policy import Policy, PolicyEvent
 from hymt_chat.errors import ModelBusyError
-from hymt_chat.policy import Policy, PolicyEvent
+from hymt_chat.service import logs
 from hymt_chat.settings import Settings
 
 
@@ -132,7 +132,7 @@ def test_default_file_is_in_the_cache_dir(tmp_path):
 
 async def test_policy_events_are_logged_with_the_request_id(tmp_path):
     stream = io.StringIO()
-    handlers = logs.configure_logging(stream=stream, logger="hymt_chat.policy")
+    handlers = logs.configure_logging(stream=stream, logger="hymt_chat.engine.policy")
     policy = Policy(deadline=0.05, initial_delay=0.002, max_delay=0.01)
     policy.add_hook(logs.log_policy_event)
 
@@ -143,7 +143,7 @@ async def test_policy_events_are_logged_with_the_request_id(tmp_path):
         with logs.request_context("req-42"), pytest.raises(ModelBusyError):
             await policy.run(busy, user="u")
     finally:
-        _restore("hymt_chat.policy", handlers)
+        _restore("hymt_chat.engine.policy", handlers)
     lines = _lines(stream.getvalue())
     assert {line["request_id"] for line in lines} == {"req-42"}
     retry = next(line for line in lines if line["event"] == "retrying")
@@ -153,12 +153,12 @@ async def test_policy_events_are_logged_with_the_request_id(tmp_path):
 
 def test_debug_events_only_when_debug_is_on(tmp_path):
     stream = io.StringIO()
-    handlers = logs.configure_logging(stream=stream, logger="hymt_chat.policy", level="INFO")
+    handlers = logs.configure_logging(stream=stream, logger="hymt_chat.engine.policy", level="INFO")
     try:
         logs.log_policy_event(PolicyEvent("queued", ahead=3))
         assert stream.getvalue() == ""
     finally:
-        _restore("hymt_chat.policy", handlers)
+        _restore("hymt_chat.engine.policy", handlers)
 
 
 def test_one_line_per_record_on_the_console_and_no_line_per_poll(tmp_path, capsys):

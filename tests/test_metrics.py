@@ -7,12 +7,12 @@ import asyncio
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from hymt_chat.endpoint import Endpoint, write_state
+from hymt_chat.engine.policy import Policy, PolicyEvent
+from hymt_chat.engine.translator import Translation, Translator
 from hymt_chat.errors import ModelBusyError, ModelUnavailableError, UnknownLanguageError
-from hymt_chat.metrics import Metrics, PolicyHook, outcome_of
-from hymt_chat.policy import Policy, PolicyEvent
+from hymt_chat.service.metrics import Metrics, PolicyHook, outcome_of
 from hymt_chat.settings import Settings
-from hymt_chat.translator import Translation, Translator
+from hymt_chat.sidecar.endpoint import Endpoint, write_state
 
 FAST = {"initial_delay": 0.002, "max_delay": 0.01}
 BUSY = "busy (503)"

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from hymt_chat.chat import describe_event, progress_label
-from hymt_chat.client import ModelClient
-from hymt_chat.engine import engine_slots
-from hymt_chat.pacing import DecodeRate, call_timeout, eta_seconds
-from hymt_chat.policy import PolicyEvent
+from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.pacing import DecodeRate, call_timeout, eta_seconds
+from hymt_chat.engine.policy import PolicyEvent
+from hymt_chat.modes.chat import describe_event, progress_label
 from hymt_chat.settings import Settings
+from hymt_chat.sidecar.capacity import engine_slots
 from hymt_chat.sidecar.profiles import build_launch, get_profile
-from hymt_chat.text import halve_at_sentence
+from hymt_chat.text.cleanup import halve_at_sentence
 
 
 def test_a_long_segment_gets_a_longer_timeout_than_a_short_one() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from hymt_chat import deploy
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
+from hymt_chat.sidecar import deploy
 from hymt_chat.sidecar.profiles import build_launch, get_profile, parallel_flags, parse_flags
 
 

@@ -12,16 +12,17 @@ import asyncio
 
 import pytest
 
-from hymt_chat import cli, documents
+from hymt_chat.cli import main as cli
+from hymt_chat.engine.policy import Policy
+from hymt_chat.engine.translator import MISSING_MARK, Translator
 from hymt_chat.errors import (
     IncompleteTranslationError,
     ModelBusyError,
     ModelError,
     ModelTimeoutError,
 )
-from hymt_chat.policy import Policy
+from hymt_chat.modes import documents
 from hymt_chat.settings import Settings
-from hymt_chat.translator import MISSING_MARK, Translator
 
 LINES = [f"Ligne numéro {i} de la lettre au client." for i in range(1, 7)]
 TEXT = "\n".join(LINES)
@@ -138,7 +139,7 @@ async def test_a_piece_that_failed_half_way_resumes_where_it_stopped() -> None:
 
 def test_the_cli_prints_what_it_has_and_exits_non_zero(monkeypatch, capsys) -> None:
     client = Flaky({LINES[1]: ModelError("The model server failed (HTTP 500).")})
-    monkeypatch.setattr("hymt_chat.translator.get_client", lambda settings: client)
+    monkeypatch.setattr("hymt_chat.engine.translator.get_client", lambda settings: client)
     code = cli.main(["translate", "--to", "en", "--from", "fr", "--wait", "1",
                      "--base-url", "http://127.0.0.1:9/v1", TEXT])
     out, err = capsys.readouterr()
@@ -149,7 +150,7 @@ def test_the_cli_prints_what_it_has_and_exits_non_zero(monkeypatch, capsys) -> N
 
 
 def test_the_runner_cancels_everything_on_a_bug() -> None:
-    from hymt_chat.runner import run_bounded
+    from hymt_chat.engine.runner import run_bounded
 
     cancelled: list[int] = []
 

@@ -10,9 +10,9 @@ import asyncio
 
 import pytest
 
+from hymt_chat.engine.policy import Policy, PolicyEvent, segment_parallelism
+from hymt_chat.engine.priority import parse_ranks
 from hymt_chat.errors import HymtError
-from hymt_chat.policy import Policy, PolicyEvent, segment_parallelism
-from hymt_chat.priority import parse_ranks
 
 
 class Gate:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import random
 
+from hymt_chat.engine.policy import Policy, PolicyEvent
 from hymt_chat.errors import ModelBusyError
-from hymt_chat.policy import Policy, PolicyEvent
 
 
 class Blocker:

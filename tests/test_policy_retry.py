@@ -11,8 +11,8 @@ import time
 
 import pytest
 
+from hymt_chat.engine.policy import Policy, PolicyEvent
 from hymt_chat.errors import ModelBusyError, ModelError, ModelUnavailableError
-from hymt_chat.policy import Policy, PolicyEvent
 
 FAST = {"initial_delay": 0.005, "max_delay": 0.02}
 

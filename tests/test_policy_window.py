@@ -11,8 +11,8 @@ import asyncio
 import pytest
 import stamina
 
+from hymt_chat.engine.policy import Policy, get_policy, segment_parallelism
 from hymt_chat.errors import ModelBusyError, ModelError, ModelUnavailableError
-from hymt_chat.policy import Policy, get_policy, segment_parallelism
 from hymt_chat.settings import Settings
 
 
@@ -153,7 +153,7 @@ def test_window_bounds_are_checked() -> None:
 
 
 def test_get_policy_is_a_lazy_singleton(monkeypatch: pytest.MonkeyPatch) -> None:
-    import hymt_chat.policy as module
+    import hymt_chat.engine.policy as module
 
     monkeypatch.setattr(module, "_POLICY", None)
     settings = Settings(window_max=5, window_min=2, deadline=30.0, retries=False)

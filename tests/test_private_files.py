@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from hymt_chat.endpoint import Endpoint, write_state
-from hymt_chat.private import make_private, write_private
 from hymt_chat.settings import Settings
+from hymt_chat.sidecar.endpoint import Endpoint, write_state
+from hymt_chat.sidecar.private import make_private, write_private
 
 
 def _mode(path) -> int:
@@ -49,7 +49,7 @@ def test_make_private_tightens_old_folders_and_sets_the_umask(tmp_path):
 
 
 def test_secure_is_added_to_a_cookie_once():
-    from hymt_chat.http_guard import secure_cookie
+    from hymt_chat.service.http_guard import secure_cookie
 
     assert secure_cookie("access_token=x; Path=/; HttpOnly") == (
         "access_token=x; Path=/; HttpOnly; Secure")
@@ -57,7 +57,7 @@ def test_secure_is_added_to_a_cookie_once():
 
 
 def test_metrics_is_open_locally_and_closed_once_agents_sign_in():
-    from hymt_chat.http_guard import metrics_refusal
+    from hymt_chat.service.http_guard import metrics_refusal
 
     assert metrics_refusal(None, None, sign_in=False) is None
     assert metrics_refusal(None, None, sign_in=True)[0] == 403  # type: ignore[index]
@@ -67,7 +67,7 @@ def test_metrics_is_open_locally_and_closed_once_agents_sign_in():
 
 
 def test_the_page_gets_nonces_on_its_scripts_and_no_third_party_stylesheets():
-    from hymt_chat.http_guard import harden_page, page_policy
+    from hymt_chat.service.http_guard import harden_page, page_policy
 
     page = ('<link rel="preconnect" href="https://fonts.googleapis.com" />'
             '<link href="https://fonts.googleapis.com/css2?family=Inter" rel="stylesheet" />'

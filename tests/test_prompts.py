@@ -1,13 +1,13 @@
 import pytest
 
-from hymt_chat.languages import LANGUAGES, get_language
-from hymt_chat.prompts import (
+from hymt_chat.engine.prompts import (
     build_chimera_prompt,
     build_context_prompt,
     build_prompt,
     build_terminology_prompt,
     chat_messages,
 )
+from hymt_chat.lang.languages import LANGUAGES, get_language
 
 CHINESE = {"zh", "zh-Hant", "yue"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hymt_chat.protect import find_spans, mask, plain_text, strip_tokens, token, unmask
+from hymt_chat.modes.agent.protect import find_spans, mask, plain_text, strip_tokens, token, unmask
 
 
 def _kinds(text: str, terms: dict[str, str] | None = None) -> list[tuple[str, str]]:

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from hymt_chat.errors import RateLimitedError
-from hymt_chat.ratelimit import RateLimiter, get_rate_limiter
+from hymt_chat.service.ratelimit import RateLimiter, get_rate_limiter
 from hymt_chat.settings import Settings
 
 
@@ -78,7 +78,7 @@ def test_a_bad_spec_is_refused_at_start() -> None:
 
 
 def test_get_rate_limiter_is_a_lazy_singleton(monkeypatch: pytest.MonkeyPatch) -> None:
-    import hymt_chat.ratelimit as module
+    import hymt_chat.service.ratelimit as module
 
     monkeypatch.setattr(module, "_RATE_LIMITER", None)
     limiter = get_rate_limiter(Settings(rate_limit="1/minute"))
@@ -101,7 +101,7 @@ def test_characters_are_charged_and_a_job_over_the_whole_allowance_is_refused() 
 
 
 def test_the_client_address_trusts_forwarded_for_only_from_our_proxies() -> None:
-    from hymt_chat.ratelimit import client_address
+    from hymt_chat.service.ratelimit import client_address
 
     proxies = frozenset({"10.0.0.2"})
     assert client_address("203.0.113.9", "1.2.3.4", proxies) == "203.0.113.9"  # not a proxy

@@ -2,8 +2,8 @@
 
 import asyncio
 
-from hymt_chat.health import Probe
-from hymt_chat.readiness import Readiness
+from hymt_chat.service.health import Probe
+from hymt_chat.service.readiness import Readiness
 
 
 class Script:

@@ -17,7 +17,7 @@ import httpx
 import pytest
 import socketio
 
-from hymt_chat.auth import hash_password
+from hymt_chat.service.auth import hash_password
 from tests.conftest import free_port
 from tests.support.chainlit_app import ROOT, app_env, running_app
 from tests.support.stub_model import StubModel, echo_source
@@ -267,7 +267,7 @@ def test_a_malformed_setting_gets_a_sentence_not_a_python_error(tmp_path):
 
 
 def test_a_forged_kiosk_button_is_refused_with_a_sentence(tmp_path):
-    from hymt_chat.kiosk import KIOSK_PROFILE
+    from hymt_chat.modes.kiosk import KIOSK_PROFILE
 
     async def scenario(url: str) -> str:
         async with Tab(url, profile=KIOSK_PROFILE) as tab:

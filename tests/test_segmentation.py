@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from hymt_chat.text import (
+from hymt_chat.text.cleanup import (
     estimate_tokens,
     max_tokens_for,
     segment_budget,

@@ -9,7 +9,7 @@ import pytest
 
 from hymt_chat.sidecar.profiles import PROFILES
 
-ENTRY = [sys.executable, "-m", "hymt_chat.cli"]
+ENTRY = [sys.executable, "-m", "hymt_chat.cli.main"]
 
 
 def run(*args, env=None):

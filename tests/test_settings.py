@@ -3,8 +3,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from hymt_chat.endpoint import Endpoint, read_state, resolve_endpoint, write_state
 from hymt_chat.settings import Settings
+from hymt_chat.sidecar.endpoint import Endpoint, read_state, resolve_endpoint, write_state
 
 ROOT = Path(__file__).resolve().parent.parent
 

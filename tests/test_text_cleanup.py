@@ -8,7 +8,7 @@ import unicodedata
 import pytest
 
 from hymt_chat.errors import HymtError, NotTextError
-from hymt_chat.text import clean_text, decode_bytes, is_blank
+from hymt_chat.text.cleanup import clean_text, decode_bytes, is_blank
 
 FAMILY = "👨\u200d👩\u200d👧"  # ZWJ sequence
 PERSIAN_WANT = "می\u200cخواهم"  # "I want": ZWNJ between the prefix and the verb

@@ -6,8 +6,8 @@ import csv
 import io
 from datetime import UTC, datetime
 
-from hymt_chat.conversation import Conversation, Turn
-from hymt_chat.transcript import (
+from hymt_chat.modes.agent.conversation import Conversation, Turn
+from hymt_chat.modes.agent.transcript import (
     CSV_COLUMNS,
     escape_cell,
     export_files,

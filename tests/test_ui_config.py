@@ -6,7 +6,7 @@ import struct
 import tomllib
 from pathlib import Path
 
-from hymt_chat.documents import DOCUMENT_TYPES, MAX_FILE_BYTES
+from hymt_chat.modes.documents import DOCUMENT_TYPES, MAX_FILE_BYTES
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = tomllib.loads((ROOT / ".chainlit" / "config.toml").read_text(encoding="utf-8"))

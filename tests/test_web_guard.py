@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from hymt_chat.web_guard import LoginThrottle, origin_allowed
+from hymt_chat.service.web_guard import LoginThrottle, origin_allowed
 
 
 @pytest.mark.parametrize(("origin", "host", "forwarded", "allowed", "ok"), [

@@ -9,11 +9,11 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..endpoint import Endpoint
-from ..engine import vllm_has_priority
-from ..errors import SidecarError
-from ..settings import Settings
-from .profiles import LaunchSpec, Profile, build_launch, get_profile
+from hymt_chat.errors import SidecarError
+from hymt_chat.settings import Settings
+from hymt_chat.sidecar.capacity import vllm_has_priority
+from hymt_chat.sidecar.endpoint import Endpoint
+from hymt_chat.sidecar.profiles import LaunchSpec, Profile, build_launch, get_profile
 
 DEFAULT_GPU_MODEL = "tencent/Hunyuan-MT-7B"
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import SidecarError
+from hymt_chat.errors import SidecarError
 
 Flags = tuple[tuple[str, str | None], ...]
 
@@ -30,7 +30,7 @@ class Profile:
         return dict(self.flags).get(name)
 
 
-# Priority scheduling: each request's class (hymt_chat.priority) arrives as its `priority`, so a
+# Priority scheduling: each request's class (hymt_chat.engine.priority) arrives as its `priority`, so a
 # live message overtakes document parts waiting inside vLLM (measured: P95 8.3x -> 4.3x of
 # alone with raw clients; the app's reserved slot does the rest).
 _COMMON: Flags = (("--disable-log-stats", None), ("--scheduling-policy", "priority"))

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import httpx
 
-from ..errors import SidecarError
-from .profiles import LaunchSpec
+from hymt_chat.errors import SidecarError
+from hymt_chat.sidecar.profiles import LaunchSpec
 
 StateSink = Callable[[str], None]
 _PR_SET_PDEATHSIG = 1

@@ -102,8 +102,12 @@ def build_tiny_hunyuan(out_dir: Path, tokenizer_dir: Path, *, broken: bool = Fal
         return out_dir
 
     import torch
-    from transformers import AutoTokenizer, GenerationConfig
-    from transformers import HunYuanDenseV1Config, HunYuanDenseV1ForCausalLM
+    from transformers import (
+        AutoTokenizer,
+        GenerationConfig,
+        HunYuanDenseV1Config,
+        HunYuanDenseV1ForCausalLM,
+    )
 
     tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
     if not getattr(tokenizer, "chat_template", None):

@@ -1,0 +1,1 @@
+"""The `hymt-chat` command: translate, detect, the sidecar and deploy subcommands."""

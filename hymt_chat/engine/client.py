@@ -1,0 +1,261 @@
+"""The one process-wide OpenAI-compatible client, and the mapping of its failures to ours."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import time
+from typing import Any
+
+import httpx
+import openai
+
+from hymt_chat.engine.pacing import DecodeRate, call_timeout
+from hymt_chat.engine.prompts import chat_messages
+from hymt_chat.errors import (
+    ModelBusyError,
+    ModelError,
+    ModelTimeoutError,
+    ModelUnavailableError,
+)
+from hymt_chat.settings import Settings, get_settings
+from hymt_chat.sidecar.endpoint import Endpoint, resolve_endpoint
+from hymt_chat.text.answers import strip_wrapping
+
+_log = logging.getLogger(__name__)
+_LIST_TIMEOUT = 120.0  # seconds for /v1/models (a completion's timeout is sized per call)
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP date), if any."""
+    value = headers.get("retry-after") if headers is not None else None
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None  # a header we cannot read: back off as if there were none
+    return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def map_error(err: Exception, timeout: float, url: str | None = None) -> Exception:
+    """Turn an SDK exception into one of ours, with a sentence a user can read; a failure to
+    connect names the server (``detail``) so that a log or the CLI says where it looked."""
+    if isinstance(err, openai.APITimeoutError):
+        shown = f"{timeout:.0f}" if timeout >= 10 else f"{timeout:g}"
+        return ModelTimeoutError(f"The model did not answer within {shown} s.")
+    if isinstance(err, openai.APIConnectionError):
+        reason = _connect_reason(err)
+        where = f"{url}: {reason}" if url else reason
+        down = ModelUnavailableError(
+            f"The translation model is not reachable (starting or down; {where}).")
+        down.detail = where  # type: ignore[attr-defined]
+        return down
+    if isinstance(err, openai.APIStatusError):
+        status = err.status_code
+        if status in (503, 429):
+            busy = ModelBusyError(f"The translation model is busy (HTTP {status}).")
+            busy.retry_after = _retry_after(err.response.headers)  # type: ignore[attr-defined]
+            return busy
+        if status in (401, 403):
+            return ModelError("The model server refused the API key (check HYMT_API_KEY).")
+        if status == 404:
+            return ModelError("The model server does not serve that model (check HYMT_MODEL).")
+        return ModelError(f"The model server failed (HTTP {status}).")
+    if isinstance(err, (openai.APIResponseValidationError, ValueError, KeyError, TypeError)):
+        return ModelError("The model server sent an answer that is not valid JSON.")
+    return err
+
+
+def _connect_reason(err: Exception) -> str:
+    """"connection refused", "name not resolved", … from the error under the SDK's."""
+    chain: list[BaseException] = []
+    link: BaseException | None = err
+    while link is not None and len(chain) < 8:  # SDK error <- httpx error <- OSError
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        return "connection refused"
+    cause = " ".join(str(e) for e in chain[1:]).lower()
+    for needle, reason in (("refused", "connection refused"), ("name or service", "unknown host"),
+                           ("nodename", "unknown host"), ("timed out", "connect timed out"),
+                           ("unreachable", "network unreachable")):
+        if needle in cause:
+            return reason
+    return "no connection"
+
+
+def _contents(response: object) -> list[str]:
+    """The answers of a chat completion; ModelError when the JSON is not shaped like one.
+
+    The SDK does not validate responses: a JSON list or an object without ``choices`` comes
+    back as is, and reading it would raise AttributeError far from here.
+    """
+    try:
+        choices = response.choices  # type: ignore[attr-defined]
+        contents = [choice.message.content for choice in choices]
+    except (AttributeError, TypeError) as err:
+        raise ModelError("The model server sent an answer that is not a chat completion.") from err
+    if not contents or any(c is None for c in contents):
+        raise ModelError("The model server sent an empty answer.")
+    if not all(isinstance(c, str) for c in contents):
+        raise ModelError("The model server sent an answer that is not a chat completion.")
+    return contents
+
+
+class ModelClient:
+    """Chat completions against one endpoint; non-streaming, no SDK retries (the policy retries)."""
+
+    def __init__(self, settings: Settings, endpoint: Endpoint | None = None) -> None:
+        self.settings = settings
+        self.endpoint = endpoint or resolve_endpoint(settings)
+        self._openai = openai.AsyncOpenAI(
+            base_url=self.endpoint.base_url,
+            api_key=self.endpoint.api_key,
+            timeout=settings.request_timeout or _LIST_TIMEOUT,  # completions set their own
+            max_retries=0,
+        )
+        self.decode_rate = DecodeRate(settings.decode_rate)
+        # Cleared (and logged once) when the server refuses the field: a server that is not
+        # vLLM, or one that validates extra fields.
+        self.sends_priority = settings.engine_priority
+        self._model: str | None = self.endpoint.model
+        self._model_lock = asyncio.Lock()
+
+    async def model_name(self) -> str:
+        """The served model: configured, else the first one the server lists (asked once)."""
+        if self._model:
+            return self._model
+        async with self._model_lock:
+            if not self._model:
+                try:
+                    models = await self._openai.models.list()
+                except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
+                    raise map_error(err, self.settings.request_timeout or _LIST_TIMEOUT,
+                                    self.endpoint.base_url) from err
+                if not models.data:
+                    raise ModelError("The model server lists no model.")
+                self._model = models.data[0].id
+        return self._model
+
+    async def complete(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        n: int = 1,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        model: str | None = None,
+        source: str = "",
+        priority: int | None = None,
+        timeout: float | None = None,
+        stretch: float = 1.0,
+        until: float | None = None,
+    ) -> list[str]:
+        """Send one user message (no system message) and return the n cleaned answers.
+
+        ``source`` is the text being translated: a quote pair it has is not stripped.
+        ``priority`` goes to vLLM (lower first); ``timeout`` defaults to :meth:`timeout_for`
+        with *stretch* (the caller's retries widen it), cut at *until* (``time.monotonic()``).
+        Each answer's tokens per second feed :attr:`decode_rate`.
+        """
+        s = self.settings
+        timeout = self.timeout_for(max_tokens, stretch) if timeout is None else timeout
+        if until is not None:
+            timeout = max(0.05, min(timeout, until - time.monotonic()))
+        extra: dict[str, Any] = {"top_k": s.top_k, "repetition_penalty": s.repetition_penalty}
+        if priority is not None and self.sends_priority:
+            extra["priority"] = int(priority)
+        started = time.monotonic()
+        try:
+            response = await self._openai.chat.completions.create(
+                model=model or await self.model_name(),
+                messages=chat_messages(prompt),  # type: ignore[arg-type]
+                stream=False,
+                max_tokens=max_tokens,
+                n=n,
+                temperature=s.temperature if temperature is None else temperature,
+                top_p=s.top_p if top_p is None else top_p,
+                extra_body=extra,
+                timeout=timeout,
+            )
+        except (ModelError, asyncio.CancelledError):
+            raise
+        except openai.BadRequestError as err:
+            if "priority" in extra and "priority" in str(err).lower():
+                self.sends_priority = False
+                _log.warning("the model server refuses request priorities (%s): sending none; "
+                             "live messages are ordered by the app's queue only", err)
+                return await self.complete(prompt, max_tokens=max_tokens, n=n,
+                                           temperature=temperature, top_p=top_p, model=model,
+                                           source=source, timeout=timeout)
+            raise map_error(err, timeout, self.endpoint.base_url) from err
+        except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
+            raise map_error(err, timeout, self.endpoint.base_url) from err
+        contents = _contents(response)
+        usage = getattr(response, "usage", None)
+        tokens = getattr(usage, "completion_tokens", None)
+        if isinstance(tokens, int):
+            self.decode_rate.observe(tokens // max(1, n), time.monotonic() - started)
+        return [strip_wrapping(c, source) for c in contents]
+
+    def timeout_for(self, max_tokens: int, stretch: float = 1.0) -> float:
+        """Seconds a call for up to *max_tokens* may take: fixed (HYMT_REQUEST_TIMEOUT) or sized
+        from the measured decode rate; *stretch* widens it on retries."""
+        fixed = self.settings.request_timeout
+        if fixed is not None:
+            return fixed * max(1.0, stretch)
+        return call_timeout(max_tokens, self.decode_rate.value,
+                            floor=self.settings.timeout_floor, stretch=stretch)
+
+    async def health(self, timeout: float = 3.0) -> bool:
+        """True when the server's /health answers 200 (it needs no API key)."""
+        try:
+            async with httpx.AsyncClient(timeout=timeout) as http:
+                response = await http.get(f"{self.endpoint.root}/health")
+            return response.status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    async def aclose(self) -> None:
+        await self._openai.close()
+
+
+_CLIENT: ModelClient | None = None
+
+
+def get_client(settings: Settings | None = None) -> ModelClient:
+    """The process-wide client, created on first use and shared by every chat session.
+
+    Replaced only when the endpoint changes (a relaunched sidecar has a new key), so its
+    connection pool is reused by every call in between.
+    """
+    global _CLIENT
+    settings = settings or get_settings()
+    endpoint = resolve_endpoint(settings)
+    if _CLIENT is None or _CLIENT.endpoint != endpoint:
+        old, _CLIENT = _CLIENT, ModelClient(settings, endpoint)
+        if old is not None:
+            _close_later(old)
+    return _CLIENT
+
+
+def _close_later(client: ModelClient) -> None:
+    """Close a replaced client's connection pool once its in-flight calls had time to end."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return  # no loop: nothing is pooled yet that a loop would need to close
+    loop.call_later(60, lambda: loop.create_task(client.aclose()))
+
+
+def reset_client() -> None:
+    """Forget the process-wide client (tests, or after the endpoint changed)."""
+    global _CLIENT
+    _CLIENT = None

@@ -1,0 +1,67 @@
+"""The official Hunyuan-MT prompt templates, verbatim. No system message is ever sent."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hymt_chat.lang.languages import Language, get_language
+
+ZH_TEMPLATE = "把下面的文本翻译成{target}，不要额外解释。\n\n{text}"
+EN_TEMPLATE = "Translate the following segment into {target}, without additional explanation.\n\n{text}"
+CHIMERA_TEMPLATE = (
+    "Analyze the following multiple {target} translations of the {source} segment surrounded in "
+    "triple backticks and generate a single refined {target} translation. Only output the refined "
+    "translation, do not explain.\n\n"
+    "The {source} segment:\n```{text}```\n\n"
+    "The multiple {target} translations:\n{candidates}"
+)
+# Published for HY-MT1.5 only; unofficial for Hunyuan-MT-7B, so callers opt in.
+TERMINOLOGY_TEMPLATE = (
+    "参考下面的翻译：\n{terms}\n\n将以下文本翻译为{target}，注意只需要输出翻译后的结果，不要额外解释：\n{text}"
+)
+CONTEXT_TEMPLATE = (
+    "{context}\n参考上面的信息，把下面的文本翻译成{target}，注意不需要翻译上文，也不要额外解释：\n{text}"
+)
+
+
+def uses_chinese_template(source: Language, target: Language) -> bool:
+    return source.is_chinese or target.is_chinese
+
+
+def build_prompt(text: str, source: str, target: str) -> str:
+    """Full user message for translating ``text`` from ``source`` to ``target`` (codes)."""
+    src, tgt = get_language(source), get_language(target)
+    if uses_chinese_template(src, tgt):
+        return ZH_TEMPLATE.format(target=tgt.chinese, text=text)
+    return EN_TEMPLATE.format(target=tgt.english, text=text)
+
+
+def build_chimera_prompt(text: str, source: str, target: str, candidates: Sequence[str]) -> str:
+    """Fusion prompt for Hunyuan-MT-Chimera: the source and N numbered candidates."""
+    if not candidates:
+        raise ValueError("Chimera needs at least one candidate translation.")
+    src, tgt = get_language(source), get_language(target)
+    numbered = "\n".join(f"{i}. ```{c}```" for i, c in enumerate(candidates, start=1))
+    return CHIMERA_TEMPLATE.format(
+        target=tgt.english, source=src.english, text=text, candidates=numbered
+    )
+
+
+def build_terminology_prompt(
+    text: str, target: str, terms: Sequence[tuple[str, str]]
+) -> str:
+    """Terminology template (unofficial for this model): ``terms`` are (source, target) pairs."""
+    tgt = get_language(target)
+    lines = "\n".join(f"{s} 翻译成 {t}" for s, t in terms)
+    return TERMINOLOGY_TEMPLATE.format(terms=lines, target=tgt.chinese, text=text)
+
+
+def build_context_prompt(text: str, target: str, context: str) -> str:
+    """Context template (unofficial for this model): earlier turns help with pronouns, tone."""
+    tgt = get_language(target)
+    return CONTEXT_TEMPLATE.format(context=context, target=tgt.chinese, text=text)
+
+
+def chat_messages(prompt: str) -> list[dict[str, str]]:
+    """The whole conversation sent to the model: one user turn, no system message."""
+    return [{"role": "user", "content": prompt}]

@@ -1,0 +1,325 @@
+"""The one entry point every front end uses: text in, clean translation out."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from hymt_chat.engine.client import ModelClient, get_client
+from hymt_chat.engine.policy import EventSink, Policy, PolicyEvent, get_policy, segment_parallelism
+from hymt_chat.engine.priority import BULK, INTERACTIVE
+from hymt_chat.engine.prompts import build_prompt
+from hymt_chat.engine.runner import run_bounded
+from hymt_chat.errors import (
+    EmptyTextError,
+    IncompleteTranslationError,
+    InputTooLongError,
+    ModelTimeoutError,
+)
+from hymt_chat.lang.detect import detect_language
+from hymt_chat.lang.languages import get_language
+from hymt_chat.settings import Settings, get_settings
+from hymt_chat.text.answers import keep_line_structure
+from hymt_chat.text.cleanup import (
+    clean_text,
+    halve_at_sentence,
+    is_blank,
+    max_tokens_for,
+    segment_budget,
+    split_segments,
+)
+
+MISSING_MARK = "[not translated] "
+"""Put before each part that could not be translated, which is shown in the original."""
+
+ProgressSink = Callable[[int, int], "Awaitable[None] | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentJob:
+    """One segment of a message, as handed to a segment translator.
+
+    The default is :meth:`Translator.translate_segment`; a mode that translates segments
+    differently (Best quality) passes its own to :meth:`Translator.translate` and keeps the
+    segmentation, the parallelism, the progress reports and the join.
+    """
+
+    text: str  # the segment without its leading/trailing whitespace (re-attached by the caller)
+    source: str  # code for the prompt: the detected/chosen source, else the target's
+    target: str
+    deadline_at: float  # time.monotonic() by which this segment must be done
+    user: str
+    on_event: EventSink | None = None
+    klass: str = INTERACTIVE  # request class (hymt_chat.engine.priority): queue order, vLLM priority
+    until: float | None = None  # time.monotonic() at which even a running call is cut (CLI)
+
+
+SegmentTranslator = Callable[[SegmentJob], Awaitable[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Translation:
+    text: str
+    source: str | None  # table code; None when auto-detection was unsure
+    target: str
+    detected: bool  # the source came from auto-detection
+    same_language: bool  # already in the target language: the model was not called
+    segments: int  # model calls made
+    seconds: float  # wall time of the whole translation
+
+
+@dataclass(frozen=True, slots=True)
+class PartialTranslation:
+    """A translation some of whose segments failed: what :meth:`Translator.translate_rest` resumes.
+
+    ``results`` has one entry per plan segment: its translation, or None where it is missing.
+    """
+
+    plan: Plan
+    results: tuple[str | None, ...]
+    klass: str
+    seconds: float
+
+    @property
+    def missing(self) -> list[int]:
+        """Indices (into the plan's segments) still to translate."""
+        return [i for i, r in enumerate(self.results) if r is None]
+
+    @property
+    def part_numbers(self) -> list[int]:
+        """The missing ones as the user counts them: 1-based among the parts that need work."""
+        return part_numbers([bool(seg.strip()) for seg in self.plan.segments], self.results)
+
+    @property
+    def text(self) -> str:
+        """Everything in order: translations in place, missing parts in the original, marked."""
+        return "".join(mark_missing(seg) if result is None else result
+                       for seg, result in zip(self.plan.segments, self.results, strict=True))
+
+
+def part_numbers(needs_work: list[bool], results: Sequence[str | None]) -> list[int]:
+    """Missing results numbered as the user counts parts: 1-based among those needing work."""
+    work = [i for i, needed in enumerate(needs_work) if needed]
+    return [n for n, i in enumerate(work, 1) if results[i] is None]
+
+
+def mark_missing(text: str) -> str:
+    """*text* in the original, marked as not translated (its surrounding whitespace kept)."""
+    core = text.strip()
+    return text[: len(text) - len(text.lstrip())] + MISSING_MARK + core + text[len(text.rstrip()):]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What translate() will do, decided before any model call (pure; the UI shows it)."""
+
+    text: str  # cleaned input
+    source: str | None
+    target: str
+    detected: bool
+    segments: list[str]
+
+    @property
+    def same_language(self) -> bool:
+        return self.source == self.target
+
+    @property
+    def work(self) -> int:
+        """Segments that need the model (whitespace-only ones are copied)."""
+        return sum(1 for seg in self.segments if seg.strip())
+
+
+def plan_translation(text: str, target: str, source: str, settings: Settings) -> Plan:
+    """Clean, check, detect and segment. Raises EmptyTextError, InputTooLongError, UnknownLanguageError."""
+    target_code = get_language(target).code
+    source_code = None if source in ("", "auto") else get_language(source).code
+    cleaned = clean_text(text)
+    if is_blank(cleaned):
+        raise EmptyTextError("Nothing to translate: the message is empty.")
+    if len(cleaned) > settings.max_input_chars:
+        raise InputTooLongError(len(cleaned), settings.max_input_chars)
+    detected = source_code is None
+    if detected:
+        source_code = detect_language(cleaned)
+    budget = settings.segment_chars or segment_budget(settings.max_model_len)
+    return Plan(cleaned, source_code, target_code, detected, split_segments(cleaned, budget))
+
+
+class Translator:
+    """clean -> detect -> same language? -> segment -> prompt -> call (via the policy) -> join."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        client: ModelClient | None = None,
+        policy: Policy | None = None,
+    ) -> None:
+        self.settings = settings or get_settings()
+        self._client = client
+        self._policy = policy
+
+    @property
+    def client(self) -> ModelClient:
+        return self._client or get_client(self.settings)
+
+    @property
+    def policy(self) -> Policy:
+        return self._policy or get_policy(self.settings)
+
+    def request_class(self, plan: Plan, klass: str = INTERACTIVE) -> str:
+        """A long paste is bulk work even when typed in the chat: it must not hold live slots."""
+        if klass == INTERACTIVE and plan.work > self.settings.bulk_segments:
+            return BULK
+        return klass
+
+    async def translate(
+        self,
+        text: str,
+        target: str,
+        source: str = "auto",
+        *,
+        user: str = "default",
+        on_progress: ProgressSink | None = None,
+        on_event: EventSink | None = None,
+        segment_translator: SegmentTranslator | None = None,
+        klass: str = INTERACTIVE,
+        until: float | None = None,
+    ) -> Translation:
+        """Translate *text*; *segment_translator* replaces the per-segment model call.
+
+        Raises IncompleteTranslationError, carrying every segment that was translated, when
+        some segments still failed at their deadline; :meth:`translate_rest` resumes it.
+        *until* (a ``time.monotonic()`` value) bounds the whole message in wall time, running
+        calls included: what a command line's ``--wait`` promises.
+        """
+        started = time.monotonic()
+        plan = plan_translation(text, target, source, self.settings)
+        if plan.same_language:
+            return Translation(plan.text, plan.source, plan.target, plan.detected, True, 0,
+                               time.monotonic() - started)
+        results: list[str | None] = [None if seg.strip() else seg for seg in plan.segments]
+        return await self._run(plan, results, self.request_class(plan, klass), started,
+                               user=user, on_progress=on_progress, on_event=on_event,
+                               segment_translator=segment_translator, until=until)
+
+    async def translate_rest(
+        self,
+        partial: PartialTranslation,
+        *,
+        user: str = "default",
+        on_progress: ProgressSink | None = None,
+        on_event: EventSink | None = None,
+        segment_translator: SegmentTranslator | None = None,
+    ) -> Translation:
+        """Translate only the segments *partial* is missing; the others are not sent again."""
+        return await self._run(partial.plan, list(partial.results), partial.klass,
+                               time.monotonic() - partial.seconds, user=user,
+                               on_progress=on_progress, on_event=on_event,
+                               segment_translator=segment_translator)
+
+    async def _run(
+        self,
+        plan: Plan,
+        results: list[str | None],
+        klass: str,
+        started: float,
+        *,
+        user: str,
+        on_progress: ProgressSink | None,
+        on_event: EventSink | None,
+        segment_translator: SegmentTranslator | None,
+        until: float | None = None,
+    ) -> Translation:
+        # Unsure detection: the target decides the template (a Chinese target -> Chinese one).
+        prompt_source = plan.source or plan.target
+        todo = [i for i, r in enumerate(results) if r is None]
+        total = plan.work
+        done = total - len(todo)
+
+        async def one(index: int) -> None:
+            nonlocal done
+            segment = plan.segments[index]
+            core = segment.strip()
+            lead = segment[: len(segment) - len(segment.lstrip())]
+            trail = segment[len(segment.rstrip()):]
+            # Each segment gets the whole deadline for its own queueing and retries: a long
+            # document's model time must not eat the budget of its last segments.
+            deadline_at = time.monotonic() + self.settings.deadline
+            if until is not None:
+                deadline_at = min(deadline_at, until)
+            job = SegmentJob(core, prompt_source, plan.target, deadline_at, user, on_event, klass,
+                             until)
+            answer = await (segment_translator or self.translate_segment)(job)
+            results[index] = lead + keep_line_structure(answer, core) + trail
+            done += 1
+            if on_progress is not None:
+                maybe = on_progress(done, total)
+                if inspect.isawaitable(maybe):
+                    await maybe
+
+        failed = await run_bounded(
+            [lambda i=i: one(i) for i in todo],
+            lambda: segment_parallelism(self.policy, self.settings.segment_concurrency, klass),
+        )
+        seconds = time.monotonic() - started
+        if failed:
+            first = failed[min(failed)]
+            if done == 0:  # nothing to keep: the error itself says it best
+                raise first
+            partial = PartialTranslation(plan, tuple(results), klass, seconds)
+            raise IncompleteTranslationError(partial, done, total, partial.part_numbers, first)
+        return Translation("".join(results), plan.source, plan.target,  # type: ignore[arg-type]
+                           plan.detected, False, len(todo), seconds)
+
+    async def translate_segment(
+        self, job: SegmentJob, build: Callable[[str, str, str], str] = build_prompt
+    ) -> str:
+        """One segment via the policy; the official prompt unless a mode (terminology,
+        context) brings its own ``build(text, source, target)``.
+
+        A call that times out is retried with a longer timeout; a segment of several
+        sentences is retried as two halves instead (each a call of its own), so a paragraph
+        that is slow on this server does not fail whole.
+        """
+        return await self._segment(job.text, job, build, stretch=1.0)
+
+    async def _segment(
+        self, text: str, job: SegmentJob, build: Callable[[str, str, str], str], stretch: float
+    ) -> str:
+        prompt = build(text, job.source, job.target)
+        max_tokens = max_tokens_for(text, self.settings.max_model_len)
+        halves = halve_at_sentence(text)
+        client, policy = self.client, self.policy
+        tries = 0
+
+        def call() -> Awaitable[list[str]]:
+            nonlocal tries
+            tries += 1
+            return client.complete(prompt, max_tokens=max_tokens, source=text,
+                                   priority=policy.rank(job.klass),
+                                   stretch=stretch * 2 ** (tries - 1), until=job.until)
+
+        try:
+            answers = await policy.run(
+                call, user=job.user, deadline=max(0.0, job.deadline_at - time.monotonic()),
+                on_event=job.on_event, klass=job.klass, retry_timeouts=halves is None,
+            )
+        except ModelTimeoutError:
+            if halves is None or not self.settings.retries or time.monotonic() >= job.deadline_at:
+                raise
+            policy.notify(PolicyEvent("retrying", attempt=tries, error="timeout (split)"),
+                          job.on_event)
+            return "".join([await self._half(half, job, build, stretch * 2) for half in halves])
+        return answers[0]
+
+    async def _half(
+        self, half: str, job: SegmentJob, build: Callable[[str, str, str], str], stretch: float
+    ) -> str:
+        core = half.strip()
+        if not core:
+            return half
+        lead = half[: len(half) - len(half.lstrip())]
+        return lead + await self._segment(core, job, build, stretch) + half[len(half.rstrip()):]
+

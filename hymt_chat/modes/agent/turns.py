@@ -1,0 +1,394 @@
+"""The Support-agent mode's one entry point: a message in, a routed and checked translation out.
+
+:func:`handle_agent_message` does route -> mask -> translate (official, terminology or context
+template) -> unmask -> checks -> optional back-translation -> transcript. Commands
+(``/customer``, ``/agent``, ``/glossary``, ``/transcript``) go through :func:`parse_agent_command`
+and :func:`run_agent_command`; :func:`turn_markdown` renders a turn for the chat. Nothing here
+imports Chainlit.
+
+Decisions, measured on the demo model (benchmarks/agent_measure.py):
+
+* **Glossary enforcement: masking by default, the terminology template on request.** 8
+  sentences x 3 samples (zh->en, es->en, en->es, en->fr) whose glossary term the model does not
+  produce unprompted ("订单号 = order ID", "paquete = parcel", "parcel = envío",
+  "receipt = ticket de caisse"): the agreed term appeared in 0/24 answers with the official
+  prompt, 6/24 with the terminology template (all six zh->en; 0/18 for the other pairs, and 2
+  answers came back in Chinese: its Chinese instruction pulls the small model into Chinese),
+  16/24 with the term masked as a protected span restored as its replacement — and in the 8
+  others the placeholder was dropped, which unmask reports ("The translation lost 'order ID'").
+  So ``glossary_template`` defaults to False; an operator serving Hunyuan-MT-7B (whose successor
+  was trained on that template) can turn it on, and a term the answer then lacks is reported.
+* **Drift threshold 0.4** (drift.py). 8 agent replies x 2, en->es/fr/de/zh and back: a reply
+  against its own back-translation scored median 0.55 (min 0.21), against another reply's at
+  most 0.27 (median 0.08, 224 pairs). 0.4 flags every unrelated text and 5/16 own round trips,
+  4 of which carried real errors ("damaged" -> "bad weather", "tomorrow" -> "this morning").
+  Word overlap cannot see "one hour" -> "one day" (0.84): numbers are compared exactly, words
+  are not — the back-translation is shown beside the translation for the agent to read.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hymt_chat.engine.priority import CHECK, INTERACTIVE
+from hymt_chat.engine.prompts import build_context_prompt, build_terminology_prompt
+from hymt_chat.errors import EmptyTextError, InputTooLongError
+from hymt_chat.lang.detect import detect_language
+from hymt_chat.modes.agent.conversation import (
+    AGENT_TO_CUSTOMER,
+    CUSTOMER_TO_AGENT,
+    Conversation,
+    Route,
+    Side,
+    Turn,
+    build_context,
+    now,
+)
+from hymt_chat.modes.agent.drift import DRIFT_THRESHOLD, Drift, drift_score, missing_numbers
+from hymt_chat.modes.agent.glossary import (
+    GlossaryCommand,
+    parse_glossary,
+    run_glossary,
+    same_family,
+)
+from hymt_chat.modes.agent.protect import Masked, Unmasked, mask, strip_tokens, unmask
+from hymt_chat.modes.agent.transcript import Export, export_files
+from hymt_chat.modes.chat import (
+    CommandError,
+    escape_markdown,
+    format_duration,
+    language_name,
+    literal_block,
+)
+from hymt_chat.text.cleanup import clean_text, is_blank
+
+if TYPE_CHECKING:
+    from hymt_chat.engine.policy import EventSink
+    from hymt_chat.engine.translator import ProgressSink, Translator
+    from hymt_chat.settings import Settings
+
+__all__ = [
+    "AGENT_COMMANDS",
+    "AgentCommand",
+    "AgentOptions",
+    "AgentTurn",
+    "CommandReply",
+    "handle_agent_message",
+    "is_universal",
+    "parse_agent_command",
+    "run_agent_command",
+    "turn_markdown",
+]
+
+GLOSSARY_TEMPLATE_DEFAULT = False
+"""Glossary terms are masked with their replacement unless the terminology template is asked
+for (setting ``glossary_template``): see the measurement above."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOptions:
+    """Operator settings of the mode: ``Settings`` fields when they exist, else these defaults.
+
+    ``back_translate`` and ``use_context`` are the initial values of the UI's two switches;
+    the switches' current values are passed to :func:`handle_agent_message` per message.
+    """
+
+    glossary_template: bool = GLOSSARY_TEMPLATE_DEFAULT  # HYMT_GLOSSARY_TEMPLATE
+    context_turns: int = 4  # HYMT_AGENT_CONTEXT_TURNS
+    context_chars: int = 800  # HYMT_AGENT_CONTEXT_CHARS
+    drift_threshold: float = DRIFT_THRESHOLD  # HYMT_AGENT_DRIFT_THRESHOLD
+    back_translate: bool = True  # HYMT_AGENT_BACK_TRANSLATE
+    use_context: bool = False  # HYMT_AGENT_CONTEXT
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None) -> AgentOptions:
+        defaults = cls()
+
+        def get(name: str, default: Any) -> Any:
+            value = getattr(settings, name, None) if settings is not None else None
+            return default if value is None else value
+
+        return cls(
+            glossary_template=bool(get("glossary_template", defaults.glossary_template)),
+            context_turns=int(get("agent_context_turns", defaults.context_turns)),
+            context_chars=int(get("agent_context_chars", defaults.context_chars)),
+            drift_threshold=float(get("agent_drift_threshold", defaults.drift_threshold)),
+            back_translate=bool(get("agent_back_translate", defaults.back_translate)),
+            use_context=bool(get("agent_context", defaults.use_context)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentTurn:
+    """What the UI shows for one message: the route, the transcript turn, the checks."""
+
+    route: Route
+    turn: Turn
+    back: Drift | None = None  # None: no back-translation was asked (or not an agent reply)
+    seconds: float = 0.0
+    model_calls: int = 0
+    template: str = "official"  # "official", "terminology", "context", "none" (only spans)
+
+    @property
+    def translation(self) -> str:
+        return self.turn.translation
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.turn.warnings
+
+
+@dataclass(frozen=True, slots=True)
+class _Output:
+    text: str
+    warnings: list[str] = field(default_factory=list)
+    calls: int = 0
+    template: str = "official"
+
+
+async def handle_agent_message(
+    conv: Conversation,
+    text: str,
+    translator: Translator,
+    settings: Settings | AgentOptions | None = None,
+    *,
+    back_translate: bool = False,
+    use_context: bool = False,
+    side: Side | None = None,
+    user: str = "default",
+    on_progress: ProgressSink | None = None,
+    on_event: EventSink | None = None,
+) -> AgentTurn:
+    """Route, translate and check one message, and append it to the transcript.
+
+    ``back_translate`` applies to the agent's replies only (a customer message is read by the
+    agent, who needs no check). ``side`` forces who wrote it. Raises what the Translator
+    raises, plus :class:`~hymt_chat.modes.agent.conversation.CustomerLanguageUnknownError`; on any error
+    the transcript is unchanged.
+    """
+    options = settings if isinstance(settings, AgentOptions) else AgentOptions.from_settings(
+        settings or translator.settings)
+    started = time.monotonic()
+    text = clean_text(text)
+    if is_blank(text):
+        raise EmptyTextError("Nothing to translate: the message is empty.")
+    limit = translator.settings.max_input_chars
+    if len(text) > limit:
+        raise InputTooLongError(len(text), limit)
+    route = conv.route(text, side)
+    out = await _translate(conv, text, route, translator, options, use_context=use_context,
+                           user=user, on_progress=on_progress, on_event=on_event)
+    warnings = list(out.warnings)
+    back: Drift | None = None
+    back_text: str | None = None
+    calls = out.calls
+    if back_translate and route.direction == AGENT_TO_CUSTOMER and out.calls:
+        reverse = Route(CUSTOMER_TO_AGENT, route.target, route.source)
+        back_out = await _translate(conv, out.text, reverse, translator, options,
+                                    use_context=False, user=user, on_event=on_event, klass=CHECK)
+        calls += back_out.calls
+        back_text = back_out.text
+        spans = [s.restore for s in mask(text, conv.glossary.keep_terms()).spans]
+        back = drift_score(text, back_text, threshold=options.drift_threshold, spans=spans)
+        warnings += back.reasons
+    turn = Turn(now(), route.side, text, route.source, out.text, route.target, tuple(warnings),
+                back_text, back.score if back else None)
+    conv.add_turn(turn)
+    return AgentTurn(route, turn, back, time.monotonic() - started, calls, out.template)
+
+
+async def _translate(
+    conv: Conversation,
+    text: str,
+    route: Route,
+    translator: Translator,
+    options: AgentOptions,
+    *,
+    use_context: bool,
+    user: str,
+    on_progress: ProgressSink | None = None,
+    on_event: EventSink | None = None,
+    klass: str = INTERACTIVE,
+) -> _Output:
+    """One direction: mask, pick the template, translate, unmask, check spans and numbers."""
+    customer = conv.customer_language
+    pairs: list[tuple[str, str]] = []
+    if options.glossary_template:
+        pairs = conv.glossary.pairs_in(text, route.direction, customer)
+        terms = conv.glossary.keep_terms()
+    else:
+        terms = conv.glossary.replacements(route.direction, customer)
+    masked = mask(text, terms)
+    if masked.only_spans or is_universal(strip_tokens(masked.text)):
+        # "JD123456789", a URL, "ok", "👍": the same in every language. Not sent: the demo
+        # model answered "ok" with "¡Claro! ¿Cómo puedo ayudarte hoy?".
+        restored = unmask(masked.text, masked)
+        return _Output(restored.text, [], 0, "none")
+
+    builder: Callable[[str, str, str], str] | None = None
+    template = "official"
+    if pairs:
+        builder = lambda seg, _src, tgt: build_terminology_prompt(seg, tgt, pairs)  # noqa: E731
+        template = "terminology"
+    elif use_context:
+        context = build_context(conv.transcript, route.source, max_turns=options.context_turns,
+                                max_chars=options.context_chars)
+        if context:
+            builder = lambda seg, _src, tgt: build_context_prompt(seg, tgt, context)  # noqa: E731
+            template = "context"
+    result = await translator.translate(
+        masked.text, route.target, route.source, user=user, on_progress=on_progress,
+        on_event=on_event, klass=klass,
+        segment_translator=_segment_translator(translator, builder) if builder else None,
+    )
+    restored = unmask(result.text, masked)
+    return _Output(restored.text, _checks(masked, result.text, restored, pairs, route.target),
+                   result.segments, template)
+
+
+_UNIVERSAL = frozenset({"ok", "okay", "okey", "okie", "k", "kk", "ok ok", "okk"})
+
+
+def is_universal(text: str) -> bool:
+    """Written the same in every language: no letters at all (emoji, "?!", "42"), or "ok"."""
+    words = " ".join(re.findall(r"[^\W\d_]+", text.casefold()))
+    return not words or words in _UNIVERSAL
+
+
+def _segment_translator(translator: Translator, build: Callable[[str, str, str], str]):
+    """The Translator's per-segment call with another prompt (segmentation, policy, progress
+    and clean-up stay the Translator's)."""
+    return functools.partial(translator.translate_segment, build=build)
+
+
+def _checks(masked: Masked, raw: str, restored: Unmasked, pairs: list[tuple[str, str]],
+            target: str) -> list[str]:
+    """Spans (exact), numbers outside spans, glossary terms (template mode), output language."""
+    warnings = list(restored.warnings)
+    lost = missing_numbers(strip_tokens(masked.text), strip_tokens(raw))
+    if lost:
+        warnings.append("Numbers missing from the translation: " + ", ".join(lost)
+                        + "; check them before sending.")
+    for source_term, target_term in pairs:
+        if target_term.casefold() not in restored.text.casefold():
+            warnings.append(f"The glossary says {source_term!r} → {target_term!r}, but the "
+                            "translation does not use it.")
+    # The terminology and context templates are Chinese instructions: the demo model answered
+    # 2 of 24 en->es/fr requests in Chinese. Any model can answer instead of translating.
+    written_in = detect_language(strip_tokens(raw))
+    if written_in is not None and not same_family(written_in, target):
+        warnings.append(f"The translation looks like {language_name(written_in)}, not "
+                        f"{language_name(target)}; check it before sending.")
+    return warnings
+
+
+# --------------------------------------------------------------------------------------------
+# Commands
+# --------------------------------------------------------------------------------------------
+
+# id, description, lucide icon: what the composer's command menu shows in this mode.
+AGENT_COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("customer", "Set the customer's language: /customer Spanish", "user"),
+    ("agent", "Set your own language: /agent English", "headset"),
+    ("glossary", "Glossary: /glossary add 订单号 = order number · add JD-Express · list · "
+                 "remove <term> · clear", "book-a"),
+    ("transcript", "Download this conversation as CSV and Markdown", "download"),
+)
+_IDS = frozenset(c[0] for c in AGENT_COMMANDS)
+_TYPED = re.compile(r"\A/(?P<name>[A-Za-z]+)(?=\s|\Z)[ \t]*(?P<rest>.*)\Z", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCommand:
+    name: str  # one of AGENT_COMMANDS' ids
+    argument: str = ""
+    glossary: GlossaryCommand | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CommandReply:
+    text: str  # plain text (escape it for Markdown)
+    files: list[Export] = field(default_factory=list)
+    banner_changed: bool = False
+
+
+def parse_agent_command(text: str, command: str | None = None) -> AgentCommand | None:
+    """The command in a message, or None when it is a message to translate.
+
+    ``command`` is what the composer's menu selected (``text`` is then its argument). Raises
+    :class:`~hymt_chat.modes.agent.glossary.GlossaryError` for a malformed /glossary.
+    """
+    if command:
+        name, rest = command.strip().lstrip("/").lower(), text
+    else:
+        match = _TYPED.match(text.strip())
+        if match is None or match.group("name").lower() not in _IDS:
+            return None
+        name, rest = match.group("name").lower(), match.group("rest")
+    if name not in _IDS:
+        return None
+    rest = rest.strip()
+    if name == "glossary":
+        return AgentCommand(name, rest, parse_glossary(rest))
+    return AgentCommand(name, rest)
+
+
+def run_agent_command(conv: Conversation, command: AgentCommand) -> CommandReply:
+    """Carry a command out; the reply says what changed. Raises CommandError subclasses and
+    UnknownLanguageError with a sentence for the user."""
+    if command.name == "customer":
+        if not command.argument:
+            return CommandReply(f"{conv.banner()}. Set it with /customer <language>.")
+        return CommandReply(conv.set_customer_language(command.argument), banner_changed=True)
+    if command.name == "agent":
+        if not command.argument:
+            return CommandReply(f"{conv.banner()}. Set yours with /agent <language>.")
+        return CommandReply(conv.set_agent_language(command.argument), banner_changed=True)
+    if command.name == "glossary" and command.glossary is not None:
+        return CommandReply(run_glossary(conv.glossary, command.glossary,
+                                         agent_language=conv.agent_language,
+                                         customer_language=conv.customer_language))
+    if command.name == "transcript":
+        if not conv.transcript:
+            return CommandReply("Nothing to download yet: no message was translated.")
+        return CommandReply(f"The conversation so far ({len(conv.transcript)} messages), "
+                            "as CSV (opens in Excel) and Markdown.", export_files(conv))
+    raise CommandError(f"Unknown command /{command.name}.")
+
+
+# --------------------------------------------------------------------------------------------
+# What the chat shows
+# --------------------------------------------------------------------------------------------
+
+
+def turn_meta(result: AgentTurn, *, demo: bool = False) -> str:
+    """ "Customer · Spanish → English · 1.2 s" (+ template, demo mark)."""
+    turn = result.turn
+    who = "Customer" if turn.who == "customer" else "Your reply"
+    parts = [who, f"{language_name(turn.source)} → {language_name(turn.target)}",
+             format_duration(result.seconds)]
+    if result.template in ("terminology", "context"):
+        parts.append(f"{result.template} template")
+    if demo:
+        parts.append("demo model")
+    return " · ".join(parts)
+
+
+def turn_markdown(result: AgentTurn, *, demo: bool = False) -> str:
+    """The translation verbatim, then the back-translation, the notes and the warnings."""
+    meta = escape_markdown(turn_meta(result, demo=demo))
+    parts = [literal_block(result.translation), f"*{meta}*"]
+    if result.turn.back_translation is not None and result.back is not None:
+        label = (f"Back-translation into {language_name(result.turn.source)} "
+                 f"(similarity {result.back.score:.0%})")
+        parts += [f"**{escape_markdown(label)}**", literal_block(result.turn.back_translation)]
+    if result.route.note:
+        parts.append(f"*{escape_markdown(result.route.note)}*")
+    if result.warnings:
+        parts.append("\n".join(f"- ⚠ {escape_markdown(w)}" for w in result.warnings))
+    return "\n\n".join(parts)

@@ -1,0 +1,649 @@
+"""Translate uploaded .txt, .md and .srt files, keeping everything that is not prose untouched.
+
+A document is cut into :class:`Piece` objects: literal ones (SRT numbers and timestamps,
+Markdown code, markers, blank lines…) are copied, translatable ones go through a translate
+callback, and the pieces are joined back in order; a piece that fails is marked and can be
+retried alone. The callback is the only way out to the
+model, so the structure is tested with a fake one.
+
+* ``.txt`` — the whole text is one piece (the translator segments it itself); a long one is cut
+  between paragraphs into chunks, so a file may be longer than a chat message.
+* ``.srt`` — parsed with the ``srt`` library; only each cue's text is translated, numbering,
+  timestamps, positions and blank lines are copied byte for byte.
+* ``.md`` — fenced and indented code blocks, front matter, HTML blocks, link definitions,
+  rules and table separators are copied; heading, list, quote and task markers are kept and
+  only the text after them is translated; inline code, URLs and HTML tags inside text must come
+  back unchanged, else the text around them is translated piece by piece.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Literal, Protocol
+
+import srt
+
+from hymt_chat.engine.runner import run_bounded
+from hymt_chat.engine.translator import PartialTranslation, mark_missing, part_numbers
+from hymt_chat.errors import (
+    IncompleteTranslationError,
+    InputError,
+    InputTooLongError,
+    ModelError,
+)
+from hymt_chat.lang.detect import detect_language
+from hymt_chat.text.cleanup import decode_bytes, is_blank
+
+__all__ = [
+    "DOCUMENT_TYPES",
+    "MAX_FILE_BYTES",
+    "Document",
+    "DocumentError",
+    "PartialDocument",
+    "Piece",
+    "detect_document_language",
+    "load_document",
+    "output_name",
+    "read_upload",
+    "split_document",
+    "translate_document",
+    "translate_document_rest",
+]
+
+Kind = Literal["txt", "md", "srt"]
+# extension -> (kind, MIME type of the file we send back)
+DOCUMENT_TYPES: dict[str, tuple[Kind, str]] = {
+    ".txt": ("txt", "text/plain"),
+    ".md": ("md", "text/markdown"),
+    ".markdown": ("md", "text/markdown"),
+    ".srt": ("srt", "application/x-subrip"),
+}
+MAX_FILE_BYTES = 2 * 1024 * 1024
+"""Largest upload accepted (checked again here; .chainlit/config.toml sets the same 2 MB)."""
+
+ProgressSink = Callable[[int, int], "Awaitable[None] | None"]
+
+
+class Translate(Protocol):
+    """Translate one piece of text; *on_progress* is passed only when a document is one piece."""
+
+    def __call__(self, text: str, *, on_progress: ProgressSink | None = None) -> Awaitable[str]: ...
+
+
+class DocumentError(InputError):
+    """An upload that is not a supported, well-formed text document."""
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    name: str
+    kind: Kind
+    mime: str
+    text: str  # LF line ends
+    newline: str = "\n"  # the file's own line end, restored on output
+
+    def encode(self, text: str) -> bytes:
+        """Bytes of a translated version of this document, with the original line ends."""
+        if self.newline != "\n":
+            text = text.replace("\n", self.newline)
+        return text.encode("utf-8")
+
+
+@dataclass(slots=True)
+class Piece:
+    text: str
+    translate: bool = False
+    lines: int = 1  # SRT: the cue's line count, to re-wrap a long translation the same way
+    protected: list[str] = field(default_factory=list)  # spans that must come back unchanged
+
+
+# --------------------------------------------------------------------------------------------
+# Loading and checking uploads
+# --------------------------------------------------------------------------------------------
+
+
+def _kind_of(name: str) -> tuple[Kind, str]:
+    suffix = PurePath(name).suffix.lower()
+    if suffix not in DOCUMENT_TYPES:
+        allowed = ", ".join(sorted({s for s in DOCUMENT_TYPES if s != ".markdown"}))
+        shown = suffix or "no extension"
+        raise DocumentError(
+            f"I can translate {allowed} files; "
+            f"{PurePath(name).name!r} ({shown}) is not one of them."
+        )
+    return DOCUMENT_TYPES[suffix]
+
+
+def _size_message(name: str, size: int, limit: int) -> str:
+    return (
+        f"{PurePath(name).name!r} is {size / 1_048_576:.1f} MB; the limit is "
+        f"{limit / 1_048_576:.0f} MB per file. Split it and upload the parts."
+    )
+
+
+def load_document(
+    name: str, data: bytes, *, max_bytes: int = MAX_FILE_BYTES, max_chars: int | None = None
+) -> Document:
+    """Check and decode an upload. Raises DocumentError, NotTextError or InputTooLongError."""
+    kind, mime = _kind_of(name)
+    if len(data) > max_bytes:
+        raise DocumentError(_size_message(name, len(data), max_bytes))
+    text = decode_bytes(data)  # NotTextError for binary / non-UTF-8
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    newline = "\r\n" if "\r\n" in text else "\n"
+    text = text.replace("\r\n", "\n")
+    if is_blank(text):
+        raise DocumentError(f"{PurePath(name).name!r} is empty: there is nothing to translate.")
+    if max_chars is not None and len(text) > max_chars:
+        raise InputTooLongError(len(text), max_chars)
+    doc = Document(PurePath(name).name, kind, mime, text, newline)
+    split_document(doc)  # refuse a malformed SRT now, before anything is translated
+    return doc
+
+
+def read_upload(path: str | Path, name: str, **limits: int) -> Document:
+    """Read an uploaded file from disk, refusing a too-large one before reading it."""
+    _kind_of(name)
+    max_bytes = limits.get("max_bytes", MAX_FILE_BYTES)
+    size = Path(path).stat().st_size
+    if size > max_bytes:
+        raise DocumentError(_size_message(name, size, max_bytes))
+    return load_document(name, Path(path).read_bytes(), **limits)
+
+
+def output_name(name: str, target: str) -> str:
+    """ "talk.srt" -> "talk.zh-Hant.srt"."""
+    path = PurePath(PurePath(name).name)
+    return f"{path.stem}.{target}{path.suffix}"
+
+
+# --------------------------------------------------------------------------------------------
+# Splitting
+# --------------------------------------------------------------------------------------------
+
+
+TEXT_CHUNK_CHARS = 20_000
+"""A .txt up to this size is one piece; a longer one is cut between paragraphs into pieces of
+about this size (each stays far under the translator's input limit, and progress shows)."""
+
+
+def split_document(doc: Document) -> list[Piece]:
+    if doc.kind == "srt":
+        return split_srt(doc.text)
+    if doc.kind == "md":
+        return split_markdown(doc.text)
+    return split_plain(doc.text)
+
+
+def split_plain(text: str, chunk: int = TEXT_CHUNK_CHARS) -> list[Piece]:
+    """Plain text: whole when it is short, else paragraphs packed into chunks (blank lines kept)."""
+    if len(text) <= chunk:
+        return _text_pieces(text)
+    pieces: list[Piece] = []
+    buf = ""
+    for part in re.split(r"(\n[ \t]*\n\s*)", text):
+        if buf and len(buf) + len(part) > chunk and part.strip():
+            pieces.extend(_text_pieces(buf))
+            buf = ""
+        buf += part
+    if buf:
+        pieces.extend(_text_pieces(buf))
+    return pieces
+
+
+def _text_pieces(text: str) -> list[Piece]:
+    """Leading and trailing whitespace literal, the rest one translatable piece."""
+    core = text.strip()
+    if not core:
+        return [Piece(text)]
+    start = text.index(core)
+    pieces = [Piece(text[:start]), Piece(core, translate=True), Piece(text[start + len(core):])]
+    return [p for p in pieces if p.text]
+
+
+# --- SRT --------------------------------------------------------------------------------------
+
+# Formatting inside cues: HTML-like tags (<i>, <font color=…>) and ASS overrides ({\an8}).
+_SRT_TAGS = re.compile(r"</?[A-Za-z][^<>]*>|\{\\[^{}]*\}")
+
+
+def split_srt(text: str) -> list[Piece]:
+    try:
+        subtitles = list(srt.parse(text))
+    except srt.SRTParseError as err:
+        line = text.count("\n", 0, err.expected_start) + 1
+        raise DocumentError(
+            f"This is not a valid SRT file (unexpected text at line {line}); "
+            "numbering and timestamps must follow the SRT format."
+        ) from None
+    if not subtitles:
+        raise DocumentError("This SRT file has no subtitles.")
+    pieces: list[Piece] = []
+    pos = 0
+    for match in srt.SRT_REGEX.finditer(text):
+        start, end = match.span(5)  # the cue text; everything else is copied verbatim
+        pieces.append(Piece(text[pos:start]))
+        content = text[start:end]
+        if content.strip():
+            lines = [line.strip() for line in content.split("\n") if line.strip()]
+            lead = content[: len(content) - len(content.lstrip())]
+            trail = content[len(content.rstrip()):]
+            pieces.append(Piece(lead))
+            joined = " ".join(lines)
+            pieces.append(Piece(joined, translate=_has_words(_SRT_TAGS.sub("", joined)),
+                                lines=len(lines), protected=_SRT_TAGS.findall(content)))
+            pieces.append(Piece(trail))
+        else:
+            pieces.append(Piece(content))
+        pos = end
+    pieces.append(Piece(text[pos:]))
+    return [p for p in pieces if p.text]
+
+
+_BREAK_NEAR = re.compile(r"[ ，、。；：！？,;:]")
+
+
+def _rewrap(text: str, lines: int) -> str:
+    """Put a cue that had several lines back on two, breaking near the middle (if it is long)."""
+    if lines < 2 or "\n" in text:
+        return text
+    wide = sum(1 for ch in text if ord(ch) >= 0x1100)
+    if len(text) + wide <= 42:
+        return text
+    middle = len(text) // 2
+    breaks = [m.end() for m in _BREAK_NEAR.finditer(text) if 0 < m.end() < len(text)]
+    if not breaks:
+        return text
+    cut = min(breaks, key=lambda i: abs(i - middle))
+    first, second = text[:cut].rstrip(), text[cut:].lstrip()
+    return f"{first}\n{second}" if first and second else text
+
+
+# --- Markdown ---------------------------------------------------------------------------------
+
+# Any indentation: a fence nested in a list item is still code (never sent to the model).
+_FENCE_OPEN = re.compile(r"^[ \t]*(?:>[ \t]?)*[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_BLANK = re.compile(r"^[ \t]*$")
+_RULE = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|=+[ \t]*)$")
+_TABLE_SEP = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+_LINK_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:[ \t]*\S")
+_HTML_LINE = re.compile(
+    r"^ {0,3}</?(?:[A-Za-z][\w-]*)(?:\s[^<>]*)?/?>[ \t]*$|^ {0,3}<!--.*-->[ \t]*$"
+)
+_INDENTED = re.compile(r"^(?: {4}|\t)")
+_PREFIX = re.compile(
+    r"^(?P<prefix>[ \t]*(?:>[ \t]?)*[ \t]*"
+    r"(?:(?P<heading>#{1,6})(?:[ \t]+|$)"
+    r"|(?P<item>[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)?)"
+)
+_HEADING_CLOSE = re.compile(r"[ \t]+#+[ \t]*$")
+_HARD_BREAK = re.compile(r"(?: {2,}|\\)$")
+# Inline spans that must survive translation unchanged.
+_INLINE_PROTECTED = re.compile(
+    r"(?P<code>(?P<ticks>`+)(?:(?!(?P=ticks)).)+?(?P=ticks))"
+    r"|<(?:https?|mailto|ftp):[^<>\s]+>"
+    r"|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>"
+    r"|\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:[ \t]+\"[^\"]*\")?\)"
+    r"|\]\[[^\]]*\]"
+    r"|https?://[^\s<>()\[\]`]+"
+)
+
+
+def _split_table_row(line: str) -> list[Piece]:
+    """A table row: pipes and cell padding literal, each cell's text translatable."""
+    pieces: list[Piece] = []
+    for part in re.split(r"((?<!\\)\|)", line):
+        if part == "|" or not part.strip():
+            pieces.append(Piece(part))
+        else:
+            pieces.extend(_inline_pieces(part))
+    return pieces
+
+
+def _inline_pieces(text: str) -> list[Piece]:
+    """Whitespace around *text* literal, the text translatable (with its protected spans)."""
+    out = _text_pieces(text)
+    for piece in out:
+        if piece.translate:
+            piece.protected = [m.group(0) for m in _INLINE_PROTECTED.finditer(piece.text)]
+            if not _has_words(_INLINE_PROTECTED.sub("", piece.text)):
+                piece.translate = False  # only code, URLs or tags: nothing to translate
+    return out
+
+
+def _has_words(text: str) -> bool:
+    return any(ch.isalpha() for ch in text)
+
+
+def split_markdown(text: str) -> list[Piece]:
+    lines = text.splitlines(keepends=True)
+    pieces: list[Piece] = []
+    i = 0
+    n = len(lines)
+    prev_blank = True
+    in_list = False
+
+    def literal(line: str) -> None:
+        pieces.append(Piece(line))
+
+    # YAML front matter at the very start: copied whole.
+    if lines and lines[0].rstrip("\n") == "---":
+        for j in range(1, n):
+            if lines[j].rstrip("\n") in ("---", "..."):
+                pieces.extend(Piece(line) for line in lines[: j + 1])
+                i = j + 1
+                break
+
+    while i < n:
+        line = lines[i]
+        body = line.rstrip("\n")
+        end = line[len(body):]
+        fence = _FENCE_OPEN.match(body)
+        if fence and not (fence.group("fence")[0] == "`" and "`" in fence.group("info")):
+            # Fenced code: copied up to and including the closing fence (or the end).
+            mark = fence.group("fence")
+            closing = re.compile(
+                rf"^[ \t]*(?:>[ \t]?)*[ \t]*{re.escape(mark[0])}{{{len(mark)},}}[ \t]*$"
+            )
+            literal(line)
+            i += 1
+            while i < n:
+                literal(lines[i])
+                i += 1
+                if closing.match(lines[i - 1].rstrip("\n")):
+                    break
+            prev_blank = False
+            continue
+        if _BLANK.match(body):
+            literal(line)
+            prev_blank = True
+            i += 1
+            continue
+        if body.lstrip().startswith("<!--"):
+            # HTML comment, possibly over several lines.
+            while i < n:
+                literal(lines[i])
+                i += 1
+                if "-->" in lines[i - 1]:
+                    break
+            prev_blank = False
+            continue
+        if prev_blank and not in_list and _INDENTED.match(body):
+            # Indented code block: runs until a non-indented, non-blank line.
+            while i < n and (_INDENTED.match(lines[i]) or _BLANK.match(lines[i].rstrip("\n"))):
+                if _BLANK.match(lines[i].rstrip("\n")) and not (
+                    i + 1 < n and _INDENTED.match(lines[i + 1])
+                ):
+                    break
+                literal(lines[i])
+                i += 1
+            prev_blank = False
+            continue
+        if _RULE.match(body) or _TABLE_SEP.match(body) and "-" in body and (
+            "|" in body or (i > 0 and "|" in lines[i - 1])
+        ) or _LINK_DEF.match(body) or _HTML_LINE.match(body):
+            literal(line)
+            prev_blank = False
+            i += 1
+            continue
+        if "|" in body and (
+            (i + 1 < n and _TABLE_SEP.match(lines[i + 1].rstrip("\n")) and "-" in lines[i + 1])
+            or (i > 0 and "|" in lines[i - 1] and not prev_blank)
+        ):
+            pieces.extend(_split_table_row(body))
+            literal(end)
+            prev_blank = False
+            i += 1
+            continue
+
+        # A text block: its first line's markers, then continuation lines joined with spaces.
+        match = _PREFIX.match(body)
+        prefix = match.group("prefix")
+        if match.group("item"):
+            in_list = True
+        elif prev_blank and not body[:1].isspace():
+            in_list = False
+        content = body[len(prefix):]
+        heading = bool(match.group("heading"))
+        suffix = ""
+        if heading:
+            close = _HEADING_CLOSE.search(content)
+            if close:
+                content, suffix = content[: close.start()], content[close.start():]
+        parts = [content]
+        i += 1
+        while (
+            not heading
+            and i < n
+            and not _HARD_BREAK.search(parts[-1])
+            and _is_continuation(lines[i], lines[i + 1] if i + 1 < n else "")
+        ):
+            nxt = lines[i].rstrip("\n")
+            cont = _PREFIX.match(nxt)
+            parts.append(nxt[len(cont.group("prefix")) if cont else 0:].lstrip())
+            end = lines[i][len(nxt):]
+            i += 1
+        hard = _HARD_BREAK.search(parts[-1])
+        if hard:  # a hard line break ("  " or "\\" at the end) stays after the text
+            parts[-1], suffix = parts[-1][: hard.start()], hard.group(0) + suffix
+        joined = " ".join(p.strip() for p in parts if p.strip())
+        pieces.append(Piece(prefix))
+        pieces.extend(_inline_pieces(joined) if joined else [])
+        pieces.append(Piece(suffix + end))
+        prev_blank = False
+    return [p for p in pieces if p.text]
+
+
+def _is_continuation(line: str, following: str) -> bool:
+    """Does *line* continue the paragraph above (lazy continuation), rather than start a block?"""
+    body = line.rstrip("\n")
+    if _BLANK.match(body) or _FENCE_OPEN.match(body) or _RULE.match(body):
+        return False
+    if body.lstrip().startswith(("<!--", "|")) or _HTML_LINE.match(body) or _LINK_DEF.match(body):
+        return False
+    if _TABLE_SEP.match(body) and "-" in body:
+        return False
+    match = _PREFIX.match(body)
+    if match.group("heading") or match.group("item"):
+        return False
+    if "|" in body and _TABLE_SEP.match(following.rstrip("\n")) and "-" in following:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# Translating
+# --------------------------------------------------------------------------------------------
+
+
+def translatable_text(pieces: list[Piece]) -> str:
+    return "\n".join(p.text for p in pieces if p.translate)
+
+
+def detect_document_language(doc: Document) -> str | None:
+    """The language of the document's prose (markup, code and timestamps left out)."""
+    return detect_language(translatable_text(split_document(doc)))
+
+
+async def _translate_piece(
+    piece: Piece,
+    translate: Translate,
+    progress: ProgressSink | None,
+    resume: Resume | None = None,
+    earlier: PartialTranslation | None = None,
+) -> str:
+    if earlier is not None and resume is not None:
+        out = await resume(earlier, on_progress=progress)
+    elif progress is not None:
+        out = await translate(piece.text, on_progress=progress)
+    else:
+        out = await translate(piece.text)
+    if piece.protected and Counter(_spans(out, piece)) != Counter(piece.protected):
+        out = await _translate_around(piece, translate)
+    if piece.lines > 1:
+        out = _rewrap(out, piece.lines)
+    return out
+
+
+def _spans(text: str, piece: Piece) -> list[str]:
+    """The protected spans of *piece* that occur in *text* (each occurrence counted)."""
+    found: list[str] = []
+    for span in set(piece.protected):
+        found.extend([span] * text.count(span))
+    return found
+
+
+async def _translate_around(piece: Piece, translate: Translate) -> str:
+    """The model changed a protected span: translate only the text between the spans."""
+    spans = sorted(set(piece.protected), key=len, reverse=True)
+    pattern = "|".join([*(re.escape(s) for s in spans), r"\[", r"\]"])
+    out: list[str] = []
+    for part in re.split(f"({pattern})", piece.text):
+        if part in spans or not _has_words(part):
+            out.append(part)
+            continue
+        # Markdown syntax at the edges ("[" of a link text, "**") stays put, like the spans.
+        lead = _EDGE_LEAD.match(part).group(0)  # type: ignore[union-attr]
+        trail = _EDGE_TRAIL.search(part[len(lead):]).group(0)  # type: ignore[union-attr]
+        core = part[len(lead): len(part) - len(trail)]
+        out.append(lead + await translate(core) + trail)
+    return "".join(out)
+
+
+_EDGE_LEAD = re.compile(r"^[\s\[*_~]*")
+_EDGE_TRAIL = re.compile(r"[\s\]*_~]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class PartialDocument:
+    """A document some pieces of which failed: what :func:`translate_document_rest` resumes.
+
+    ``results`` holds each piece's output (literal pieces are their own), None where missing;
+    ``inner`` the translated part of a missing piece that failed half way.
+    """
+
+    pieces: tuple[Piece, ...]
+    results: tuple[str | None, ...]
+    inner: dict[int, PartialTranslation] = field(default_factory=dict)
+
+    @property
+    def part_numbers(self) -> list[int]:
+        return part_numbers([p.translate for p in self.pieces], self.results)
+
+    @property
+    def text(self) -> str:
+        """Everything in order; a missing piece as far as it got, the rest of it marked."""
+        out = []
+        for i, (piece, result) in enumerate(zip(self.pieces, self.results, strict=True)):
+            if result is None:
+                result = self.inner[i].text if i in self.inner else mark_missing(piece.text)
+            out.append(result)
+        return "".join(out)
+
+
+class Resume(Protocol):
+    """Translate the rest of a piece that failed half way (Translator.translate_rest)."""
+
+    def __call__(self, partial: PartialTranslation, *,
+                 on_progress: ProgressSink | None = None) -> Awaitable[str]: ...
+
+
+class _Unfinished(ModelError):
+    """A piece whose own segments partly failed: its translated part is kept in ``partial``."""
+
+    def __init__(self, err: IncompleteTranslationError) -> None:
+        super().__init__(str(err))
+        self.partial: PartialTranslation = err.partial  # type: ignore[assignment]
+        self.cause = err.cause
+
+
+async def translate_document(
+    doc: Document,
+    translate: Translate,
+    *,
+    resume: Resume | None = None,
+    on_progress: ProgressSink | None = None,
+    concurrency: int | Callable[[], int] = 4,
+) -> str:
+    """Translate *doc* through *translate* and return the new text (LF line ends).
+
+    Pieces run at most *concurrency* at a time (a number, or a callable re-read as the
+    policy's share for documents changes); progress counts translated pieces, or, for a
+    one-piece document, whatever the translate callback reports. A piece that fails does
+    not stop the others: IncompleteTranslationError then carries a :class:`PartialDocument`
+    with everything translated, which :func:`translate_document_rest` (with *resume*) finishes.
+    """
+    pieces = split_document(doc)
+    results: list[str | None] = [None if p.translate else p.text for p in pieces]
+    return await _run_pieces(pieces, results, {}, translate, resume, on_progress, concurrency)
+
+
+async def translate_document_rest(
+    partial: PartialDocument,
+    translate: Translate,
+    *,
+    resume: Resume | None = None,
+    on_progress: ProgressSink | None = None,
+    concurrency: int | Callable[[], int] = 4,
+) -> str:
+    """Translate only what *partial* is missing; finished pieces are not sent again."""
+    return await _run_pieces(list(partial.pieces), list(partial.results), dict(partial.inner),
+                             translate, resume, on_progress, concurrency)
+
+
+async def _run_pieces(
+    pieces: list[Piece] | tuple[Piece, ...],
+    results: list[str | None],
+    inner: dict[int, PartialTranslation],
+    translate: Translate,
+    resume: Resume | None,
+    on_progress: ProgressSink | None,
+    concurrency: int | Callable[[], int],
+) -> str:
+    todo = [i for i, p in enumerate(pieces) if p.translate]
+    missing = [i for i in todo if results[i] is None]
+    if not missing:
+        return "".join(results)  # type: ignore[arg-type]
+    single = len(todo) == 1
+    done = len(todo) - len(missing)
+    limit = concurrency if callable(concurrency) else (lambda: max(1, int(concurrency)))
+
+    async def report(count: int, total: int) -> None:
+        if on_progress is not None:
+            maybe = on_progress(count, total)
+            if inspect.isawaitable(maybe):
+                await maybe
+
+    async def run(index: int) -> None:
+        nonlocal done
+        progress = on_progress if single else None
+        try:
+            earlier = inner.get(index) if resume is not None else None
+            results[index] = await _translate_piece(pieces[index], translate, progress,
+                                                    resume, earlier)
+        except IncompleteTranslationError as err:
+            raise _Unfinished(err) from None
+        inner.pop(index, None)
+        done += 1
+        if not single:
+            await report(done, len(todo))
+
+    await report(done, len(todo))
+    failed = await run_bounded([lambda i=i: run(i) for i in missing], limit)
+    if failed:
+        for index, err in failed.items():
+            if isinstance(err, _Unfinished):
+                inner[index] = err.partial
+        first = failed[min(failed)]
+        cause = first.cause if isinstance(first, _Unfinished) else first
+        if done == 0 and not inner:
+            raise cause  # nothing to keep: the error itself says it best
+        partial = PartialDocument(tuple(pieces), tuple(results), inner)
+        raise IncompleteTranslationError(partial, done, len(todo), partial.part_numbers, cause)
+    return "".join(results)  # type: ignore[arg-type]

@@ -1,0 +1,174 @@
+"""Kiosk mode, without the UI: idle reset, the big language buttons, what the kiosk says.
+
+A kiosk is used by strangers, one after the other: large type, a few big buttons for the most
+asked-for languages, the translation read aloud by the browser (``public/kiosk.js``), and a
+fresh empty session after ``kiosk_idle_seconds`` without input. Nothing is stored.
+
+The browser resets the page itself (kiosk.js clicks "New chat" after the idle time, with a
+countdown). The server keeps its own :class:`IdleTimer` as a backstop — a tab left open with the
+script blocked still forgets — with a little grace (:func:`server_grace`) so that normally the
+browser's reset comes first. The marker the app attaches to kiosk messages
+(:func:`marker_props`, rendered by ``public/elements/HymtKiosk.jsx``) is how kiosk.js knows it
+is on a kiosk and what to read aloud. Nothing here imports Chainlit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from hymt_chat.lang.languages import LANGUAGES, get_language
+
+__all__ = [
+    "KIOSK_LANGUAGES",
+    "KIOSK_PROFILE",
+    "MARKER_ELEMENT",
+    "IdleTimer",
+    "KioskButton",
+    "kiosk_buttons",
+    "marker_props",
+    "more_buttons",
+    "server_grace",
+    "speech_lang",
+    "watch_idle",
+    "welcome_message",
+]
+
+KIOSK_PROFILE = "Kiosk"
+MARKER_ELEMENT = "HymtKiosk"  # public/elements/HymtKiosk.jsx
+MORE = "more"
+
+# The big buttons: the languages most asked for at a public desk (UN languages plus the most
+# spoken others among the 38), each under its own name so a stranger finds theirs.
+KIOSK_LANGUAGES: tuple[tuple[str, str], ...] = (
+    ("en", "English"),
+    ("zh", "中文"),
+    ("es", "Español"),
+    ("ar", "العربية"),
+    ("fr", "Français"),
+    ("ru", "Русский"),
+    ("ja", "日本語"),
+    ("ko", "한국어"),
+    ("de", "Deutsch"),
+    ("pt", "Português"),
+)
+
+# BCP-47 tags browsers' speech voices use, where the table code alone does not pick the right
+# voice (Chinese variants by region, Filipino's voices are "fil-PH").
+_SPEECH_TAGS = {"zh": "zh-CN", "zh-Hant": "zh-TW", "yue": "zh-HK", "tl": "fil-PH"}
+
+
+def server_grace(idle_seconds: float) -> float:
+    """Seconds the server waits beyond the idle time, so the browser's own reset (with its
+    countdown) normally comes first: a quarter of the idle time, at most 15 s."""
+    return min(15.0, idle_seconds / 4)
+
+
+def speech_lang(code: str) -> str:
+    """The BCP-47 tag to pick a speechSynthesis voice for a table language."""
+    lang = get_language(code)
+    return _SPEECH_TAGS.get(lang.code, lang.code)
+
+
+@dataclass(frozen=True, slots=True)
+class KioskButton:
+    value: str  # a table code, or "more"
+    label: str  # in its own language
+    speech: str = ""  # BCP-47, empty for "more"
+
+
+def kiosk_buttons(*, include_more: bool = True) -> list[KioskButton]:
+    """The big buttons of the kiosk, then "More languages"."""
+    buttons = [KioskButton(code, label, speech_lang(code)) for code, label in KIOSK_LANGUAGES]
+    if include_more:
+        buttons.append(KioskButton(MORE, "More languages · 更多语言"))
+    return buttons
+
+
+def more_buttons() -> list[KioskButton]:
+    """Every other language of the 38, under its English and Chinese names."""
+    shown = {code for code, _ in KIOSK_LANGUAGES}
+    return [KioskButton(lang.code, f"{lang.english} · {lang.chinese}", speech_lang(lang.code))
+            for lang in LANGUAGES if lang.code not in shown]
+
+
+def welcome_message(idle_seconds: float) -> str:
+    minutes = max(1, round(idle_seconds / 60))
+    when = "a minute" if minutes == 1 else f"{minutes} minutes"
+    return (
+        "Welcome! Type or paste your text in any language, then tap the language to translate "
+        "into.\n\n"
+        "欢迎！请用任何语言输入，然后点选要翻译成的语言。 · ¡Bienvenido! Escriba en cualquier "
+        "idioma y toque el idioma de destino. · Bienvenue ! Écrivez dans votre langue, puis "
+        "touchez la langue voulue.\n\n"
+        f"Nothing is kept: the screen starts afresh after {when} without use."
+    )
+
+
+def marker_props(*, idle_seconds: float, text: str = "", target: str | None = None,
+                 label: str = "Read aloud") -> dict[str, object]:
+    """Props of the kiosk marker element: kiosk.js switches the page to kiosk mode when it sees
+    one, and offers "Read aloud" for *text* in *target*'s voice when a text is given."""
+    props: dict[str, object] = {"kiosk": True, "idle": int(idle_seconds)}
+    if text and target:
+        props.update(text=text, lang=speech_lang(target), label=label)
+    return props
+
+
+@dataclass(slots=True)
+class IdleTimer:
+    """When did someone last use this kiosk session, and is it time to start afresh?
+
+    ``expired`` is true only when something happened since the last reset (an untouched
+    welcome screen is never "reset" over and over) and the idle time has passed.
+    """
+
+    idle_seconds: float
+    clock: Callable[[], float] = time.monotonic
+    last_activity: float = field(init=False)
+    dirty: bool = field(default=False, init=False)  # activity since the last reset
+
+    def __post_init__(self) -> None:
+        if self.idle_seconds <= 0:
+            raise ValueError("idle_seconds must be positive")
+        self.last_activity = self.clock()
+
+    def touch(self, now: float | None = None) -> None:
+        """Someone did something (a message, a button)."""
+        self.last_activity = self.clock() if now is None else now
+        self.dirty = True
+
+    def remaining(self, now: float | None = None, grace: float = 0.0) -> float:
+        """Seconds until the idle time (+ *grace*) is over; 0 once it is."""
+        now = self.clock() if now is None else now
+        return max(0.0, self.last_activity + self.idle_seconds + grace - now)
+
+    def expired(self, now: float | None = None, grace: float = 0.0) -> bool:
+        return self.dirty and self.remaining(now, grace) <= 0
+
+    def reset(self, now: float | None = None) -> None:
+        """The session was just wiped: nothing to forget until the next activity."""
+        self.last_activity = self.clock() if now is None else now
+        self.dirty = False
+
+
+async def watch_idle(
+    timer: IdleTimer,
+    on_expire: Callable[[], Awaitable[None]],
+    *,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    grace: float = 0.0,
+) -> None:
+    """Call *on_expire* each time the session has been idle for the timer's period (+ *grace*).
+
+    Runs until cancelled (the app cancels it when the chat ends). Sleeps exactly until the next
+    possible expiry, so it costs nothing while a kiosk is busy or untouched.
+    """
+    while True:
+        wait = timer.remaining(grace=grace) if timer.dirty else timer.idle_seconds + grace
+        await sleep(max(wait, 0.05))
+        if timer.expired(grace=grace):
+            await on_expire()
+            timer.reset()

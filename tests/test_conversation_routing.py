@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from hymt_chat.errors import UnknownLanguageError
+from hymt_chat.errors import CommandError, UnknownLanguageError
 from hymt_chat.modes.agent.conversation import (
     Conversation,
     CustomerLanguageUnknownError,
     build_context,
     short_word_languages,
 )
-from hymt_chat.modes.chat import CommandError
 
 SPANISH = "Hola, el paquete ya llegó pero la caja está rota."
 ENGLISH = "Let me check your order right away."

@@ -29,8 +29,8 @@ def test_importing_the_package_loads_nothing_heavy():
 
 
 def test_every_refusal_is_an_input_error():
+    from hymt_chat.errors import CommandError
     from hymt_chat.modes.agent.glossary import GlossaryError
-    from hymt_chat.modes.chat import CommandError
     from hymt_chat.modes.documents import DocumentError
 
     for kind in (CommandError, DocumentError, GlossaryError, hymt_chat.EmptyTextError,

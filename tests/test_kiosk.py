@@ -22,8 +22,8 @@ from hymt_chat.modes.kiosk import (
     server_grace,
     speech_lang,
     watch_idle,
-    welcome_message,
 )
+from hymt_chat.modes.wording import welcome_message
 from hymt_chat.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ import pytest
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.pacing import DecodeRate, call_timeout, eta_seconds
 from hymt_chat.engine.policy import PolicyEvent
-from hymt_chat.modes.chat import describe_event, progress_label
+from hymt_chat.modes.wording import describe_event, progress_label
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.capacity import engine_slots
 from hymt_chat.sidecar.profiles import build_launch, get_profile

@@ -33,7 +33,6 @@ __all__ = [
     "server_grace",
     "speech_lang",
     "watch_idle",
-    "welcome_message",
 ]
 
 KIOSK_PROFILE = "Kiosk"
@@ -92,19 +91,6 @@ def more_buttons() -> list[KioskButton]:
     shown = {code for code, _ in KIOSK_LANGUAGES}
     return [KioskButton(lang.code, f"{lang.english} · {lang.chinese}", speech_lang(lang.code))
             for lang in LANGUAGES if lang.code not in shown]
-
-
-def welcome_message(idle_seconds: float) -> str:
-    minutes = max(1, round(idle_seconds / 60))
-    when = "a minute" if minutes == 1 else f"{minutes} minutes"
-    return (
-        "Welcome! Type or paste your text in any language, then tap the language to translate "
-        "into.\n\n"
-        "欢迎！请用任何语言输入，然后点选要翻译成的语言。 · ¡Bienvenido! Escriba en cualquier "
-        "idioma y toque el idioma de destino. · Bienvenue ! Écrivez dans votre langue, puis "
-        "touchez la langue voulue.\n\n"
-        f"Nothing is kept: the screen starts afresh after {when} without use."
-    )
 
 
 def marker_props(*, idle_seconds: float, text: str = "", target: str | None = None,

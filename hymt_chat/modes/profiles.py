@@ -17,7 +17,6 @@ from typing import Any
 
 from hymt_chat.errors import HymtError
 from hymt_chat.modes.agent.conversation import Conversation
-from hymt_chat.modes.chat import escape_markdown, language_name
 from hymt_chat.modes.kiosk import KIOSK_PROFILE
 
 __all__ = [
@@ -27,10 +26,6 @@ __all__ = [
     "TRANSLATOR_PROFILE",
     "Profile",
     "agent_state_of",
-    "best_meta",
-    "kiosk_pick_message",
-    "kiosk_same_message",
-    "kiosk_target_message",
     "profile_name",
 ]
 
@@ -84,28 +79,3 @@ def agent_state_of(metadata: Mapping[str, Any] | str | None) -> Conversation | N
         return Conversation.from_dict(state)
     except (HymtError, KeyError, TypeError, ValueError, AttributeError):
         return None
-
-
-def best_meta(meta: str, note: str, *, downgraded: bool) -> str:
-    """The meta line of a Best-quality answer, Markdown: the note in bold when it downgraded
-    (the user asked for the best and did not get it), else after the usual meta line."""
-    if downgraded:
-        return f"*{escape_markdown(meta)}*\n\n**⚠ {escape_markdown(note)}**"
-    return f"*{escape_markdown(meta + ' · ' + note)}*"
-
-
-def kiosk_target_message(target: str, label: str | None = None) -> str:
-    """After a language button without a text waiting: what to do next."""
-    name = label or language_name(target)
-    return f"→ {name}. Type or paste your text, then press Enter."
-
-
-def kiosk_pick_message() -> str:
-    """A text arrived before any language was chosen."""
-    return "Tap the language to translate into · 请点选目标语言 · Toque el idioma de destino"
-
-
-def kiosk_same_message(target: str) -> str:
-    """The text is already in the language tapped."""
-    return (f"This is already {language_name(target)}. Tap another language · 请选择其他语言 · "
-            "Toque otro idioma")

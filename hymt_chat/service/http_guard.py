@@ -3,10 +3,14 @@ applies them in one middleware."""
 
 from __future__ import annotations
 
+import gzip
 import hmac
 import re
+import secrets
+from collections.abc import Mapping
 
-__all__ = ["harden_page", "metrics_refusal", "page_policy", "secure_cookie", "security_headers"]
+__all__ = ["harden_page", "hardened_page", "metrics_refusal", "page_policy", "secure_cookie",
+           "security_headers"]
 
 # Third-party requests Chainlit's page makes on every load (Google Fonts, KaTeX from jsDelivr):
 # a kiosk without internet waits on them, and each visitor's address goes to a third party.
@@ -59,6 +63,19 @@ def harden_page(html: str, nonce: str) -> str:
     """Chainlit's page with a nonce on each of its scripts and no third-party stylesheets."""
     html = _THIRD_PARTY_LINK.sub("", html)
     return _SCRIPT_TAG.sub(f'<script nonce="{nonce}"', html)
+
+
+def hardened_page(body: bytes, headers: Mapping[str, str], *, allow_framing: bool = False
+                  ) -> tuple[str, dict[str, str]]:
+    """The page Chainlit serves (gzip'd or not), with its scripts tagged by a fresh nonce, and
+    the headers to send with it: a CSP that allows only those scripts."""
+    if headers.get("content-encoding") == "gzip":  # Chainlit compresses its page
+        body = gzip.decompress(body)
+    nonce = secrets.token_urlsafe(16)
+    kept = {k: v for k, v in headers.items() if k.lower() not in
+            ("content-length", "content-security-policy", "content-encoding")}
+    kept["Content-Security-Policy"] = page_policy(nonce, allow_framing=allow_framing)
+    return harden_page(body.decode("utf-8"), nonce), kept
 
 
 def secure_cookie(set_cookie: str) -> str:

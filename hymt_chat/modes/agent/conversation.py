@@ -36,12 +36,13 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from hymt_chat.errors import UnknownLanguageError
+from hymt_chat.errors import CommandError, UnknownLanguageError
 from hymt_chat.lang.detect import detect_candidates, detect_with_confidence
 from hymt_chat.lang.languages import CODES, find_language, get_language
+from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.glossary import Entry, Glossary, same_family
 from hymt_chat.modes.agent.protect import plain_text
-from hymt_chat.modes.chat import CommandError, language_name, unknown_language_message
+from hymt_chat.modes.wording import unknown_language_message
 
 __all__ = [
     "AGENT_TO_CUSTOMER",

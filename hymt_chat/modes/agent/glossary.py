@@ -18,8 +18,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from hymt_chat.errors import CommandError
 from hymt_chat.lang.detect import detect_language
-from hymt_chat.modes.chat import CommandError, language_name
+from hymt_chat.lang.names import language_name
 
 __all__ = [
     "MAX_ENTRIES",

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.conversation import Conversation, Turn
-from hymt_chat.modes.chat import language_name
 
 __all__ = [
     "CSV_COLUMNS",

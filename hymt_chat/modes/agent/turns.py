@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 from hymt_chat.engine.priority import CHECK, INTERACTIVE
 from hymt_chat.engine.prompts import build_context_prompt, build_terminology_prompt
-from hymt_chat.errors import EmptyTextError, InputTooLongError
+from hymt_chat.errors import CommandError, EmptyTextError, InputTooLongError
 from hymt_chat.lang.detect import detect_language
+from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.conversation import (
     AGENT_TO_CUSTOMER,
     CUSTOMER_TO_AGENT,
@@ -58,13 +59,7 @@ from hymt_chat.modes.agent.glossary import (
 )
 from hymt_chat.modes.agent.protect import Masked, Unmasked, mask, strip_tokens, unmask
 from hymt_chat.modes.agent.transcript import Export, export_files
-from hymt_chat.modes.chat import (
-    CommandError,
-    escape_markdown,
-    format_duration,
-    language_name,
-    literal_block,
-)
+from hymt_chat.modes.wording import escape_markdown, format_duration, literal_block
 from hymt_chat.text.cleanup import clean_text, is_blank
 
 if TYPE_CHECKING:

@@ -1,0 +1,152 @@
+"""The Kiosk mode as a session: strangers at a public screen.
+
+Type or paste, tap a language (or tap first, then type); the answer comes with "Read aloud"
+and "Another language". After the idle time the screen and everything kept are wiped — the
+browser does it first (public/kiosk.js), this session's watcher is the server's backstop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from hymt_chat.errors import HymtError
+from hymt_chat.lang.languages import get_language
+from hymt_chat.lang.names import AUTO
+from hymt_chat.modes import kiosk, wording
+from hymt_chat.modes.screen import Button, Reply, Screen, Shown
+from hymt_chat.modes.session import Job, Kept, Services, Session, Upload
+from hymt_chat.text.cleanup import is_blank
+
+__all__ = ["PICK", "KioskSession"]
+
+log = logging.getLogger("hymt_chat.kiosk")
+PICK = "pick"  # the "Another language" button of a kiosk answer
+
+
+def _buttons(choices: list[kiosk.KioskButton]) -> tuple[Button, ...]:
+    return tuple(Button("kiosk_target", b.label, {"target": b.value}) for b in choices)
+
+
+class KioskSession(Session):
+    def __init__(self, services: Services, screen: Screen, *, session_id: str,
+                 user_key: str) -> None:
+        super().__init__(services, screen, session_id=session_id, user_key=user_key)
+        self.idle = self.settings.kiosk_idle_seconds
+        self.timer = kiosk.IdleTimer(self.idle)
+        self.watcher: asyncio.Task[None] | None = None
+        self.shown: list[Shown] = []  # everything on screen, for the idle reset
+        self.target: str | None = None  # the language tapped
+        self.text: str | None = None  # the text on screen, for the next language tapped
+
+    def marker(self, text: str = "", target: str | None = None) -> dict[str, object]:
+        return kiosk.marker_props(idle_seconds=self.idle, text=text, target=target)
+
+    async def show(self, reply: Reply) -> None:
+        self.track(await self.screen.send(reply))
+
+    def track(self, shown: Shown) -> None:
+        """Remember what is on screen (the visitor's own messages too)."""
+        self.shown.append(shown)
+
+    async def start(self) -> None:
+        await self.screen.settings([])  # nothing to set on a kiosk
+        await self.screen.commands(())
+        self.touch(activity=False)
+        await self.welcome()
+
+    async def welcome(self) -> None:
+        await self.show(Reply(wording.escape_markdown(wording.welcome_message(self.idle)),
+                              _buttons(kiosk.kiosk_buttons()), marker=self.marker()))
+
+    def touch(self, *, activity: bool = True) -> None:
+        """Restart the idle clock (and the watcher, if a dropped connection ended it)."""
+        if activity:
+            self.timer.touch()
+        if self.watcher is None or self.watcher.done():
+            self.watcher = asyncio.get_running_loop().create_task(kiosk.watch_idle(
+                self.timer, self.reset, grace=kiosk.server_grace(self.idle)))
+
+    async def reset(self) -> None:
+        """Wipe the screen and the session, then greet the next visitor."""
+        self.stop()
+        for shown in self.shown:
+            try:
+                await shown.remove()
+            except Exception:  # noqa: BLE001 - the tab may be gone: nothing to remove from
+                log.debug("kiosk reset: could not remove a message", exc_info=True)
+        self.shown, self.target, self.text = [], None, None
+        self.kept = Kept()
+        self.screen.forget_context()
+        await self.welcome()
+
+    def end(self) -> None:
+        if self.watcher is not None:
+            self.watcher.cancel()
+        super().end()
+        self.shown, self.text = [], None
+
+    async def message(self, text: str, command: str | None, *, uploads: Sequence[Upload] = (),
+                      shown: Shown | None = None) -> None:
+        if shown is not None:
+            self.track(shown)
+        self.touch()
+        if is_blank(text) or not await self.admit(len(text)):
+            return
+        self.text = text
+        if self.target is None:
+            await self.show(Reply(wording.escape_markdown(wording.kiosk_pick_message()),
+                                  _buttons(kiosk.kiosk_buttons())))
+            return
+        await self.when_ready(Job("kiosk", text, target=self.target), inline=True)
+
+    async def button(self, name: str, payload: object, label: str,
+                     remove: Callable[[], Awaitable[object]]) -> None:
+        if name == "kiosk_target" and isinstance(payload, Mapping):
+            await self.tap(payload, label)
+        else:
+            await super().button(name, payload, label, remove)
+
+    async def tap(self, payload: Mapping[str, Any], label: str) -> None:
+        """A language button: "More languages", "Another language", or a language."""
+        self.touch()
+        target = payload.get("target")
+        if target in (kiosk.MORE, PICK):
+            choices = kiosk.more_buttons() if target == kiosk.MORE else kiosk.kiosk_buttons()
+            await self.show(Reply(wording.escape_markdown(wording.kiosk_pick_message()),
+                                  _buttons(choices)))
+            return
+        try:  # the payload comes from the browser: a code of ours, or nothing is stored
+            code = get_language(target).code
+        except HymtError as err:
+            await self.say_error(err)
+            return
+        self.target = code
+        if self.text and await self.admit(len(self.text)):  # a text on screen: into it
+            await self.when_ready(Job("kiosk", self.text, target=code), inline=False)
+        else:
+            await self.say(wording.kiosk_target_message(code, label))
+
+    async def execute(self, job: Job) -> None:
+        if job.partial is not None:
+            await self.translate_rest(job)
+            return
+        progress = self.progress("Translating")
+        result = await self.finished(progress, job, self.translator.translate(
+            job.text, job.target, AUTO, user=self.id, on_progress=progress.progress,
+            on_event=progress.event))
+        if result is None:
+            return
+        if result.same_language:
+            await self.show(Reply(
+                wording.escape_markdown(wording.kiosk_same_message(result.target)),
+                _buttons(kiosk.kiosk_buttons())))
+            return
+        meta = wording.format_meta(result, demo=self.services.demo())
+        await self.show(Reply(
+            wording.answer_markdown(result.text, meta),
+            (Button("kiosk_target", "Another language · 其他语言", {"target": PICK},
+                    "languages"),),
+            marker=self.marker(result.text, result.target)))

@@ -1,0 +1,83 @@
+"""The progress line of a translation: parts done, time left, and why it waits.
+
+It is shown only when there is news (a text of several parts, a retry, a wait), and updated at
+most every 0.4 s so that a 100-part document does not flood the socket. The clock is injected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from hymt_chat.engine.pacing import eta_seconds
+from hymt_chat.engine.policy import PolicyEvent
+from hymt_chat.modes import wording
+from hymt_chat.modes.screen import ProgressView
+
+__all__ = ["Progress"]
+
+_EVERY = 0.4  # seconds between two updates of the same line
+
+
+class Progress:
+    """One job's progress, drawn on a :class:`ProgressView`."""
+
+    def __init__(self, view: ProgressView, title: str, *, always: bool = False,
+                 base: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.view = view
+        self.title = title
+        self.always = always  # files: shown from the start, not only at the first news
+        self.base = base  # parts done before this run (Retry the rest): not this run's pace
+        self.clock = clock
+        self.done = self.total = 0
+        self.note: str | None = None
+        self.shown = False
+        self.last = 0.0
+        self.started = clock()
+        self._lock = asyncio.Lock()  # policy events arrive from several segments at once
+
+    def name(self) -> str:
+        parts = [self.title]
+        if self.total > 1:
+            eta = eta_seconds(self.done - self.base, self.total - self.base,
+                              self.clock() - self.started)
+            parts.append(wording.progress_label(self.done, self.total, eta))
+        if self.note:
+            parts.append(self.note)
+        return " · ".join(parts)
+
+    async def _show(self, force: bool = False) -> None:
+        async with self._lock:
+            if not self.shown or force or self.clock() - self.last > _EVERY:
+                self.shown = True
+                await self.view.update(self.name())
+            self.last = self.clock()
+
+    async def start(self) -> None:
+        if self.always:
+            await self._show()
+
+    async def progress(self, done: int, total: int) -> None:
+        """The translator's progress callback."""
+        self.done, self.total = done, total
+        if total > 1 or self.shown:
+            self.note = None
+            await self._show(force=done == total)
+
+    def event(self, event: PolicyEvent) -> None:
+        """The policy's event callback (synchronous): a retry or a wait becomes the note."""
+        note = wording.describe_event(event)
+        if note is not None or (self.note and event.kind == "started"):
+            self.note = note
+            asyncio.get_running_loop().create_task(self._show(force=True))
+
+    async def finish(self, *, failed: bool = False) -> None:
+        async with self._lock:
+            if self.shown:
+                self.note = None
+                await self.view.close(self.name(), failed=failed)
+
+    @property
+    def seconds(self) -> float:
+        return self.clock() - self.started

@@ -1,0 +1,107 @@
+"""What a mode shows, as plain data, and the one interface that shows it.
+
+The modes decide *what* to show (a reply with buttons and files, a settings panel, a progress
+line); ``app.py``'s presenter decides *how* (``cl.Message``, ``cl.Action``, ``cl.Step``). A unit
+test gives a session a recording screen instead and reads what it would have shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = [
+    "Attachment",
+    "Button",
+    "Choice",
+    "Field",
+    "ProgressView",
+    "Reply",
+    "Screen",
+    "Shown",
+    "Toggle",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    """A button under a reply; *name* is the action the app routes back to the session."""
+
+    name: str
+    label: str
+    payload: dict[str, Any] = field(default_factory=dict)
+    icon: str | None = None
+    tooltip: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file offered for download beside a reply."""
+
+    name: str
+    content: bytes
+    mime: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One message: Markdown, its buttons and files, and the kiosk's marker (its props)."""
+
+    markdown: str
+    buttons: tuple[Button, ...] = ()
+    files: tuple[Attachment, ...] = ()
+    marker: dict[str, object] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A drop-down in the settings panel: *items* maps labels to values."""
+
+    id: str
+    label: str
+    items: dict[str, str]
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Toggle:
+    """A switch in the settings panel."""
+
+    id: str
+    label: str
+    value: bool
+    tooltip: str | None = None
+
+
+Field = Choice | Toggle
+
+
+class Shown(Protocol):
+    """A message on screen, which a kiosk reset takes away again."""
+
+    async def remove(self) -> None: ...
+
+
+class ProgressView(Protocol):
+    """The line that shows a long job's progress; created by its first update."""
+
+    async def update(self, name: str) -> None: ...
+
+    async def close(self, name: str, *, failed: bool) -> None: ...
+
+
+class Screen(Protocol):
+    """Where a session's output goes: one chat tab."""
+
+    async def send(self, reply: Reply) -> Shown: ...
+
+    async def settings(self, fields: Sequence[Field]) -> None: ...
+
+    async def commands(self, commands: Sequence[tuple[str, str, str]]) -> None: ...
+
+    def progress(self) -> ProgressView: ...
+
+    def forget_context(self) -> None:
+        """Drop the chat's message list (Chainlit keeps one per session)."""
+        ...

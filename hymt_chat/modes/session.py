@@ -1,0 +1,305 @@
+"""What every chat session shares, whatever its mode: jobs kept for buttons, the rate limit, the
+warm-up queue, one job at a time, and how a failure is said (with Retry, or the part translated).
+
+A mode (:mod:`~hymt_chat.modes.translator_session`, :mod:`~hymt_chat.modes.agent.session`,
+:mod:`~hymt_chat.modes.kiosk_session`) subclasses :class:`Session` and says how to run its jobs.
+Nothing here knows Chainlit: output goes to a :class:`~hymt_chat.modes.screen.Screen`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any, Literal, TypeVar
+
+from hymt_chat.engine import chimera
+from hymt_chat.engine.translator import Translator
+from hymt_chat.errors import (
+    HymtError,
+    IncompleteTranslationError,
+    InputError,
+    ModelError,
+    ModelUnavailableError,
+    RateLimitedError,
+)
+from hymt_chat.modes import documents, wording
+from hymt_chat.modes.progress import Progress
+from hymt_chat.modes.screen import Attachment, Button, Reply, Screen, Shown
+from hymt_chat.service.health import is_demo_model
+from hymt_chat.service.metrics import Metrics
+from hymt_chat.service.ratelimit import RateLimiter
+from hymt_chat.service.readiness import Readiness
+from hymt_chat.settings import Settings
+
+__all__ = ["BUTTONS", "KEPT_JOBS", "Job", "Kept", "Services", "Session", "Upload"]
+
+T = TypeVar("T")
+log = logging.getLogger("hymt_chat.session")
+KEPT_JOBS = 20  # jobs kept per session for the Retry / Swap buttons
+# Every button a mode shows (the app routes each to the session's :meth:`Session.button`).
+BUTTONS = ("retry", "retry_rest", "swap", "translate_into", "kiosk_target")
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """The process-wide parts a session uses (one of each, built once by the app)."""
+
+    settings: Settings
+    translator: Translator  # wrapped by the metrics, so every translation is counted
+    readiness: Readiness
+    limiter: RateLimiter
+    metrics: Metrics
+    max_files: int = 5  # per message; Chainlit enforces its own cap only in the browser
+
+    def demo(self) -> bool:
+        """Is the model the small demo stand-in (said under every answer)?"""
+        return is_demo_model(self.settings, self.readiness.model_root)
+
+    async def best_available(self) -> bool:
+        if self.readiness.model_root is None:  # the demo model plays Chimera: know which it is
+            await self.readiness.current(max_age=5)
+        return chimera.chimera_available(self.settings, demo=self.demo())
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A file the browser uploaded: where it was saved, and its name."""
+
+    path: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One piece of work a message or a button asked for, kept so that Retry can redo it."""
+
+    kind: Literal["text", "file", "agent", "kiosk"]
+    text: str = ""
+    doc: documents.Document | None = None  # a file, read and checked when it arrived
+    target: str | None = None  # kiosk: the language tapped; file: fixed at its first run
+    source: str | None = None  # file: the source used (detected or chosen)
+    detected: bool = False
+    partial: Any = None  # Retry the rest: the PartialTranslation or PartialDocument
+    done: int = 0  # parts already translated in *partial*
+
+    @property
+    def chars(self) -> int:
+        """What the job costs against the character allowance."""
+        if self.partial is not None:
+            return len(self.partial.text)
+        if self.doc is not None:
+            return len(self.doc.text)
+        return len(self.text)
+
+
+@dataclass(slots=True)
+class Kept:
+    jobs: dict[str, Job] = field(default_factory=dict)
+
+    def keep(self, job: Job) -> str:
+        key = uuid.uuid4().hex
+        self.jobs[key] = job
+        while len(self.jobs) > KEPT_JOBS:
+            self.jobs.pop(next(iter(self.jobs)))
+        return key
+
+    def get(self, payload: object) -> Job | None:
+        """The job a button stands for; None when it expired or the payload is not ours."""
+        key = payload.get("key") if isinstance(payload, Mapping) else None
+        return self.jobs.get(key) if isinstance(key, str) else None
+
+
+class Session:
+    """One chat tab: its jobs run one at a time, in order, and wait for the model to be ready."""
+
+    def __init__(self, services: Services, screen: Screen, *, session_id: str,
+                 user_key: str) -> None:
+        self.services = services
+        self.settings = services.settings
+        self.translator = services.translator
+        self.screen = screen
+        self.id = session_id  # fairness: the policy's queue is round-robin over these
+        self.user_key = user_key  # the rate limit: a signed-in agent, else the client address
+        self.kept = Kept()
+        self.waiting: set[asyncio.Task[None]] = set()
+        self.lock = asyncio.Lock()
+
+    # --- what a mode implements ---------------------------------------------------------------
+
+    async def start(self) -> None:
+        """A new chat: show the mode's settings, commands and greeting."""
+
+    async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
+        """A thread reopened (history): by default, a fresh start."""
+        await self.start()
+
+    async def settings_changed(self, values: Mapping[str, Any]) -> None:
+        """The settings panel changed (a mode without settings ignores it)."""
+
+    async def message(self, text: str, command: str | None, *, uploads: Sequence[Upload] = (),
+                      shown: Shown | None = None) -> None:
+        """A message typed (with the composer's *command*, its *uploads*; *shown* is the message
+        on screen, which the kiosk takes away again)."""
+        raise NotImplementedError
+
+    async def button(self, name: str, payload: object, label: str,
+                     remove: Callable[[], Awaitable[object]]) -> None:
+        """A button under one of our replies was pressed; *remove* takes it away. Retry is
+        every mode's; the others are the mode's own (a stale button of another mode: ignored)."""
+        if name in ("retry", "retry_rest"):
+            await remove()
+            await self.retry(payload)
+
+    async def execute(self, job: Job) -> None:
+        raise NotImplementedError
+
+    def touch(self) -> None:
+        """Someone used the session (the kiosk restarts its idle clock)."""
+
+    # --- output -----------------------------------------------------------------------------
+
+    async def show(self, reply: Reply) -> None:
+        await self.screen.send(reply)
+
+    async def say(self, text: str, buttons: tuple[Button, ...] = ()) -> None:
+        """A sentence of ours, shown literally."""
+        await self.show(Reply(wording.escape_markdown(text), buttons))
+
+    async def say_error(self, err: BaseException, retry: Job | None = None) -> None:
+        """A refusal as it is; a failure with a Retry button for *retry* when it may pass."""
+        if isinstance(err, InputError):
+            await self.say(str(err))
+            return
+        text = str(err) if isinstance(err, HymtError) else wording.UNEXPECTED_ERROR
+        buttons: tuple[Button, ...] = ()
+        if retry is not None and (isinstance(err, ModelError) or not isinstance(err, HymtError)):
+            buttons = (Button("retry", "Retry", {"key": self.kept.keep(retry)}, "refresh-cw",
+                              "Send the same text again"),)
+            if "press Retry" not in text:
+                text = f"{text} {wording.KEPT_HINT}"
+        await self.say(text, buttons)
+
+    def progress(self, title: str, *, always: bool = False, base: int = 0) -> Progress:
+        return Progress(self.screen.progress(), title, always=always, base=base)
+
+    # --- admission and the queue ------------------------------------------------------------
+
+    async def admit(self, chars: int) -> bool:
+        """Charge one job of *chars* characters to its user; False, said, when over a limit."""
+        try:
+            self.services.limiter.hit(self.user_key, chars=chars)
+        except RateLimitedError as err:
+            await self.say(str(err))
+            return False
+        return True
+
+    async def when_ready(self, job: Job, *, inline: bool) -> None:
+        """Run *job* now if the model is ready; while it starts, queue it and say so.
+
+        *inline*: called from the message's own task, which Chainlit's Stop cancels. A button's
+        job runs as a task of the session's queue (its HTTP request must return), in order.
+        """
+        readiness = self.services.readiness
+        model = await readiness.current(max_age=5)
+        if model == "ready" and not self.waiting and inline:
+            async with self.lock:
+                await self.run(job)
+            return
+        if model == "down" and not self.waiting:
+            await self.say_error(ModelUnavailableError(wording.model_down_message()), retry=job)
+            return
+
+        async def later() -> None:
+            try:
+                if not await readiness.wait_ready(self.settings.startup_timeout):
+                    message = wording.still_not_ready_message(self.settings.startup_timeout)
+                    await self.say_error(ModelUnavailableError(message), retry=job)
+                    return
+                async with self.lock:
+                    await self.run(job)
+            finally:
+                self.waiting.discard(task)
+
+        task = asyncio.get_running_loop().create_task(later())
+        self.waiting.add(task)
+        if model != "ready":
+            await self.say(wording.warming_up_message(model, len(self.waiting)))
+
+    async def run(self, job: Job) -> None:
+        try:
+            await self.execute(job)
+        except Exception as err:  # a bug must cost one message, not the session
+            log.exception("translation job failed")
+            await self.say_error(err, retry=job)
+
+    async def rerun(self, job: Job | None) -> None:
+        """Run a button's kept job again: said when it expired; charged like a message."""
+        if job is None:
+            await self.say(wording.EXPIRED_JOB)
+            return
+        if await self.admit(job.chars):
+            await self.when_ready(job, inline=False)
+
+    async def retry(self, payload: object) -> None:
+        """Retry, and Retry the rest (whose kept job holds only the missing parts)."""
+        self.touch()
+        await self.rerun(self.kept.get(payload))
+
+    def stop(self) -> None:
+        """Stop: drop the queued jobs (the running one is Chainlit's task to cancel)."""
+        for task in self.waiting:
+            task.cancel()
+
+    def end(self) -> None:
+        """The tab closed: let go of everything kept at once (Chainlit keeps a closed session
+        for its reconnect window, which held every large paste in memory for an hour)."""
+        self.stop()
+        self.kept = Kept()
+        self.screen.forget_context()
+
+    # --- running a translation --------------------------------------------------------------
+
+    async def finished(self, progress: Progress, job: Job, work: Awaitable[T]) -> T | None:
+        """Await a translation under its progress line. A failure closes the line as failed and
+        becomes one message (with what was translated, or Retry); None tells the caller to stop."""
+        try:
+            result = await work
+        except IncompleteTranslationError as err:
+            await progress.finish(failed=True)
+            await self.say_partial(err, job)
+            return None
+        except HymtError as err:
+            await progress.finish(failed=True)
+            await self.say_error(err, retry=job)
+            return None
+        await progress.finish()
+        return result
+
+    async def translate_rest(self, job: Job) -> None:
+        """Retry the rest of a text: only the parts marked missing are sent again."""
+        progress = self.progress("Translating the rest", base=job.done)
+        result = await self.finished(progress, job, self.translator.translate_rest(
+            job.partial, user=self.id, on_progress=progress.progress, on_event=progress.event))
+        if result is not None:
+            meta = wording.format_meta(result, demo=self.services.demo())
+            await self.show(Reply(wording.answer_markdown(result.text, meta)))
+
+    async def say_partial(self, err: IncompleteTranslationError, job: Job) -> None:
+        """Everything translated so far, in place, and a button that resends only the rest."""
+        rest = Job(job.kind, job.text, job.doc, job.target, job.source, job.detected,
+                   err.partial, err.done)
+        buttons = (Button("retry_rest", "Retry the rest", {"key": self.kept.keep(rest)},
+                          "refresh-cw", "Translate only the parts marked [not translated]"),)
+        text = err.partial.text  # type: ignore[attr-defined]
+        if job.kind == "file" and job.doc is not None and job.target is not None:
+            full = PurePath(documents.output_name(job.doc.name, job.target))
+            name = f"{full.stem}.partial{full.suffix}"
+            files = (Attachment(name, job.doc.encode(text), job.doc.mime),)
+            content = f"{wording.escape_markdown(str(err))} {wording.RETRY_REST_HINT}"
+            await self.show(Reply(content, buttons, files))
+            return
+        await self.show(Reply(wording.partial_answer_markdown(text, str(err)), buttons))

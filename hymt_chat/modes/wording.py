@@ -1,0 +1,235 @@
+"""Every sentence the chat page says, in one place (with the zh-CN and Spanish words beside the
+English ones where a screen shows them to strangers), so that the wording is read, reviewed and
+tested without a browser.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from hymt_chat.lang.names import language_label, language_list, language_name
+
+if TYPE_CHECKING:
+    from hymt_chat.engine.policy import PolicyEvent
+    from hymt_chat.engine.translator import Translation
+    from hymt_chat.modes.chat import ChatState
+
+
+def unknown_language_message(name: str) -> str:
+    shown = name.strip() or "(nothing)"
+    return (
+        f"I don't know the language {shown!r}. Use a name or a code from this list "
+        f"(English and Chinese names work too):\n\n{language_list()}"
+    )
+
+
+
+def format_duration(seconds: float) -> str:
+    """ "0.8 s", "12 s", "2 min 5 s"."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+
+
+def format_meta(result: Translation, *, demo: bool = False) -> str:
+    """The small line under an answer: "Chinese → English · 0.8 s" (+ parts, demo mark)."""
+    source = language_name(result.source) if result.source else "Unknown language"
+    parts = [f"{source} → {language_name(result.target)}", format_duration(result.seconds)]
+    if result.segments > 1:
+        parts.append(f"{result.segments} parts")
+    if demo:
+        parts.append("demo model")
+    return " · ".join(parts)
+
+
+def same_language_message(target: str, *, can_swap: bool) -> str:
+    hint = (
+        "Swap the languages to translate it the other way, or pick a target with /to <language>."
+        if can_swap
+        else "Pick the language to translate into below, or with /to <language>."
+    )
+    return f"This text is already in {language_name(target)}, so the model was not asked. {hint}"
+
+
+def settings_changed_message(state: ChatState) -> str:
+    return f"Now translating {state.pair}."
+
+
+def detect_message(code: str | None) -> str:
+    if code is None:
+        return (
+            "I can't tell which language this is (too short or mixed). "
+            "Pick the source in the settings."
+        )
+    return f"This looks like {language_label(code)}."
+
+
+def warming_up_message(state: str, waiting: int) -> str:
+    what = "restarting" if state == "restarting" else "warming up"
+    queued = "it" if waiting <= 1 else f"your {waiting} waiting messages"
+    return (
+        f"The translation model is {what}; this can take a few minutes on a CPU. "
+        f"I'll translate {queued} as soon as it is ready, in order."
+    )
+
+
+def model_down_message() -> str:
+    return (
+        "The translation model is not reachable (it is down or not started). "
+        "Your text was kept — press Retry when it is back."
+    )
+
+
+def still_not_ready_message(seconds: float) -> str:
+    return (
+        f"The translation model is still not ready after {format_duration(seconds)}. "
+        "Your text was kept — press Retry."
+    )
+
+
+UNEXPECTED_ERROR = "Something went wrong on our side."
+KEPT_HINT = "Your text was kept — press Retry."
+"""Added by the chat page where it offers Retry (the core's sentences name no button)."""
+
+
+def last_detected_message(code: str | None) -> str:
+    if code is None:
+        return "Type /detect followed by a text to know its language."
+    return f"The last message was in {language_label(code)}."
+
+
+def answer_markdown(text: str, meta: str) -> str:
+    """A translation as Markdown: the text verbatim in a block, then the small meta line."""
+    return f"{literal_block(text)}\n\n*{escape_markdown(meta)}*"
+
+
+def file_answer_markdown(name: str, output: str, meta: str) -> str:
+    return f"{escape_markdown(f'{name} → {output}')}\n\n*{escape_markdown(meta)}*"
+
+
+def help_message(state: ChatState) -> str:
+    return (
+        f"Translating {state.pair}. Type or paste text, or upload a .txt, .md or .srt file. "
+        "Commands: /to <language>, /swap, /detect <text>, /reset."
+    )
+
+
+DEMO_NOTICE = (
+    "Demo model: this server runs a small stand-in model (Qwen2.5-Coder-0.5B) so the app works on "
+    "a CPU. Its translations are NOT Hunyuan-MT-7B quality; point hymt-chat at Hunyuan-MT-7B on a "
+    "GPU for real use."
+)
+
+
+def describe_event(event: PolicyEvent) -> str | None:
+    """A short status for a waiting or retried request, or None when there is nothing to say."""
+    if event.kind == "queued" and event.ahead > 0:
+        return f"busy — waiting ({event.ahead} ahead)"
+    if event.kind == "retrying" and event.error.startswith("timeout"):
+        split = " in two halves" if "split" in event.error else " with more time"
+        return f"the model was slow — retrying{split}"
+    if event.kind == "retrying":
+        reason = f" ({event.error})" if event.error else ""
+        return f"model busy{reason} — retrying in {format_duration(event.delay)}"
+    return None
+
+
+def progress_label(done: int, total: int, eta: float | None) -> str:
+    """"7 of 15 parts · about 40 s left" (the estimate only once it means something)."""
+    label = f"{done} of {total} parts"
+    if eta is not None and done < total:
+        left = f"{max(1, round(eta))} s" if eta < 60 else format_duration(eta)
+        label += f" · about {left} left"
+    return label
+
+
+RETRY_REST_HINT = "Press **Retry the rest** to send only the missing parts again."
+EXPIRED_JOB = ("That earlier text is no longer kept (only the last 20 are); "
+               "send it again to translate it.")
+
+
+def partial_answer_markdown(text: str, error: str) -> str:
+    """A translation with parts missing: what was translated, in place, then why and what next."""
+    return f"{literal_block(text)}\n\n{escape_markdown(error)} {RETRY_REST_HINT}"
+
+
+# (label, message): real phrases in several languages for a first try.
+STARTERS: tuple[tuple[str, str], ...] = (
+    ("中文 · 会议改到下午三点", "你好！明天的会议改到下午三点，请准时参加。"),
+    ("Español · ¿Dónde está la estación?",
+     "Disculpe, ¿dónde está la estación de tren más cercana?"),
+    ("日本語 · お問い合わせ", "お問い合わせありがとうございます。担当者より折り返しご連絡いたします。"),
+    ("Français · livraison", "Votre colis sera livré demain entre 9 h et 12 h."),
+    ("Deutsch · Passwort", "Ich habe mein Passwort vergessen. Können Sie mir bitte helfen?"),
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Showing text literally
+# --------------------------------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~=:&\"'$])")
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape Markdown and HTML punctuation so *text* is shown exactly as written.
+
+    For short bits we put inside our own sentences (file names, echoed input).
+    """
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def literal_block(text: str) -> str:
+    """*text* as a fenced block that Markdown shows verbatim (never as HTML, never as Markdown).
+
+    The fence is longer than any backtick run inside, so no line of the text can close it.
+    Chainlit shows the block with its own copy button that copies exactly *text*.
+    """
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+# The kiosk's sentences: strangers read them, so the key ones carry Chinese and Spanish too.
+
+
+def welcome_message(idle_seconds: float) -> str:
+    minutes = max(1, round(idle_seconds / 60))
+    when = "a minute" if minutes == 1 else f"{minutes} minutes"
+    return (
+        "Welcome! Type or paste your text in any language, then tap the language to translate "
+        "into.\n\n"
+        "欢迎！请用任何语言输入，然后点选要翻译成的语言。 · ¡Bienvenido! Escriba en cualquier "
+        "idioma y toque el idioma de destino. · Bienvenue ! Écrivez dans votre langue, puis "
+        "touchez la langue voulue.\n\n"
+        f"Nothing is kept: the screen starts afresh after {when} without use."
+    )
+
+
+def kiosk_target_message(target: str, label: str | None = None) -> str:
+    """After a language button without a text waiting: what to do next."""
+    name = label or language_name(target)
+    return f"→ {name}. Type or paste your text, then press Enter."
+
+
+def kiosk_pick_message() -> str:
+    """A text arrived before any language was chosen."""
+    return "Tap the language to translate into · 请点选目标语言 · Toque el idioma de destino"
+
+
+def kiosk_same_message(target: str) -> str:
+    """The text is already in the language tapped."""
+    return (f"This is already {language_name(target)}. Tap another language · 请选择其他语言 · "
+            "Toque otro idioma")
+
+
+def best_meta(meta: str, note: str, *, downgraded: bool) -> str:
+    """The meta line of a Best-quality answer, Markdown: the note in bold when it downgraded
+    (the user asked for the best and did not get it), else after the usual meta line."""
+    if downgraded:
+        return f"*{escape_markdown(meta)}*\n\n**⚠ {escape_markdown(note)}**"
+    return f"*{escape_markdown(meta + ' · ' + note)}*"

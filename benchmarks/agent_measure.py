@@ -28,7 +28,7 @@ from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.prompts import build_prompt, build_terminology_prompt
 from hymt_chat.lang.detect import detect_language
 from hymt_chat.settings import Settings
-from hymt_chat.text.cleanup import max_tokens_for
+from hymt_chat.text.segments import max_tokens_for
 
 RESULTS = Path(__file__).resolve().parent / "results" / "agent-measure.json"
 

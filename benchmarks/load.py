@@ -48,7 +48,7 @@ from hymt_chat.engine.translator import Translator, plan_translation
 from hymt_chat.errors import HymtError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
-from hymt_chat.text.cleanup import max_tokens_for
+from hymt_chat.text.segments import max_tokens_for
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # 2 running + 2 queued; stats on (the profile disables them) for vllm:generation_tokens_total.

@@ -22,7 +22,8 @@ from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.prompts import build_prompt, chat_messages
 from hymt_chat.engine.translator import Translator
 from hymt_chat.settings import Settings
-from hymt_chat.text.cleanup import clean_text, max_tokens_for
+from hymt_chat.text.cleanup import clean_text
+from hymt_chat.text.segments import max_tokens_for
 
 SENTENCES = [
     ("fr", "Bonjour, je voudrais réserver une table pour deux personnes ce soir."),

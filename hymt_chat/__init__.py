@@ -24,7 +24,7 @@ _PUBLIC: dict[str, str] = {
     "build_prompt": "engine.prompts",
     "build_chimera_prompt": "engine.prompts",
     "clean_text": "text.cleanup",
-    "split_segments": "text.cleanup",
+    "split_segments": "text.segments",
     "detect_language": "lang.detect",
     "HymtError": "errors",
     "InputError": "errors",

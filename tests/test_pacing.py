@@ -11,7 +11,7 @@ from hymt_chat.modes.wording import describe_event, progress_label
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.capacity import engine_slots
 from hymt_chat.sidecar.profiles import build_launch, get_profile
-from hymt_chat.text.cleanup import halve_at_sentence
+from hymt_chat.text.segments import halve_at_sentence
 
 
 def test_a_long_segment_gets_a_longer_timeout_than_a_short_one() -> None:

@@ -6,12 +6,7 @@ import random
 
 import pytest
 
-from hymt_chat.text.cleanup import (
-    estimate_tokens,
-    max_tokens_for,
-    segment_budget,
-    split_segments,
-)
+from hymt_chat.text.segments import estimate_tokens, max_tokens_for, segment_budget, split_segments
 
 
 def _check(text: str, max_chars: int) -> list[str]:

@@ -54,7 +54,7 @@ from hymt_chat.errors import (
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.capacity import DEFAULT_SLOTS
 from hymt_chat.sidecar.endpoint import Endpoint, resolve_endpoint
-from hymt_chat.text.cleanup import (
+from hymt_chat.text.segments import (
     MAX_SEGMENT_CHARS,
     OUTPUT_RATIO,
     PROMPT_TOKENS,

@@ -22,10 +22,9 @@ from hymt_chat.lang.detect import detect_language
 from hymt_chat.lang.languages import get_language
 from hymt_chat.settings import Settings, get_settings
 from hymt_chat.text.answers import keep_line_structure
-from hymt_chat.text.cleanup import (
-    clean_text,
+from hymt_chat.text.cleanup import clean_text, is_blank
+from hymt_chat.text.segments import (
     halve_at_sentence,
-    is_blank,
     max_tokens_for,
     segment_budget,
     split_segments,
@@ -186,8 +185,13 @@ class Translator:
         segment_translator: SegmentTranslator | None = None,
         klass: str = INTERACTIVE,
         until: float | None = None,
+        plan: Plan | None = None,
     ) -> Translation:
         """Translate *text*; *segment_translator* replaces the per-segment model call.
+
+        *plan* is :func:`plan_translation`'s for this very text, when the caller made one
+        already (the chat does, to say "already in English" before any call): the text is
+        then cleaned, detected and segmented once, not twice.
 
         Raises IncompleteTranslationError, carrying every segment that was translated, when
         some segments still failed at their deadline; :meth:`translate_rest` resumes it.
@@ -195,7 +199,8 @@ class Translator:
         calls included: what a command line's ``--wait`` promises.
         """
         started = time.monotonic()
-        plan = plan_translation(text, target, source, self.settings)
+        if plan is None:
+            plan = plan_translation(text, target, source, self.settings)
         if plan.same_language:
             return Translation(plan.text, plan.source, plan.target, plan.detected, True, 0,
                                time.monotonic() - started)

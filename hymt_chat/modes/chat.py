@@ -5,12 +5,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from hymt_chat.errors import CommandError, UnknownLanguageError
 from hymt_chat.lang.languages import Language, find_language
 from hymt_chat.lang.names import AUTO, language_list, language_name
+from hymt_chat.modes.commands import split_command
 from hymt_chat.modes.wording import unknown_language_message
 
 __all__ = [
@@ -144,7 +144,6 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("reset", "Back to Auto-detect and the default target language", "rotate-ccw"),
 )
 _COMMAND_IDS = frozenset(c[0] for c in COMMANDS)
-_TYPED = re.compile(r"\A/(?P<name>[A-Za-z]+)(?=\s|\Z)[ \t]*(?P<rest>.*)\Z", re.DOTALL)
 
 
 def parse_command(text: str, command: str | None = None) -> Command | None:
@@ -155,14 +154,10 @@ def parse_command(text: str, command: str | None = None) -> Command | None:
     other text starting with "/" ("/usr/bin is…") is translated like any text.
     Raises :class:`UnknownLanguageError` (listing the valid ones) or :class:`CommandError`.
     """
-    if command:
-        name, rest = command.strip().lstrip("/").lower(), text
-    else:
-        match = _TYPED.match(text.strip())
-        if match is None or match.group("name").lower() not in _COMMAND_IDS:
-            return None
-        name, rest = match.group("name").lower(), match.group("rest")
-    rest = rest.strip()
+    found = split_command(text, command, _COMMAND_IDS)
+    if found is None:
+        return None
+    name, rest = found
     if name == "to":
         if not rest:
             raise CommandError(

@@ -220,7 +220,7 @@ class TranslatorSession(Session):
             result = fused.translation
         else:
             plain = await self.finished(progress, job, self.translator.translate(
-                job.text, state.target, state.source, user=self.id,
+                job.text, state.target, state.source, user=self.id, plan=plan,
                 on_progress=progress.progress, on_event=progress.event))
             if plain is None:
                 return

@@ -59,6 +59,7 @@ from hymt_chat.modes.agent.glossary import (
 )
 from hymt_chat.modes.agent.protect import Masked, Unmasked, mask, strip_tokens, unmask
 from hymt_chat.modes.agent.transcript import Export, export_files
+from hymt_chat.modes.commands import split_command
 from hymt_chat.modes.wording import escape_markdown, format_duration, literal_block
 from hymt_chat.text.cleanup import clean_text, is_blank
 
@@ -295,7 +296,6 @@ AGENT_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("transcript", "Download this conversation as CSV and Markdown", "download"),
 )
 _IDS = frozenset(c[0] for c in AGENT_COMMANDS)
-_TYPED = re.compile(r"\A/(?P<name>[A-Za-z]+)(?=\s|\Z)[ \t]*(?P<rest>.*)\Z", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,16 +318,10 @@ def parse_agent_command(text: str, command: str | None = None) -> AgentCommand |
     ``command`` is what the composer's menu selected (``text`` is then its argument). Raises
     :class:`~hymt_chat.modes.agent.glossary.GlossaryError` for a malformed /glossary.
     """
-    if command:
-        name, rest = command.strip().lstrip("/").lower(), text
-    else:
-        match = _TYPED.match(text.strip())
-        if match is None or match.group("name").lower() not in _IDS:
-            return None
-        name, rest = match.group("name").lower(), match.group("rest")
-    if name not in _IDS:
+    found = split_command(text, command, _IDS)
+    if found is None:
         return None
-    rest = rest.strip()
+    name, rest = found
     if name == "glossary":
         return AgentCommand(name, rest, parse_glossary(rest))
     return AgentCommand(name, rest)

@@ -28,9 +28,11 @@ from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes import profiles as modes
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.kiosk_session import KioskSession
+from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.screen import Choice, Field, Reply
 from hymt_chat.modes.session import BUTTONS, Services, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
+from hymt_chat.room import page as room_page
 from hymt_chat.service import auth, history, logs, web
 from hymt_chat.service.metrics import get_metrics
 from hymt_chat.service.ratelimit import client_address, get_rate_limiter
@@ -45,7 +47,8 @@ READINESS = get_readiness(SETTINGS)
 METRICS = get_metrics(SETTINGS)  # hooks the process-wide policy
 SERVICES = Services(SETTINGS, METRICS.instrument(Translator(SETTINGS)), READINESS,
                     get_rate_limiter(SETTINGS), METRICS,
-                    cl_config.features.spontaneous_file_upload.max_files or 5)
+                    cl_config.features.spontaneous_file_upload.max_files or 5,
+                    Rooms(hours=SETTINGS.room_hours))
 TRUSTED_PROXIES = web.trusted_proxies(SETTINGS)
 SERVICES.translator.policy.add_hook(logs.log_policy_event)
 # Socket.IO drops a message over its cap without a word. The cap fits the input limit at its
@@ -81,6 +84,7 @@ web.install_guards(server, SETTINGS, user_of=_token_user if AGENTS else None,
                    is_allowed=(lambda name: name in AGENTS) if AGENTS else None, sign_in=HISTORY)
 web.add_routes(server, SETTINGS, readiness=READINESS, metrics=METRICS, demo=SERVICES.demo,
                notice=wording.DEMO_NOTICE, sign_in=HISTORY)
+room_page.mount(server, SERVICES.rooms, SETTINGS)  # /room/<token>: the customer's own phone
 
 # --- the presenter: what a session shows, as Chainlit messages, settings and steps ------------
 
@@ -110,8 +114,10 @@ class _Step:
 
 class _Screen:
     async def send(self, reply: Reply) -> cl.Message:
-        elements: list[Any] = [cl.File(name=f.name, content=f.content, mime=f.mime,
-                                       display="inline") for f in reply.files]
+        elements: list[Any] = [
+            (cl.Image if f.mime.startswith("image/") else cl.File)(
+                name=f.name, content=f.content, mime=f.mime, display="inline")
+            for f in reply.files]
         if reply.marker is not None:
             elements.append(cl.CustomElement(name=kiosk.MARKER_ELEMENT, props=reply.marker,
                                              display="inline"))
@@ -141,6 +147,14 @@ class _Screen:
 
 
 # --- sessions ---------------------------------------------------------------------------------
+
+def _page_url() -> str:
+    """The page's address as the agent's browser reached it (room links; HYMT_PUBLIC_URL wins)."""
+    environ = getattr(cl.context.session, "environ", None) or {}
+    secure = (environ.get("asgi.scope") or {}).get("scheme") in ("https", "wss")
+    scheme = "https" if secure or environ.get("HTTP_X_FORWARDED_PROTO") == "https" else "http"
+    return f"{scheme}://{environ.get('HTTP_HOST') or 'localhost'}"
+
 
 def _user_key() -> str:
     """Whose allowance a job draws from: the signed-in agent, else the client's address (a new
@@ -175,7 +189,8 @@ def _open(thread: dict[str, Any] | None = None) -> Session:
     session: Session
     if profile == modes.AGENT_PROFILE:
         conv = modes.agent_state_of((thread or {}).get("metadata"))
-        session = AgentSession(SERVICES, _Screen(), conversation=conv, save=_save_agent, **args)
+        session = AgentSession(SERVICES, _Screen(), conversation=conv, save=_save_agent,
+                               page_url=_page_url(), **args)
     elif profile == kiosk.KIOSK_PROFILE:
         session = KioskSession(SERVICES, _Screen(), **args)
     else:

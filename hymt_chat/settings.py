@@ -123,6 +123,13 @@ class Settings(BaseSettings):
     kiosk_idle_seconds: float = Field(
         default=120.0, ge=10, description="Idle seconds after which a kiosk starts afresh."
     )
+    room_hours: float = Field(
+        default=12.0, gt=0, description="Hours a room's join link stays valid (/room)."
+    )
+    public_url: str = Field(
+        default="", description="The page's address as phones reach it (https://chat.example), "
+        "for room links; unset: the address the agent's browser used."
+    )
     database_url: str | None = Field(
         default=None,
         description="SQLAlchemy async URL for history; unset: sqlite under cache_dir.",

@@ -10,106 +10,24 @@ and "down" can be produced on demand.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from hymt_chat.engine.client import ModelClient
-from hymt_chat.engine.policy import Policy
-from hymt_chat.engine.translator import Translator
 from hymt_chat.modes import wording
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.kiosk_session import PICK, KioskSession
-from hymt_chat.modes.screen import Choice, Field, Reply, Toggle
+from hymt_chat.modes.screen import Choice, Reply, Toggle
 from hymt_chat.modes.session import Services, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
-from hymt_chat.service.health import Probe
-from hymt_chat.service.metrics import Metrics
-from hymt_chat.service.ratelimit import RateLimiter
-from hymt_chat.service.readiness import Readiness
-from hymt_chat.settings import Settings
+from tests.support.sessions import RecordingScreen, ScriptedProbe, Shown, services
 from tests.support.stub_model import StubModel
-
-
-@dataclass
-class Shown:
-    reply: Reply
-    removed: bool = False
-
-    async def remove(self) -> None:
-        self.removed = True
-
-
-@dataclass
-class Line:
-    names: list[str] = field(default_factory=list)
-    closed: tuple[str, bool] | None = None
-
-    async def update(self, name: str) -> None:
-        self.names.append(name)
-
-    async def close(self, name: str, *, failed: bool) -> None:
-        self.closed = (name, failed)
-
-
-@dataclass
-class RecordingScreen:
-    shown: list[Shown] = field(default_factory=list)
-    panels: list[list[Field]] = field(default_factory=list)
-    command_menus: list[list[tuple[str, str, str]]] = field(default_factory=list)
-    lines: list[Line] = field(default_factory=list)
-    forgotten: int = 0
-
-    async def send(self, reply: Reply) -> Shown:
-        self.shown.append(Shown(reply))
-        return self.shown[-1]
-
-    async def settings(self, fields: Any) -> None:
-        self.panels.append(list(fields))
-
-    async def commands(self, commands: Any) -> None:
-        self.command_menus.append(list(commands))
-
-    def progress(self) -> Line:
-        self.lines.append(Line())
-        return self.lines[-1]
-
-    def forget_context(self) -> None:
-        self.forgotten += 1
-
-    @property
-    def texts(self) -> list[str]:
-        return [s.reply.markdown for s in self.shown]
-
-    def last(self) -> Reply:
-        return self.shown[-1].reply
-
-
-class ScriptedProbe:
-    def __init__(self, state: str = "ready") -> None:
-        self.state = state
-
-    async def __call__(self) -> Probe:
-        return Probe(self.state)
 
 
 @pytest.fixture
 def stub():
     with StubModel() as model:
         yield model
-
-
-def _services(stub: StubModel, tmp_path, probe: ScriptedProbe | None = None,
-              rate: str = "", **overrides: Any) -> Services:
-    settings = Settings(base_url=stub.base_url, api_key="k", model="stub",
-                        cache_dir=tmp_path / "cache", **overrides)
-    policy = Policy(window_max=4, retries=False)
-    translator = Translator(settings, client=ModelClient(settings), policy=policy)
-    metrics = Metrics(settings, policy)
-    readiness = Readiness(probe or ScriptedProbe(), interval=0.01, ready_interval=0.01)
-    return Services(settings, metrics.instrument(translator), readiness, RateLimiter(rate),
-                    metrics, max_files=2)
 
 
 def _translator(services: Services) -> tuple[TranslatorSession, RecordingScreen]:
@@ -124,7 +42,7 @@ async def _settled(session: Any) -> None:
 
 
 async def test_a_message_is_translated_and_its_source_remembered(stub, tmp_path):
-    session, screen = _translator(_services(stub, tmp_path))
+    session, screen = _translator(services(stub, tmp_path))
     await session.start()
     assert [f.id for f in screen.panels[-1]] == ["source", "target"]  # no Chimera here
     assert [c[0] for c in screen.command_menus[-1]] == ["to", "swap", "detect", "reset"]
@@ -137,7 +55,7 @@ async def test_a_message_is_translated_and_its_source_remembered(stub, tmp_path)
 
 
 async def test_commands_change_the_pickers_and_cost_nothing(stub, tmp_path):
-    session, screen = _translator(_services(stub, tmp_path, rate="1/minute"))
+    session, screen = _translator(services(stub, tmp_path, rate="1/minute"))
     await session.message("/swap", None)
     assert "Nothing to swap with yet" in screen.texts[-1]  # auto-detect, no other side yet
     await session.message("/to Japanese", None)
@@ -152,7 +70,7 @@ async def test_commands_change_the_pickers_and_cost_nothing(stub, tmp_path):
 
 
 async def test_text_already_in_the_target_offers_quick_targets_that_translate_it(stub, tmp_path):
-    session, screen = _translator(_services(stub, tmp_path))
+    session, screen = _translator(services(stub, tmp_path))
     await session.message("This sentence is plainly written in the English language.", None)
     offer = screen.last()
     assert "already in English" in offer.markdown and stub.prompts == []
@@ -171,7 +89,7 @@ async def _never() -> None:
 
 async def test_a_failed_translation_keeps_the_text_behind_a_retry_button(stub, tmp_path):
     stub.answer = lambda prompt: (_ for _ in ()).throw(RuntimeError("model exploded"))
-    session, screen = _translator(_services(stub, tmp_path))
+    session, screen = _translator(services(stub, tmp_path))
     await session.message("Guten Morgen, wie geht es Ihnen heute?", None)
     failure = screen.last()
     assert wording.KEPT_HINT.replace(".", "\\.") in failure.markdown.replace("—", "—")
@@ -191,7 +109,7 @@ async def test_a_failed_translation_keeps_the_text_behind_a_retry_button(stub, t
 
 
 async def test_a_button_whose_text_expired_says_so(stub, tmp_path):
-    session, screen = _translator(_services(stub, tmp_path))
+    session, screen = _translator(services(stub, tmp_path))
 
     async def remove() -> None:
         pass
@@ -203,7 +121,7 @@ async def test_a_button_whose_text_expired_says_so(stub, tmp_path):
 
 
 async def test_the_rate_limit_counts_messages_and_buttons(stub, tmp_path):
-    session, screen = _translator(_services(stub, tmp_path, rate="1/minute"))
+    session, screen = _translator(services(stub, tmp_path, rate="1/minute"))
     await session.message("Buenos días a todos los presentes", None)
     await session.message("Buenas noches a todos los presentes", None)
     assert len(stub.prompts) == 1
@@ -212,7 +130,7 @@ async def test_the_rate_limit_counts_messages_and_buttons(stub, tmp_path):
 
 async def test_while_the_model_warms_up_messages_wait_in_order(stub, tmp_path):
     probe = ScriptedProbe("starting")
-    session, screen = _translator(_services(stub, tmp_path, probe=probe, startup_timeout=60))
+    session, screen = _translator(services(stub, tmp_path, probe=probe, startup_timeout=60))
     await session.message("Erste Nachricht auf Deutsch, bitte übersetzen", None)
     await session.message("Zweite Nachricht auf Deutsch, bitte übersetzen", None)
     assert "warming up" in screen.texts[0] and "your 2 waiting messages" in screen.texts[1]
@@ -226,14 +144,14 @@ async def test_while_the_model_warms_up_messages_wait_in_order(stub, tmp_path):
 
 
 async def test_a_model_that_is_down_keeps_the_text(stub, tmp_path):
-    session, screen = _translator(_services(stub, tmp_path, probe=ScriptedProbe("down")))
+    session, screen = _translator(services(stub, tmp_path, probe=ScriptedProbe("down")))
     await session.message("Bonsoir à tous et à toutes", None)
     assert "not reachable" in screen.last().markdown
     assert screen.last().buttons[0].name == "retry" and stub.prompts == []
 
 
 async def test_files_are_read_at_arrival_and_answered_with_a_download(stub, tmp_path):
-    session, screen = _translator(_services(stub, tmp_path))
+    session, screen = _translator(services(stub, tmp_path))
     path = tmp_path / "notes.txt"
     path.write_text("Bonjour à tous.\nMerci beaucoup pour votre aide.\n", encoding="utf-8")
     await session.message("", None, uploads=[Upload(str(path), "notes.txt")])
@@ -246,7 +164,7 @@ async def test_files_are_read_at_arrival_and_answered_with_a_download(stub, tmp_
 
 
 async def test_a_binary_file_is_refused_and_nothing_is_sent(stub, tmp_path):
-    session, screen = _translator(_services(stub, tmp_path))
+    session, screen = _translator(services(stub, tmp_path))
     path = tmp_path / "photo.txt"
     path.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
     await session.message("", None, uploads=[Upload(str(path), "photo.txt")])
@@ -254,7 +172,7 @@ async def test_a_binary_file_is_refused_and_nothing_is_sent(stub, tmp_path):
 
 
 async def test_settings_switch_best_quality_and_languages(stub, tmp_path):
-    session, screen = _translator(_services(stub, tmp_path))
+    session, screen = _translator(services(stub, tmp_path))
     await session.settings_changed({"source": "de", "target": "fr", "best": True})
     assert (session.state.source, session.state.target, session.best) == ("de", "fr", True)
     await session.settings_changed({"source": "Klingon", "target": "fr"})
@@ -268,7 +186,7 @@ async def test_the_agent_session_routes_and_saves_the_conversation(stub, tmp_pat
         saved.append(state)
 
     screen = RecordingScreen()
-    session = AgentSession(_services(stub, tmp_path), screen, session_id="a1",
+    session = AgentSession(services(stub, tmp_path), screen, session_id="a1",
                            user_key="user:bob", save=save)
     await session.start()
     assert "Agent\\: English" in screen.texts[0]
@@ -287,7 +205,7 @@ async def test_the_agent_session_routes_and_saves_the_conversation(stub, tmp_pat
 
 async def test_the_kiosk_asks_for_a_language_then_translates_and_resets(stub, tmp_path):
     screen = RecordingScreen()
-    session = KioskSession(_services(stub, tmp_path), screen, session_id="k1",
+    session = KioskSession(services(stub, tmp_path), screen, session_id="k1",
                            user_key="addr:9")
     await session.start()
     assert screen.last().marker is not None and screen.last().buttons
@@ -322,7 +240,7 @@ async def test_a_message_is_cleaned_detected_and_segmented_once(stub, tmp_path, 
         return real(text)
 
     monkeypatch.setattr(module, "detect_language", counted)
-    session, screen = _translator(_services(stub, tmp_path))
+    session, screen = _translator(services(stub, tmp_path))
     await session.message("Das ist ein ganz normaler deutscher Satz über das Wetter.", None)
     assert "German → English" in screen.last().markdown.replace("\\", "")
     assert len(calls) == 1

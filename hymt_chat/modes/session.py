@@ -9,6 +9,7 @@ Nothing here knows Chainlit: output goes to a :class:`~hymt_chat.modes.screen.Sc
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -28,6 +29,7 @@ from hymt_chat.errors import (
 )
 from hymt_chat.modes import documents, wording
 from hymt_chat.modes.progress import Progress
+from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.screen import Attachment, Button, Reply, Screen, Shown
 from hymt_chat.service.health import is_demo_model
 from hymt_chat.service.metrics import Metrics
@@ -41,7 +43,7 @@ T = TypeVar("T")
 log = logging.getLogger("hymt_chat.session")
 KEPT_JOBS = 20  # jobs kept per session for the Retry / Swap buttons
 # Every button a mode shows (the app routes each to the session's :meth:`Session.button`).
-BUTTONS = ("retry", "retry_rest", "swap", "translate_into", "kiosk_target")
+BUTTONS = ("retry", "retry_rest", "swap", "translate_into", "kiosk_target", "room_close")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,7 @@ class Services:
     limiter: RateLimiter
     metrics: Metrics
     max_files: int = 5  # per message; Chainlit enforces its own cap only in the browser
+    rooms: Rooms | None = None  # the agents' rooms (None: no rooms in this process)
 
     def demo(self) -> bool:
         """Is the model the small demo stand-in (said under every answer)?"""
@@ -77,7 +80,7 @@ class Upload:
 class Job:
     """One piece of work a message or a button asked for, kept so that Retry can redo it."""
 
-    kind: Literal["text", "file", "agent", "kiosk"]
+    kind: Literal["text", "file", "agent", "kiosk", "room"]
     text: str = ""
     doc: documents.Document | None = None  # a file, read and checked when it arrived
     target: str | None = None  # kiosk: the language tapped; file: fixed at its first run
@@ -127,6 +130,14 @@ class Session:
         self.kept = Kept()
         self.waiting: set[asyncio.Task[None]] = set()
         self.lock = asyncio.Lock()
+        # The context this session was opened in (the UI's, e.g. Chainlit's session): output
+        # that another connection causes (a room guest's message) is shown from within it.
+        self._context = contextvars.copy_context()
+
+    async def from_outside(self, work: Awaitable[T]) -> T:
+        """Run *work* (showing output) as if it came from this session's own tab."""
+        return await asyncio.get_running_loop().create_task(work,  # type: ignore[arg-type]
+                                                            context=self._context.copy())
 
     # --- what a mode implements ---------------------------------------------------------------
 

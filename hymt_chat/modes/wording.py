@@ -233,3 +233,98 @@ def best_meta(meta: str, note: str, *, downgraded: bool) -> str:
     if downgraded:
         return f"*{escape_markdown(meta)}*\n\n**⚠ {escape_markdown(note)}**"
     return f"*{escape_markdown(meta + ' · ' + note)}*"
+
+
+# The room: the customer on their own phone.
+
+ROOM_CLOSED = "The room is closed: its link no longer works."
+
+
+def room_link_markdown(link: str, hours: float) -> str:
+    """The join link and how to use it (the QR code comes as an image beside it)."""
+    how = (f"One guest at a time; the link works for {hours:g} h or until /room close. Type "
+           "your replies here: they are translated for the customer, and their messages "
+           "appear here translated.")
+    return (f"**Room open.** Send the customer this link, or let them scan the code: "
+            f"[{escape_markdown(link)}]({link})\n\n*{escape_markdown(how)}*")
+
+
+def room_message_markdown(message: object, *, demo: bool = False) -> str:
+    """A room message as the agent sees it: the translation, then the original, small."""
+    who = "Customer" if getattr(message, "who", "") == "guest" else "You (sent to the customer)"
+    source = getattr(message, "source", None)
+    target = getattr(message, "target", "")
+    original = getattr(message, "original", "")
+    translation = getattr(message, "translation", None)
+    note = getattr(message, "note", None)
+    parts = [literal_block(translation if translation is not None else original)]
+    meta = [who, f"{language_name(source) if source else 'unknown language'} → "
+                 f"{language_name(target)}"]
+    if demo:
+        meta.append("demo model")
+    parts.append(f"*{escape_markdown(' · '.join(meta))}*")
+    if translation is not None and original:
+        parts.append(f"*{escape_markdown('Original:')}* {escape_markdown(original)}")
+    if note:
+        parts.append(f"**⚠ {escape_markdown(note)}**")
+    for warning in getattr(message, "warnings", ()) or ():
+        parts.append(f"- ⚠ {escape_markdown(warning)}")
+    return "\n\n".join(parts)
+
+
+# The guest's page of a room, in the guest's browser language where we have it (else English).
+GUEST_PAGE: dict[str, dict[str, str]] = {
+    "en": {"title": "Conversation with support", "language": "Your language",
+           "placeholder": "Type your message in your language…", "send": "Send",
+           "translating": "translating…", "original": "Original", "you": "You",
+           "agent": "Support", "offline": "Connection lost — reconnecting…",
+           "replaced": "This conversation is open in another tab."},
+    "zh": {"title": "与客服的对话", "language": "您的语言", "placeholder": "请用您的语言输入消息…",
+           "send": "发送", "translating": "翻译中…", "original": "原文", "you": "您",
+           "agent": "客服", "offline": "连接已断开，正在重新连接…",
+           "replaced": "此对话已在另一个标签页中打开。"},
+    "es": {"title": "Conversación con soporte", "language": "Su idioma",
+           "placeholder": "Escriba su mensaje en su idioma…", "send": "Enviar",
+           "translating": "traduciendo…", "original": "Original", "you": "Usted",
+           "agent": "Soporte", "offline": "Conexión perdida — reconectando…",
+           "replaced": "Esta conversación está abierta en otra pestaña."},
+    "fr": {"title": "Conversation avec le support", "language": "Votre langue",
+           "placeholder": "Écrivez votre message dans votre langue…", "send": "Envoyer",
+           "translating": "traduction…", "original": "Original", "you": "Vous",
+           "agent": "Support", "offline": "Connexion perdue — reconnexion…",
+           "replaced": "Cette conversation est ouverte dans un autre onglet."},
+    "de": {"title": "Gespräch mit dem Support", "language": "Ihre Sprache",
+           "placeholder": "Schreiben Sie in Ihrer Sprache…", "send": "Senden",
+           "translating": "wird übersetzt…", "original": "Original", "you": "Sie",
+           "agent": "Support", "offline": "Verbindung unterbrochen — neuer Versuch…",
+           "replaced": "Dieses Gespräch ist in einem anderen Tab geöffnet."},
+    "ja": {"title": "サポートとの会話", "language": "あなたの言語",
+           "placeholder": "あなたの言語でメッセージを入力…", "send": "送信",
+           "translating": "翻訳中…", "original": "原文", "you": "あなた", "agent": "サポート",
+           "offline": "接続が切れました — 再接続中…",
+           "replaced": "この会話は別のタブで開かれています。"},
+    "ko": {"title": "상담원과의 대화", "language": "사용 언어",
+           "placeholder": "사용하는 언어로 메시지를 입력하세요…", "send": "보내기",
+           "translating": "번역 중…", "original": "원문", "you": "나", "agent": "상담원",
+           "offline": "연결이 끊겼습니다 — 다시 연결하는 중…",
+           "replaced": "이 대화는 다른 탭에서 열려 있습니다."},
+    "pt": {"title": "Conversa com o suporte", "language": "Seu idioma",
+           "placeholder": "Escreva sua mensagem no seu idioma…", "send": "Enviar",
+           "translating": "traduzindo…", "original": "Original", "you": "Você",
+           "agent": "Suporte", "offline": "Conexão perdida — reconectando…",
+           "replaced": "Esta conversa está aberta em outra aba."},
+    "ru": {"title": "Разговор со службой поддержки", "language": "Ваш язык",
+           "placeholder": "Напишите сообщение на своём языке…", "send": "Отправить",
+           "translating": "перевод…", "original": "Оригинал", "you": "Вы",
+           "agent": "Поддержка", "offline": "Соединение потеряно — переподключение…",
+           "replaced": "Этот разговор открыт в другой вкладке."},
+    "ar": {"title": "محادثة مع الدعم", "language": "لغتك", "placeholder": "اكتب رسالتك بلغتك…",
+           "send": "إرسال", "translating": "جارٍ الترجمة…", "original": "النص الأصلي",
+           "you": "أنت", "agent": "الدعم", "offline": "انقطع الاتصال — جارٍ إعادة الاتصال…",
+           "replaced": "هذه المحادثة مفتوحة في علامة تبويب أخرى."},
+}
+
+
+def guest_page_words(code: str | None) -> dict[str, str]:
+    """The guest page's words in *code* (a table code), else in English."""
+    return GUEST_PAGE.get(code or "", GUEST_PAGE["en"])

@@ -7,15 +7,19 @@ thread, so a resumed thread or a restarted server loses nothing).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
+
+import segno
 
 from hymt_chat.errors import HymtError
 from hymt_chat.lang.names import language_choices
 from hymt_chat.modes import wording
 from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
-from hymt_chat.modes.screen import Attachment, Choice, Reply, Screen, Shown, Toggle
+from hymt_chat.modes.room import Room, RoomMessage
+from hymt_chat.modes.screen import Attachment, Button, Choice, Reply, Screen, Shown, Toggle
 from hymt_chat.modes.session import Job, Services, Session, Upload
 
 __all__ = ["AgentSession"]
@@ -25,13 +29,17 @@ Save = Callable[[dict[str, Any]], Awaitable[None]]
 
 class AgentSession(Session):
     def __init__(self, services: Services, screen: Screen, *, session_id: str, user_key: str,
-                 conversation: Conversation | None = None, save: Save | None = None) -> None:
+                 conversation: Conversation | None = None, save: Save | None = None,
+                 page_url: str = "") -> None:
         super().__init__(services, screen, session_id=session_id, user_key=user_key)
         self.conv = conversation or Conversation(self.settings.default_target)
         options = turns.AgentOptions.from_settings(self.settings)
         self.back_translate = options.back_translate
         self.use_context = options.use_context
         self._save = save
+        self.page_url = (self.settings.public_url or page_url).rstrip("/")
+        self.room: Room | None = None
+        self._room_turn: turns.AgentTurn | None = None  # the agent's last turn in the room
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
         await self.start(banner=False)  # the thread shows the banner already
@@ -83,9 +91,13 @@ class AgentSession(Session):
         if parsed is not None:
             await self.command(parsed)
         elif await self.admit(len(text)):
-            await self.when_ready(Job("agent", text), inline=True)
+            in_room = self.room is not None and self.room.refusal() is None
+            await self.when_ready(Job("room" if in_room else "agent", text), inline=True)
 
     async def command(self, command: turns.AgentCommand) -> None:
+        if command.name == "room":
+            await self.room_command(command.argument)
+            return
         try:
             reply = turns.run_agent_command(self.conv, command)
         except HymtError as err:
@@ -102,6 +114,9 @@ class AgentSession(Session):
         if job.partial is not None:
             await self.translate_rest(job)
             return
+        if job.kind == "room":
+            await self._reply_in_room(job)
+            return
         progress = self.progress("Translating")
         result = await self.finished(progress, job, turns.handle_agent_message(
             self.conv, job.text, self.translator, self.settings,
@@ -113,3 +128,98 @@ class AgentSession(Session):
         if result.route.pair_changed:
             await self.banner()
         await self.save()
+
+    # --- the room: the customer on their own phone ----------------------------------------------
+
+    async def room_command(self, argument: str) -> None:
+        """/room opens a room (or shows its link again), /room close ends it, /room guests N
+        admits more than one guest."""
+        word, _, rest = argument.strip().lower().partition(" ")
+        room = self.room if self.room is not None and self.room.refusal() is None else None
+        if word == "close":
+            if room is None:
+                await self.say("No room is open.")
+                return
+            room.close()
+            await self.say(wording.ROOM_CLOSED)
+            return
+        if word == "guests":
+            if room is None or not rest.strip().isdigit() or not 1 <= int(rest) <= 20:
+                await self.say("Open a room first, then allow 1 to 20 guests: /room guests 2")
+                return
+            room.max_guests = int(rest)
+            await self.say(f"This room now admits up to {room.max_guests} guests.")
+            return
+        if word:
+            await self.say("Type /room to open a room, /room close to end it.")
+            return
+        if room is None:
+            rooms = self.services.rooms
+            if rooms is None:
+                await self.say("Rooms are not available on this server.")
+                return
+            room = rooms.open(self.conv, translate=self._room_translate,
+                              to_agent=self._from_guest, charge=self._charge_guest)
+            self.room = room
+        await self._show_link(room)
+
+    async def _show_link(self, room: Room) -> None:
+        link = f"{self.page_url}/room/{room.token}"
+        buffer = io.BytesIO()
+        segno.make(link, error="m").save(buffer, kind="png", scale=8, border=2)
+        hours = self.services.rooms.hours if self.services.rooms else 12
+        await self.show(Reply(
+            wording.room_link_markdown(link, hours),
+            (Button("room_close", "Close the room", {}, "x"),),
+            (Attachment("room.png", buffer.getvalue(), "image/png"),)))
+
+    def _charge_guest(self, key: str, chars: int) -> None:
+        self.services.limiter.hit(key, chars=chars)
+
+    async def _room_translate(self, text: str, side: str) -> turns.AgentTurn:
+        """One room message through the agent mode: routed by who wrote it, checked, kept."""
+        user = self.id if side == "agent" else f"room:{self.room.token if self.room else ''}"
+        turn = await turns.handle_agent_message(
+            self.conv, text, self.translator, self.settings,
+            back_translate=self.back_translate and side == "agent",
+            use_context=self.use_context, side=side, user=user)  # type: ignore[arg-type]
+        if side == "agent":
+            self._room_turn = turn
+        return turn
+
+    async def _from_guest(self, message: RoomMessage) -> None:
+        """A guest's message reached the room: show it in the agent's tab, save the talk."""
+        async def show() -> None:
+            demo = self.services.demo()
+            await self.show(Reply(wording.room_message_markdown(message, demo=demo)))
+            await self.save()
+        await self.from_outside(show())
+
+    async def _reply_in_room(self, job: Job) -> None:
+        room = self.room
+        assert room is not None
+        progress = self.progress("Translating for the room")
+        self._room_turn = None
+        sent = await self.finished(progress, job, room.agent_says(job.text))
+        if sent is None:
+            return
+        turn = self._room_turn
+        if turn is not None and sent.translation is not None:
+            await self.show(Reply(turns.turn_markdown(turn, demo=self.services.demo())))
+        else:
+            demo = self.services.demo()
+            await self.show(Reply(wording.room_message_markdown(sent, demo=demo)))
+        await self.save()
+
+    async def button(self, name: str, payload: object, label: str,
+                     remove: Callable[[], Awaitable[object]]) -> None:
+        if name == "room_close":
+            await remove()
+            await self.room_command("close")
+        else:
+            await super().button(name, payload, label, remove)
+
+    def end(self) -> None:
+        if self.room is not None:
+            self.room.close("The agent has left; this conversation is closed.")
+        super().end()

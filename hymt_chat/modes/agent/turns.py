@@ -294,6 +294,8 @@ AGENT_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("glossary", "Glossary: /glossary add 订单号 = order number · add JD-Express · list · "
                  "remove <term> · clear", "book-a"),
     ("transcript", "Download this conversation as CSV and Markdown", "download"),
+    ("room", "A room the customer joins from their own phone: /room · /room close · "
+             "/room guests 2", "qr-code"),
 )
 _IDS = frozenset(c[0] for c in AGENT_COMMANDS)
 

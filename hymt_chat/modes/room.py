@@ -1,0 +1,233 @@
+"""A translated room: the agent in the chat page, the customer on their own phone, each writing in
+their own language and reading the other's in theirs, the original one tap away.
+
+A :class:`Room` belongs to one agent session and shares its
+:class:`~hymt_chat.modes.agent.conversation.Conversation` — the customer's language memory, the
+glossary, masking and the back-translation check apply as in the agent mode, and every message
+lands in the transcript. Guests connect to it through ``hymt_chat.room.page`` (a websocket);
+each connection is a queue of events. :class:`Rooms` hands out tokens and refuses unknown,
+expired and closed ones. Nothing here knows Chainlit or HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reason
+from hymt_chat.lang.names import language_name
+from hymt_chat.modes.agent.conversation import Conversation
+from hymt_chat.modes.agent.turns import AgentTurn
+
+__all__ = ["Room", "RoomError", "RoomMessage", "Rooms"]
+
+Who = Literal["agent", "guest"]
+Translate = Callable[[str, str], Awaitable[AgentTurn]]  # (text, side) -> the turn
+Deliver = Callable[["RoomMessage"], Awaitable[None]]
+Event = dict[str, Any]
+
+
+class RoomError(InputError):
+    """A join link that leads nowhere (unknown, expired, closed) or a room that is full.
+
+    ``known``: the link was a room's once (expired or closed), not a made-up one.
+    """
+
+    def __init__(self, message: str, *, known: bool = True) -> None:
+        super().__init__(message)
+        self.known = known
+
+
+@dataclass(frozen=True, slots=True)
+class RoomMessage:
+    """One message of the room, as both sides see it."""
+
+    seq: int
+    who: Who
+    original: str
+    source: str | None  # its language (detected or chosen)
+    translation: str | None  # None: it could not be translated; *note* says why
+    target: str
+    at: float  # Unix time
+    note: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    def event(self) -> Event:
+        body = asdict(self)
+        body["source_name"] = language_name(self.source) if self.source else None
+        body["target_name"] = language_name(self.target)
+        return {"type": "message", "message": body}
+
+
+class Room:
+    """One conversation between an agent and (by default one) guest."""
+
+    def __init__(self, token: str, conv: Conversation, *, translate: Translate,
+                 to_agent: Deliver, expires_at: float, max_guests: int = 1,
+                 charge: Callable[[str, int], None] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.token = token
+        self.conv = conv
+        self.translate = translate
+        self.to_agent = to_agent
+        self.expires_at = expires_at
+        self.max_guests = max_guests
+        self.charge = charge  # raises RateLimitedError: the guest's allowance
+        self.clock = clock
+        self.closed: str | None = None  # why, once closed
+        self.closed_at: float | None = None
+        self.history: list[RoomMessage] = []
+        self.guests: set[str] = set()  # admitted guests, by the key their browser keeps
+        self._queues: dict[str, asyncio.Queue[Event]] = {}
+
+    # --- who may be here ----------------------------------------------------------------------
+
+    def refusal(self) -> str | None:
+        """Why this room cannot be used now, or None when it is open."""
+        if self.closed:
+            return self.closed
+        if self.clock() >= self.expires_at:
+            return "This room has expired. Ask for a new link."
+        return None
+
+    def join(self, guest: str) -> asyncio.Queue[Event]:
+        """Admit *guest* (again, after a reload: the same key) and open their event queue,
+        which starts with the room's history. Raises :class:`RoomError`."""
+        refused = self.refusal()
+        if refused:
+            raise RoomError(refused)
+        if guest not in self.guests and len(self.guests) >= self.max_guests:
+            raise RoomError("Someone has already joined this room. Ask the agent for a new "
+                            "link.")
+        self.guests.add(guest)
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        old = self._queues.get(guest)
+        if old is not None:  # the same guest on a new connection: the old one is replaced
+            old.put_nowait({"type": "replaced"})
+        self._queues[guest] = queue
+        queue.put_nowait(self.welcome())
+        return queue
+
+    def leave(self, guest: str, queue: asyncio.Queue[Event]) -> None:
+        if self._queues.get(guest) is queue:
+            del self._queues[guest]
+
+    def welcome(self) -> Event:
+        return {"type": "welcome", "guest_language": self.conv.customer_language,
+                "agent_language": self.conv.agent_language,
+                "history": [m.event()["message"] for m in self.history]}
+
+    def _to_guests(self, event: Event) -> None:
+        for queue in self._queues.values():
+            queue.put_nowait(event)
+
+    def close(self, reason: str = "The agent closed this conversation.") -> None:
+        if self.closed is None:
+            self.closed, self.closed_at = reason, self.clock()
+            self._to_guests({"type": "closed", "text": reason})
+
+    # --- the guest's side ---------------------------------------------------------------------
+
+    def set_guest_language(self, code: str) -> str:
+        """The guest picked their language (a code of ours, checked)."""
+        self.conv.set_customer_language(code)
+        return self.conv.customer_language or code
+
+    async def guest_says(self, guest: str, text: str) -> None:
+        """A guest's message: translated for the agent, shown on both sides."""
+        if self.refusal() or guest not in self.guests:
+            return
+        try:
+            if self.charge is not None:
+                self.charge(f"room:{self.token}", len(text))
+        except RateLimitedError as err:
+            self._queues[guest].put_nowait({"type": "error", "text": str(err)})
+            return
+        self._to_guests({"type": "pending", "who": "guest"})
+        before = self.conv.customer_language
+        try:
+            message = await self._translated(text, "customer", "guest")
+        except InputError as err:  # empty, too long: said to the guest, nothing sent
+            self._queues[guest].put_nowait({"type": "error", "text": str(err)})
+            return
+        self._to_guests(message.event())
+        await self.to_agent(message)
+        if self.conv.customer_language != before:  # detected: they write in another language
+            self._to_guests({"type": "language", "code": self.conv.customer_language})
+
+    # --- the agent's side ---------------------------------------------------------------------
+
+    async def agent_says(self, text: str) -> RoomMessage:
+        """The agent's reply: translated for the guest (checked as in the agent mode).
+        Raises :class:`RoomError` when the room is closed, InputError for a refused text."""
+        refused = self.refusal()
+        if refused:
+            raise RoomError(refused)
+        self._to_guests({"type": "pending", "who": "agent"})
+        message = await self._translated(text, "agent", "agent")
+        self._to_guests(message.event())
+        return message
+
+    # --- both -----------------------------------------------------------------------------------
+
+    async def _translated(self, text: str, side: str, who: Who) -> RoomMessage:
+        """Translate one message; a model failure still delivers the original, with a note.
+        A refused text (empty, too long…) raises its InputError: the writer is told."""
+        seq = len(self.history) + 1
+        try:
+            turn = await self.translate(text, side)
+        except InputError:
+            raise
+        except HymtError as err:
+            target = (self.conv.agent_language if who == "guest"
+                      else self.conv.customer_language or self.conv.agent_language)
+            note = f"Not translated ({short_reason(err)}): this is the original."
+            message = RoomMessage(seq, who, text.strip(), None, None, target, self.clock(), note)
+        else:
+            t = turn.turn
+            message = RoomMessage(seq, who, t.original, t.source, t.translation, t.target,
+                                  self.clock(), None, t.warnings)
+        self.history.append(message)
+        return message
+
+
+class Rooms:
+    """Every open room of this process, by token (a long random one)."""
+
+    def __init__(self, *, hours: float = 12.0, clock: Callable[[], float] = time.time) -> None:
+        self.hours = hours
+        self.clock = clock
+        self._rooms: dict[str, Room] = {}
+
+    def open(self, conv: Conversation, *, translate: Translate, to_agent: Deliver,
+             charge: Callable[[str, int], None] | None = None) -> Room:
+        self._prune()
+        token = secrets.token_urlsafe(24)  # 192 bits: not guessable, not enumerable
+        room = Room(token, conv, translate=translate, to_agent=to_agent, charge=charge,
+                    expires_at=self.clock() + self.hours * 3600, clock=self.clock)
+        self._rooms[token] = room
+        return room
+
+    def get(self, token: str) -> Room:
+        """The open room of *token*. Raises :class:`RoomError` with a sentence for the page."""
+        room = self._rooms.get(token) if isinstance(token, str) else None
+        if room is None:
+            raise RoomError("This room link is not valid. Check it, or ask for a new one.",
+                            known=False)
+        refused = room.refusal()
+        if refused:
+            raise RoomError(refused)
+        return room
+
+    def _prune(self) -> None:
+        """Forget rooms closed or expired for more than an hour (their links keep saying why
+        for that hour, then say "not valid")."""
+        now = self.clock()
+        for token, room in list(self._rooms.items()):
+            ended = room.closed_at if room.closed_at is not None else room.expires_at
+            if now > ended + 3600:
+                del self._rooms[token]

@@ -1,0 +1,1 @@
+"""The guest's side of a room: the page a customer opens from the join link, and its websocket."""

@@ -1,0 +1,163 @@
+"""The guest's page of a room (``/room/<token>``) and its websocket (``/room/<token>/ws``).
+
+No sign-in: the long random token is the key, and it leads to one room only. The page is in the
+guest's browser language (Accept-Language) where we have its words; the guest picks the language
+they write in. Over the websocket a guest can say things and pick a language — nothing else: no
+command, glossary, history or other room is reachable from here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import json
+import re
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import HTMLResponse
+
+from hymt_chat.lang.languages import LANGUAGES, find_language
+from hymt_chat.lang.names import language_label
+from hymt_chat.modes import wording
+from hymt_chat.modes.room import Room, RoomError, Rooms
+from hymt_chat.service.web import to_front
+from hymt_chat.settings import Settings
+
+__all__ = ["browser_language", "mount"]
+
+_GUEST_KEY = re.compile(r"\A[0-9a-f]{16,64}\Z")
+_HELLO_SECONDS = 20.0  # a connection that does not say hello in time is closed
+_RTL = frozenset({"ar", "fa", "he", "ur", "ug"})
+
+
+def browser_language(accept_language: str | None) -> str | None:
+    """The first of the browser's languages that we translate ("es-ES,es;q=0.9" -> "es")."""
+    tags = []
+    for item in (accept_language or "").split(","):
+        tag, _, q = item.strip().partition(";q=")
+        try:
+            weight = float(q) if q else 1.0
+        except ValueError:
+            weight = 0.0
+        if tag and tag != "*" and weight > 0:
+            tags.append((-weight, len(tags), tag))
+    for _, _, tag in sorted(tags):
+        lang = find_language(tag)
+        if lang is not None:
+            return lang.code
+    return None
+
+
+def _page(words: dict[str, str], *, lang: str, token: str, language: str | None,
+          max_chars: int) -> str:
+    template = resources.files("hymt_chat.room").joinpath("guest.html").read_text("utf-8")
+    config = {"token": token, "words": words, "language": language,
+              "languages": [{"code": l.code, "label": language_label(l)} for l in LANGUAGES]}
+    # JSON inside <script>: "</" and "<!--" could end or bend the element, so they are escaped.
+    data = json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")
+    for name, value in (("{lang}", lang), ("{dir}", "rtl" if lang in _RTL else "ltr"),
+                        ("{title}", html.escape(words["title"])),
+                        ("{max_chars}", str(max_chars)), ("{config}", data)):
+        template = template.replace(name, value)
+    return template
+
+
+def _refused_page(words: dict[str, str], lang: str, sentence: str, status: int) -> HTMLResponse:
+    body = (f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{html.escape(words['title'])}</title></head><body style=\"font-family:"
+            f'system-ui,sans-serif;padding:2rem"><h1>{html.escape(words["title"])}</h1>'
+            f"<p>{html.escape(sentence)}</p></body></html>")
+    return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def mount(server: FastAPI, rooms: Rooms, settings: Settings) -> None:
+    """Add the guest's routes in front of Chainlit's catch-all page."""
+
+    @server.get("/room/{token}", include_in_schema=False)
+    async def page(token: str, request: Request) -> HTMLResponse:
+        guess = browser_language(request.headers.get("accept-language"))
+        words = wording.guest_page_words(guess)
+        lang = guess if guess in wording.GUEST_PAGE else "en"
+        try:
+            room = rooms.get(token)
+        except RoomError as err:
+            return _refused_page(words, lang, str(err), 410 if err.known else 404)
+        language = room.conv.customer_language or guess
+        return HTMLResponse(_page(words, lang=lang, token=token, language=language,
+                                  max_chars=settings.max_input_chars),
+                            headers={"Cache-Control": "no-store"})
+
+    to_front(server)
+
+    @server.websocket("/room/{token}/ws")
+    async def guest_socket(websocket: WebSocket, token: str) -> None:
+        await websocket.accept()  # then close with a code the page can read (4404, 4410)
+        try:
+            room = rooms.get(token)
+        except RoomError as err:
+            await _close(websocket, 4410 if err.known else 4404, str(err))
+            return
+        await _serve(websocket, room)
+
+    to_front(server)
+
+
+async def _serve(websocket: WebSocket, room: Room) -> None:
+    """One guest connection: hello, then events out and messages in, until either side ends."""
+    try:
+        hello = await asyncio.wait_for(websocket.receive_json(), _HELLO_SECONDS)
+    except (asyncio.TimeoutError, WebSocketDisconnect, ValueError):
+        await _close(websocket, 4400, "Say hello first.")
+        return
+    guest = hello.get("guest") if isinstance(hello, dict) else None
+    if hello.get("type") != "hello" or not isinstance(guest, str) or not _GUEST_KEY.match(guest):
+        await _close(websocket, 4400, "Say hello first.")
+        return
+    try:
+        queue = room.join(guest)
+    except RoomError as err:
+        await websocket.send_json({"type": "closed", "text": str(err)})
+        await _close(websocket, 4409, str(err))
+        return
+    language = find_language(hello.get("language") or "")
+    if language is not None and room.conv.customer_language is None:
+        room.set_guest_language(language.code)
+        queue.put_nowait({"type": "language", "code": language.code})
+
+    async def send_events() -> None:
+        while True:
+            event = await queue.get()
+            await websocket.send_json(event)
+            if event["type"] in ("closed", "replaced"):
+                await _close(websocket, 1000, event["type"])
+                return
+
+    sender = asyncio.create_task(send_events())
+    try:
+        while not sender.done():
+            incoming: Any = await websocket.receive_json()
+            if not isinstance(incoming, dict):
+                continue
+            if incoming.get("type") == "say" and isinstance(incoming.get("text"), str):
+                await room.guest_says(guest, incoming["text"])
+            elif incoming.get("type") == "language":
+                found = find_language(incoming.get("code") or "")
+                if found is not None:
+                    queue.put_nowait({"type": "language",
+                                      "code": room.set_guest_language(found.code)})
+    except (WebSocketDisconnect, ValueError, RuntimeError):
+        pass  # the guest left (or sent what is not JSON); the room keeps its history
+    finally:
+        room.leave(guest, queue)
+        sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await sender
+
+
+async def _close(websocket: WebSocket, code: int, reason: str) -> None:
+    with contextlib.suppress(Exception):
+        await websocket.close(code=code, reason=reason[:120])

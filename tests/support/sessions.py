@@ -1,0 +1,94 @@
+"""A recording screen and the services a core session needs, for tests that drive sessions
+without Chainlit (the model: ``tests/support/stub_model.py``, a stand-in that answers at once)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.policy import Policy
+from hymt_chat.engine.translator import Translator
+from hymt_chat.modes.room import Rooms
+from hymt_chat.modes.screen import Field, Reply
+from hymt_chat.modes.session import Services
+from hymt_chat.service.health import Probe
+from hymt_chat.service.metrics import Metrics
+from hymt_chat.service.ratelimit import RateLimiter
+from hymt_chat.service.readiness import Readiness
+from hymt_chat.settings import Settings
+from tests.support.stub_model import StubModel
+
+
+@dataclass
+class Shown:
+    reply: Reply
+    removed: bool = False
+
+    async def remove(self) -> None:
+        self.removed = True
+
+
+@dataclass
+class Line:
+    names: list[str] = field(default_factory=list)
+    closed: tuple[str, bool] | None = None
+
+    async def update(self, name: str) -> None:
+        self.names.append(name)
+
+    async def close(self, name: str, *, failed: bool) -> None:
+        self.closed = (name, failed)
+
+
+@dataclass
+class RecordingScreen:
+    shown: list[Shown] = field(default_factory=list)
+    panels: list[list[Field]] = field(default_factory=list)
+    command_menus: list[list[tuple[str, str, str]]] = field(default_factory=list)
+    lines: list[Line] = field(default_factory=list)
+    forgotten: int = 0
+
+    async def send(self, reply: Reply) -> Shown:
+        self.shown.append(Shown(reply))
+        return self.shown[-1]
+
+    async def settings(self, fields: Any) -> None:
+        self.panels.append(list(fields))
+
+    async def commands(self, commands: Any) -> None:
+        self.command_menus.append(list(commands))
+
+    def progress(self) -> Line:
+        self.lines.append(Line())
+        return self.lines[-1]
+
+    def forget_context(self) -> None:
+        self.forgotten += 1
+
+    @property
+    def texts(self) -> list[str]:
+        return [s.reply.markdown for s in self.shown]
+
+    def last(self) -> Reply:
+        return self.shown[-1].reply
+
+
+class ScriptedProbe:
+    def __init__(self, state: str = "ready") -> None:
+        self.state = state
+
+    async def __call__(self) -> Probe:
+        return Probe(self.state)
+
+
+def services(stub: StubModel, tmp_path, probe: ScriptedProbe | None = None,
+              rate: str = "", rooms: Rooms | None = None, **overrides: Any) -> Services:
+    settings = Settings(base_url=stub.base_url, api_key="k", model="stub",
+                        cache_dir=tmp_path / "cache", **overrides)
+    policy = Policy(window_max=4, retries=False)
+    translator = Translator(settings, client=ModelClient(settings), policy=policy)
+    metrics = Metrics(settings, policy)
+    readiness = Readiness(probe or ScriptedProbe(), interval=0.01, ready_interval=0.01)
+    return Services(settings, metrics.instrument(translator), readiness, RateLimiter(rate),
+                    metrics, max_files=2, rooms=rooms or Rooms())

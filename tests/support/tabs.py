@@ -1,0 +1,96 @@
+"""The real app (``chainlit run app.py``) in front of a stand-in model whose answers are marked
+``EN:`` (so a test can count what reached the model), and a socket.io client like a browser
+tab's. For tests of the app's door and its websockets; no vLLM, no browser."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import socketio
+
+from tests.conftest import free_port
+from tests.support.chainlit_app import app_env, running_app
+from tests.support.stub_model import StubModel, echo_source
+
+__all__ = ["Tab", "app", "marked"]
+
+
+def marked(prompt: str) -> str:
+    return "EN:" + echo_source(prompt)
+
+
+@contextmanager
+def app(tmp_path: Path, **env: str):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    with StubModel(answer=marked) as stub:
+        environment = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
+                              HYMT_CACHE_DIR=str(tmp_path / "cache"), HYMT_PORT=str(free_port()),
+                              **env)
+        if "HYMT_AGENTS" not in env:
+            environment.pop("CHAINLIT_AUTH_SECRET", None)
+            environment["HYMT_AGENTS"] = ""
+        with running_app(environment, free_port(), tmp_path / "app.log") as url:
+            yield url, stub
+
+
+class Tab:
+    """One browser tab's socket.io session: send messages, read what the app answered."""
+
+    def __init__(self, url: str, headers: dict[str, str] | None = None,
+                 profile: str | None = None) -> None:
+        self.url, self.headers, self.profile = url, headers or {}, profile
+        self.session = str(uuid.uuid4())
+        self.events: list[tuple[str, object]] = []
+        self.client = socketio.AsyncClient()
+
+        @self.client.on("*")
+        async def record(event, data=None):
+            self.events.append((event, data))
+
+    async def __aenter__(self) -> Tab:
+        try:
+            await self._connect()
+        except socketio.exceptions.ConnectionError:
+            http = getattr(self.client.eio, "http", None)
+            if http is not None:
+                await http.close()  # the refused handshake left its HTTP session open
+            raise
+        await self.client.emit("connection_successful")
+        return self
+
+    async def _connect(self) -> None:
+        await self.client.connect(self.url, socketio_path="/ws/socket.io",
+                                  transports=["websocket"], headers=self.headers,
+                                  auth={"sessionId": self.session, "clientType": "webapp",
+                                        "userEnv": "{}",
+                                        **({"chatProfile": self.profile} if self.profile else {})})
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.client.disconnect()
+
+    async def send(self, text: str) -> None:
+        await self.client.emit("client_message", {"message": {
+            "id": str(uuid.uuid4()), "threadId": "", "name": "User", "type": "user_message",
+            "output": text, "createdAt": "2026-01-01T00:00:00Z"}, "fileReferences": None})
+
+    def said(self, text: str) -> list[str]:
+        return [d["output"] for e, d in self.events
+                if e in ("new_message", "update_message") and isinstance(d, dict)
+                and text in (d.get("output") or "")]
+
+    def actions(self, name: str) -> list[dict]:
+        return [d for e, d in self.events if e == "action" and d.get("name") == name]
+
+    async def wait(self, *texts: str, timeout: float = 20) -> str:
+        """The first text of *texts* the app said (waiting for it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for text in texts:
+                if self.said(text):
+                    return text
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"none of {texts} in {str(self.events[-5:])[:800]}")

@@ -1,0 +1,181 @@
+"""Rooms: the agent's session opens one, a guest joins with the token, each side's words reach
+the other translated, and a link that leads nowhere says why.
+
+Driven directly (no Chainlit, no browser) over a stand-in model that answers at once (see
+``tests/support/sessions.py``); the real model and two real browsers are in
+``tests/test_e2e_room.py``. Time is an injected clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from hymt_chat.modes.agent.session import AgentSession
+from hymt_chat.modes.room import RoomError, Rooms
+from hymt_chat.room.page import browser_language
+from tests.support.sessions import RecordingScreen, services
+from tests.support.stub_model import StubModel
+
+GUEST = "a" * 32
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def stub():
+    with StubModel(answer=lambda prompt: prompt.split("\n\n", 1)[-1].upper()) as model:
+        yield model
+
+
+async def _agent(stub, tmp_path, rooms: Rooms) -> tuple[AgentSession, RecordingScreen]:
+    screen = RecordingScreen()
+    session = AgentSession(services(stub, tmp_path, rooms=rooms), screen, session_id="agent",
+                           user_key="user:ann", page_url="https://chat.example")
+    await session.message("/room", None)
+    return session, screen
+
+
+def _drain(queue: asyncio.Queue) -> list[dict]:
+    events = []
+    while not queue.empty():
+        events.append(queue.get_nowait())
+    return events
+
+
+async def test_room_opens_with_a_link_and_a_qr_code(stub, tmp_path):
+    rooms = Rooms()
+    session, screen = await _agent(stub, tmp_path, rooms)
+    reply = screen.last()
+    room = session.room
+    assert room is not None and len(room.token) >= 32
+    assert f"https://chat.example/room/{room.token}" in reply.markdown
+    png = reply.files[0]
+    assert png.mime == "image/png" and png.content.startswith(b"\x89PNG")
+    assert reply.buttons[0].name == "room_close"
+    await session.message("/room", None)  # again: the same room, its link shown again
+    assert session.room is room and room.token in screen.last().markdown
+
+
+async def test_both_sides_read_each_other_translated(stub, tmp_path):
+    rooms = Rooms()
+    session, screen = await _agent(stub, tmp_path, rooms)
+    room = rooms.get(session.room.token)
+    queue = room.join(GUEST)
+    assert _drain(queue)[0]["type"] == "welcome"
+    room.set_guest_language("es")
+    await room.guest_says(GUEST, "Hola, mi pedido no ha llegado todavía.")
+    events = _drain(queue)
+    assert [e["type"] for e in events] == ["pending", "message"]
+    message = events[1]["message"]
+    assert message["who"] == "guest" and message["source"] == "es" and message["target"] == "en"
+    assert message["translation"] == "HOLA, MI PEDIDO NO HA LLEGADO TODAVÍA."
+    await asyncio.sleep(0.05)  # the agent's tab is updated from the session's own context
+    assert "Customer · Spanish → English" in screen.last().markdown.replace("\\", "")
+    assert "Original" in screen.last().markdown
+    await session.settings_changed({"agent_language": "en", "back_translate": False})
+    await session.message("Sorry about that, it ships today.", None)
+    events = _drain(queue)
+    sent = [e for e in events if e["type"] == "message"][0]["message"]
+    assert sent["who"] == "agent" and sent["target"] == "es"
+    assert sent["translation"] == "SORRY ABOUT THAT, IT SHIPS TODAY."
+    assert [t.who for t in session.conv.transcript] == ["customer", "agent"]
+    await session.message("/transcript", None)
+    csv = next(f for f in screen.last().files if f.name.endswith(".csv")).content.decode()
+    assert "Hola, mi pedido" in csv and "it ships today" in csv
+
+
+async def test_a_guest_cannot_run_the_agents_commands(stub, tmp_path):
+    rooms = Rooms()
+    session, _ = await _agent(stub, tmp_path, rooms)
+    room = rooms.get(session.room.token)
+    queue = room.join(GUEST)
+    room.set_guest_language("fr")
+    await room.guest_says(GUEST, "/glossary add commande = order")
+    await room.guest_says(GUEST, "/room close")
+    assert len(session.conv.glossary.entries) == 0
+    assert room.refusal() is None  # still open
+    said = [e["message"]["original"] for e in _drain(queue) if e["type"] == "message"]
+    assert said == ["/glossary add commande = order", "/room close"]  # translated as text
+
+
+async def test_one_guest_at_a_time_and_a_reload_rejoins_with_history(stub, tmp_path):
+    rooms = Rooms()
+    session, _ = await _agent(stub, tmp_path, rooms)
+    room = rooms.get(session.room.token)
+    first = room.join(GUEST)
+    room.set_guest_language("de")
+    await room.guest_says(GUEST, "Guten Tag, ich habe eine Frage.")
+    with pytest.raises(RoomError, match="already joined"):
+        room.join("b" * 32)
+    again = room.join(GUEST)  # the same browser after a reload
+    assert _drain(first)[-1] == {"type": "replaced"}
+    welcome = _drain(again)[0]
+    assert welcome["type"] == "welcome" and welcome["guest_language"] == "de"
+    assert [m["original"] for m in welcome["history"]] == ["Guten Tag, ich habe eine Frage."]
+    await session.message("/room guests 2", None)
+    room.join("b" * 32)  # now admitted
+
+
+async def test_unknown_expired_and_closed_links_say_why(stub, tmp_path):
+    clock = Clock()
+    rooms = Rooms(hours=1, clock=clock)
+    session, screen = await _agent(stub, tmp_path, rooms)
+    token = session.room.token
+    with pytest.raises(RoomError, match="not valid"):
+        rooms.get(token[:-1] + ("x" if token[-1] != "x" else "y"))
+    queue = rooms.get(token).join(GUEST)
+    clock.now += 3601
+    with pytest.raises(RoomError, match="expired"):
+        rooms.get(token)
+    clock.now -= 3601
+    await session.message("/room close", None)
+    assert "closed" in screen.last().markdown
+    assert _drain(queue)[-1]["type"] == "closed"
+    with pytest.raises(RoomError, match="closed"):
+        rooms.get(token)
+    await session.message("And this goes where?", None)  # not to the closed room
+    assert "AND THIS GOES WHERE" not in str(_drain(queue))
+
+
+async def test_a_message_the_model_cannot_translate_arrives_with_the_original(stub, tmp_path):
+    rooms = Rooms()
+    session, screen = await _agent(stub, tmp_path, rooms)
+    room = rooms.get(session.room.token)
+    queue = room.join(GUEST)
+    room.set_guest_language("it")
+    stub.answer = lambda prompt: (_ for _ in ()).throw(RuntimeError("down"))
+    await room.guest_says(GUEST, "Buongiorno, il pacco è arrivato rotto.")
+    message = [e for e in _drain(queue) if e["type"] == "message"][0]["message"]
+    assert message["translation"] is None and message["note"].startswith("Not translated")
+    assert message["original"] == "Buongiorno, il pacco è arrivato rotto."
+    await asyncio.sleep(0.05)
+    assert "il pacco è arrivato rotto" in screen.last().markdown
+
+
+async def test_the_agent_leaving_closes_the_room(stub, tmp_path):
+    rooms = Rooms()
+    session, _ = await _agent(stub, tmp_path, rooms)
+    queue = rooms.get(session.room.token).join(GUEST)
+    session.end()
+    assert _drain(queue)[-1] == {"type": "closed",
+                                 "text": "The agent has left; this conversation is closed."}
+
+
+@pytest.mark.parametrize(("header", "code"), [
+    ("es-ES,es;q=0.9,en;q=0.8", "es"),
+    ("en;q=0.5, zh-CN;q=0.9", "zh"),
+    ("zh-TW", "zh-Hant"),
+    ("xx-YY, *;q=0.1", None),
+    ("", None),
+    ("fr;q=abc, de", "de"),
+])
+def test_the_guest_page_guesses_the_browser_language(header, code):
+    assert browser_language(header) == code

@@ -364,6 +364,55 @@ def test_support_agent_translates_both_ways_and_downloads_the_transcript(
     page.close()
 
 
+def test_a_customer_joins_a_room_from_their_own_phone(browser, demo_app, tmp_path):
+    """Two real pages on the real demo model: the agent opens a room, the customer joins with
+    the link on a "phone" whose browser speaks Spanish; each sends two messages and reads the
+    other's translated, the original beside it; a reload keeps the talk; the transcript has all
+    four. The checks hold whatever the small model writes (structure, languages, originals)."""
+    agent = open_profile(browser, demo_app, "Support agent",
+                         "Agent: English ⇄ Customer: not known")
+    send(agent, "/room")
+    agent.click("#chat-submit")
+    link = agent.locator("a[href*='/room/']").first
+    expect(link).to_be_visible(timeout=30_000)
+    expect(agent.get_by_role("img", name="room.png")).to_be_visible()  # the QR code
+    url = link.get_attribute("href")
+    phone = browser.new_context(locale="es-ES", viewport={"width": 390, "height": 800})
+    guest = phone.new_page()
+    guest.goto(url)
+    expect(guest.get_by_text("Su idioma")).to_be_visible(timeout=15_000)
+    expect(guest.locator("#language")).to_have_value("es")
+    words = ["Hola, mi paquete no ha llegado todavía.", "El número de pedido es JD123456789."]
+    for number, text in enumerate(words, 1):
+        guest.fill("#text", text)
+        guest.press("#text", "Enter")
+        expect(guest.locator(".msg.guest")).to_have_count(number, timeout=180_000)
+    expect(agent.get_by_text("Customer · Spanish → English")).to_have_count(2, timeout=180_000)
+    expect(agent.get_by_text(words[0], exact=False).first).to_be_visible()  # the original
+    replies = ["I am sorry about the delay.", "Your parcel leaves our warehouse today."]
+    for number, text in enumerate(replies, 1):
+        send(agent, text)
+        expect(guest.locator(".msg.agent")).to_have_count(number, timeout=180_000)
+    for index, text in enumerate(replies):
+        shown = guest.locator(".msg.agent").nth(index)
+        expect(shown.locator(".orig")).to_contain_text(text)  # the original, small
+        assert shown.locator(".text").inner_text().strip()  # and its translation
+    guest.reload()
+    expect(guest.locator(".msg")).to_have_count(4, timeout=15_000)  # rejoined, with history
+    send(agent, "/transcript")
+    agent.click("#chat-submit")
+    csv_link = agent.locator("a.inline-file[download$='.csv']").last
+    expect(csv_link).to_be_visible(timeout=15_000)
+    with agent.expect_download() as download:
+        csv_link.click()
+    out = tmp_path / "room.csv"
+    download.value.save_as(out)
+    rows = out.read_text(encoding="utf-8-sig").splitlines()[1:]
+    assert [r.split(",")[1] for r in rows] == ["customer", "customer", "agent", "agent"]
+    phone.close()
+    agent.close()
+
+
 KIOSK_INIT = """
 // Debian's headless chromium has no speech voices (speechSynthesis.getVoices() is empty), so the
 // test gives it one Spanish voice and records what would be spoken.

@@ -1,9 +1,8 @@
 """hymt-chat's chat page: Chainlit events wired to the core (``hymt_chat``), and nothing else.
 
-Run with ``chainlit run app.py`` (or ``hymt-chat up``). Each tab gets a session object of its
-mode (``hymt_chat.modes``), which holds the state and makes the decisions; this file routes
-Chainlit's events to it and presents what it shows (``_Screen``) as Chainlit messages.
-"""
+Run with ``chainlit run app.py`` (or ``hymt-chat up``). Each tab gets a session of its mode
+(``hymt_chat.modes``) that holds the state and decides; this file routes Chainlit's events to
+it and presents what it shows (``_Screen``) as Chainlit messages."""
 
 from __future__ import annotations
 
@@ -32,6 +31,7 @@ from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.screen import Choice, Field, Reply
 from hymt_chat.modes.session import BUTTONS, Services, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
+from hymt_chat.room import counter
 from hymt_chat.room import page as room_page
 from hymt_chat.service import auth, history, logs, web
 from hymt_chat.service.metrics import get_metrics
@@ -64,7 +64,6 @@ if AGENTS and not os.environ.get("CHAINLIT_AUTH_SECRET"):
                      "(make one with `chainlit create-secret`).")
 
 # --- HTTP: guards, and our routes ahead of Chainlit's /health and catch-all page -------------
-
 # A sign-in lasts hours, not Chainlit's 15 days (the token's expiry is read at each sign-in).
 cl_config.project.user_session_timeout = int(SETTINGS.session_hours * 3600)
 
@@ -85,6 +84,7 @@ web.install_guards(server, SETTINGS, user_of=_token_user if AGENTS else None,
 web.add_routes(server, SETTINGS, readiness=READINESS, metrics=METRICS, demo=SERVICES.demo,
                notice=wording.DEMO_NOTICE, sign_in=HISTORY)
 room_page.mount(server, SERVICES.rooms, SETTINGS)  # /room/<token>: the customer's own phone
+counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, TRUSTED_PROXIES)
 
 # --- the presenter: what a session shows, as Chainlit messages, settings and steps ------------
 

@@ -465,3 +465,28 @@ def test_kiosk_big_buttons_read_aloud_and_idle_reset(browser, kiosk_app):
     expect(page.get_by_text("Welcome!").first).to_be_visible(timeout=15_000)
     expect(page.locator("body.hymt-kiosk")).to_have_count(1)  # still a kiosk
     page.close()
+
+
+def test_kiosk_counter_two_people_two_languages_one_screen(browser, kiosk_app):
+    """The kiosk's counter page on the real demo model: each side writes in its language and the
+    other side reads it translated, the original small beneath; the idle reset (10 s here)
+    wipes both sides."""
+    page = browser.new_page(viewport={"width": 1200, "height": 800})
+    page.goto(f"{kiosk_app}/counter")
+    left, right = page.locator("#side-a"), page.locator("#side-b")
+    left.locator("select.language").select_option("en")
+    right.locator("select.language").select_option("es")
+    left.locator("textarea").fill("Where is the train station, please?")
+    left.locator("textarea").press("Enter")
+    expect(right.locator(".msg.theirs")).to_have_count(1, timeout=180_000)
+    expect(right.locator(".msg.theirs .orig")).to_contain_text(
+        "English: Where is the train station, please?")
+    assert right.locator(".msg.theirs .main").inner_text().strip()
+    expect(left.locator(".msg.mine")).to_have_text("Where is the train station, please?")
+    right.locator("textarea").fill("La estación está al final de esta calle.")
+    right.locator("textarea").press("Enter")
+    expect(left.locator(".msg.theirs")).to_have_count(1, timeout=180_000)
+    expect(left.locator(".msg.theirs .orig")).to_contain_text("Spanish: La estación está")
+    # Nobody touches the screen: after the idle time both sides are empty again.
+    expect(page.locator(".msg")).to_have_count(0, timeout=30_000)
+    page.close()

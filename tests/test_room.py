@@ -179,3 +179,20 @@ async def test_the_agent_leaving_closes_the_room(stub, tmp_path):
 ])
 def test_the_guest_page_guesses_the_browser_language(header, code):
     assert browser_language(header) == code
+
+
+async def test_the_counter_translates_each_side_into_the_others_language(stub, tmp_path):
+    from hymt_chat.modes.counter import Counter
+
+    counter = Counter(services(stub, tmp_path).translator, user="screen", a="en", b="ja")
+    assert counter.set_language("b", "Klingon") == "ja"  # from the browser: checked, kept
+    left = await counter.say("a", "Where is the nearest station?")
+    assert (left["source"], left["target"]) == ("en", "ja")
+    assert left["translation"] == "WHERE IS THE NEAREST STATION?"
+    assert counter.set_language("a", "fr") == "fr"
+    right = await counter.say("b", "駅はあそこです。")
+    assert (right["source"], right["target"]) == ("ja", "fr") and right["original"] == "駅はあそこです。"
+    assert (await counter.say("a", "   "))["type"] == "error"  # refused, said to the writer
+    stub.answer = lambda prompt: (_ for _ in ()).throw(RuntimeError("down"))
+    failed = await counter.say("a", "Merci beaucoup.")
+    assert failed["translation"] is None and failed["original"] == "Merci beaucoup."

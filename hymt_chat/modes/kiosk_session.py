@@ -58,8 +58,9 @@ class KioskSession(Session):
         await self.welcome()
 
     async def welcome(self) -> None:
-        await self.show(Reply(wording.escape_markdown(wording.welcome_message(self.idle)),
-                              _buttons(kiosk.kiosk_buttons()), marker=self.marker()))
+        text = wording.escape_markdown(wording.welcome_message(self.idle))
+        await self.show(Reply(f"{text}\n\n{wording.COUNTER_LINK}", _buttons(kiosk.kiosk_buttons()),
+                              marker=self.marker()))
 
     def touch(self, *, activity: bool = True) -> None:
         """Restart the idle clock (and the watcher, if a dropped connection ended it)."""

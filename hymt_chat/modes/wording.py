@@ -196,6 +196,9 @@ def literal_block(text: str) -> str:
 
 # The kiosk's sentences: strangers read them, so the key ones carry Chinese and Spanish too.
 
+COUNTER_LINK = ("[Two people at one counter? One screen, two languages → · 柜台双语模式 · "
+                "Modo mostrador](/counter)")
+
 
 def welcome_message(idle_seconds: float) -> str:
     minutes = max(1, round(idle_seconds / 60))

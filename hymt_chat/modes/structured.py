@@ -168,6 +168,8 @@ def split_po(text: str, name: str = "the file") -> list[Part]:
         po = polib.pofile(text)
     except (OSError, ValueError) as err:
         raise StructuredError(f"{name} is not a valid gettext .po file ({err}).") from None
+    if not any(entry.msgid and not entry.obsolete for entry in po):
+        raise StructuredError(f"{name} is not a valid gettext .po file (it has no messages).")
     sources: list[str] = []
 
     def slot(source: str) -> str:

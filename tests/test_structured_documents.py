@@ -167,6 +167,10 @@ def test_answers_that_are_not_the_numbered_object_are_refused_value_by_value():
     assert read_structured_answer('{"1": "Enregistrer", "2": "fichiers"}', values) == [
         "Enregistrer", None]
     assert read_structured_answer("Voici la traduction", values) == [None, None]
+    # What the demo model answered: a sentence, then the object in a fence.
+    assert read_structured_answer('Voici la traduction :\n\n```json\n{"1": "Enregistrer", '
+                                  '"2": "%d fichiers"}\n```', values) == [
+        "Enregistrer", "%d fichiers"]
     assert read_structured_answer('["Enregistrer"]', values) == [None, None]
     assert structured_payload(values) == '{\n  "1": "Save",\n  "2": "%d files"\n}'
 

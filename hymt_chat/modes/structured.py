@@ -221,18 +221,28 @@ def structured_payload(values: list[str]) -> str:
                       indent=2)
 
 
-_FENCED = re.compile(r"\A\s*```[\w-]*\n(?P<body>.*?)\n?```\s*\Z", re.DOTALL)
+_FENCED = re.compile(r"```[\w-]*\n(?P<body>.*?)\n?```", re.DOTALL)
+
+
+def _json_object(answer: str) -> object:
+    """The JSON object in an answer: the whole of it, else a fenced block in it, else the span
+    from its first ``{`` to its last ``}`` (small models add "Here is the translation:")."""
+    candidates = [answer]
+    candidates += [m.group("body") for m in _FENCED.finditer(answer)]
+    if "{" in answer:
+        candidates.append(answer[answer.index("{"): answer.rindex("}") + 1])
+    for text in candidates:
+        try:
+            return json.loads(text)
+        except ValueError:
+            continue
+    return None
 
 
 def read_structured_answer(answer: str, values: list[str]) -> list[str | None]:
     """Each value's translation from the model's answer, or None where it is missing, not a
     string, has other placeholders than its source, or the answer is not that JSON object."""
-    fenced = _FENCED.match(answer)
-    body = fenced.group("body") if fenced else answer
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return [None] * len(values)
+    data = _json_object(answer)
     if not isinstance(data, dict):
         return [None] * len(values)
     out: list[str | None] = []

@@ -83,9 +83,8 @@ async def test_the_sampling_vllm_used_is_the_familys(demo_server):
     before = _logged_sampling(demo_server)
     await translator.translate("The parcel arrived this morning.", "de", "en")
     new = _logged_sampling(demo_server)[len(before):]
-    # vLLM writes "no top-k" (-1) as 0.
     assert {"repetition_penalty": "1.0", "temperature": "0.7", "top_p": "1.0",
-            "top_k": "0"} in [{k: p.get(k) for k in ("repetition_penalty", "temperature",
+            "top_k": "-1"} in [{k: p.get(k) for k in ("repetition_penalty", "temperature",
                                                      "top_p", "top_k")} for p in new], new
 
 

@@ -18,6 +18,8 @@ Decisions, measured on the demo model (benchmarks/agent_measure.py):
   others the placeholder was dropped, which unmask reports ("The translation lost 'order ID'").
   So ``glossary_template`` defaults to False; an operator serving Hunyuan-MT-7B (whose successor
   was trained on that template) can turn it on, and a term the answer then lacks is reported.
+  HY-MT1.5 and Hy-MT2 publish a terminology instruction: with them it is always used, and a
+  term the answer lacks sends the message again with the term masked (see :func:`_translate`).
 * **Drift threshold 0.4** (drift.py). 8 agent replies x 2, en->es/fr/de/zh and back: a reply
   against its own back-translation scored median 0.55 (min 0.21), against another reply's at
   most 0.27 (median 0.08, 224 pairs). 0.4 flags every unrelated text and 5/16 own round trips,

@@ -127,6 +127,17 @@ async def test_a_family_without_style_says_so_and_translates_plainly():
     assert client.prompts[-1].startswith("Translate the following segment into French")
 
 
+async def test_a_tone_the_family_cannot_apply_does_not_block_the_context():
+    translator, client = _translator(lambda p, s: "Je vais regarder.", "hy-mt1.5")
+    conv = Conversation("en", "fr", tone="formal")
+    await handle_agent_message(conv, "Bonjour, mon colis est arrivé cassé hier soir.",
+                               _translator(lambda p, s: "Hello, my parcel arrived broken.",
+                                           "hy-mt1.5")[0])
+    result = await handle_agent_message(conv, "I will look.", translator, use_context=True)
+    assert result.template == "context" and client.prompts[-1].startswith(
+        "Customer: Hello, my parcel arrived broken.\n参考上面的信息，把下面的文本翻译成法语")
+
+
 def test_tone_is_kept_in_the_conversation_state_and_checked():
     conv = Conversation("en", "es")
     run_agent_command(conv, parse_agent_command("/tone Friendly"))

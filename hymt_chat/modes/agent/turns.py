@@ -241,6 +241,8 @@ async def _translate(
         return _Output(restored.text, [], 0, "none")
 
     tone = conv.tone if route.direction == AGENT_TO_CUSTOMER and klass != CHECK else "neutral"
+    if not family.supports("style"):
+        tone = "neutral"  # the /tone reply said so; the context may still go
     context = ""
     if use_context and not pairs and tone == "neutral":
         context = build_context(conv.transcript, route.source, max_turns=options.context_turns,

@@ -12,7 +12,7 @@ from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.session import Upload
 from hymt_chat.modes.translator_session import TranslatorSession
 from tests.support.stub_model import StubModel, echo_source
-from tests.test_sessions import RecordingScreen, _services
+from tests.support.sessions import RecordingScreen, services as _services
 
 
 def answer(prompt: str) -> str:

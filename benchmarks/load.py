@@ -43,6 +43,7 @@ from _server import model_server
 
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
+from hymt_chat.engine.families import family_in_force
 from hymt_chat.engine.prompts import build_prompt, chat_messages
 from hymt_chat.engine.translator import Translator, plan_translation
 from hymt_chat.errors import HymtError
@@ -124,9 +125,8 @@ def raw_body(settings: Settings, text: str, target: str) -> dict[str, object]:
     return {
         "model": settings.model,
         "messages": chat_messages(build_prompt(core, plan.source or plan.target, plan.target)),
+        **family_in_force(settings).sampling.as_dict(),  # its max_tokens cap is replaced:
         "max_tokens": max_tokens_for(core, settings.max_model_len),
-        "temperature": settings.temperature, "top_p": settings.top_p, "top_k": settings.top_k,
-        "repetition_penalty": settings.repetition_penalty,
     }
 
 

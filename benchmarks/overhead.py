@@ -40,13 +40,14 @@ async def main(rounds: int) -> None:
         settings = Settings(base_url=endpoint.base_url, api_key=endpoint.api_key,
                             model=endpoint.model, temperature=0.0)
         translator = Translator(settings, ModelClient(settings), Policy())
+        sampling = translator.client.sampling()
         async with httpx.AsyncClient(timeout=120) as http:
             async def raw(src: str, text: str) -> float:
                 prompt = build_prompt(text, src, "en")
                 body = {"model": endpoint.model, "messages": chat_messages(prompt),
                         "max_tokens": max_tokens_for(clean_text(text), settings.max_model_len),
-                        "temperature": 0.0, "top_p": settings.top_p, "top_k": settings.top_k,
-                        "repetition_penalty": settings.repetition_penalty}
+                        "temperature": 0.0, "top_p": sampling.top_p, "top_k": sampling.top_k,
+                        "repetition_penalty": sampling.repetition_penalty}
                 t = time.perf_counter()
                 r = await http.post(f"{endpoint.base_url}/chat/completions", json=body,
                                     headers={"Authorization": f"Bearer {endpoint.api_key}"})

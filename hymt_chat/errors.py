@@ -36,6 +36,11 @@ class NotTextError(InputError):
     """Input that is binary or not UTF-8."""
 
 
+class UnsupportedPromptError(HymtError, ValueError):
+    """The model family publishes no instruction of that kind (``Family.prompt``): callers fall
+    back to what works with every family (the default prompt, masking, value by value)."""
+
+
 class ModelError(HymtError):
     """The model server failed in a way that is not worth retrying (bad answer, HTTP 4xx/5xx)."""
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ModelFamily = Literal["auto", "hunyuan-mt", "hy-mt1.5", "hy-mt2"]
+"""HYMT_MODEL_FAMILY's values (the families are hymt_chat/engine/families.py's table)."""
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
@@ -58,10 +62,16 @@ class Settings(BaseSettings):
     segment_concurrency: int = Field(
         default=4, ge=1, description="Segments of one message translated at the same time."
     )
-    temperature: float = 0.7
-    top_p: float = 0.6
-    top_k: int = 20
-    repetition_penalty: float = 1.05
+    model_family: ModelFamily = Field(
+        default="auto",
+        description="Prompt and sampling family: auto (from the served model's name, else "
+        "model_path), hunyuan-mt, hy-mt1.5 or hy-mt2 (hymt_chat/engine/families.py).",
+    )
+    # Unset: the family's recommended value for the served model's size (families.py).
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    repetition_penalty: float | None = None
 
     # --- retry and downgrade (the policy) --------------------------------------------------
     retries: bool = Field(default=True, description="Off: a 503 fails at once (for tests).")

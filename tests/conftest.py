@@ -20,7 +20,10 @@ ARTIFACTS = ROOT / "test-artifacts"
 # Tight admission (2 running + 2 queued) so that bursts meet real 503s from vLLM itself.
 # --no-disable-log-stats drops the profile's --disable-log-stats: without stats vLLM's /metrics
 # has no vllm:* series, and the cancellation test watches vllm:num_requests_running.
-TIGHT_ADMISSION = "--max-num-seqs 2 --max-num-queued-reqs 4 --no-disable-log-stats"
+# --enable-log-requests: one log line per request with the sampling vLLM used
+# (tests/test_e2e_families.py reads it).
+TIGHT_ADMISSION = ("--max-num-seqs 2 --max-num-queued-reqs 4 --no-disable-log-stats "
+                   "--enable-log-requests")
 
 
 def free_port() -> int:

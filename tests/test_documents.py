@@ -219,8 +219,8 @@ def test_an_error_that_is_not_the_model_s_stops_the_document():
 
 
 @pytest.mark.parametrize("name", ["photo.png", "doc.pdf", "README", "archive.srt.zip"])
-def test_only_txt_md_srt_are_accepted(name):
-    with pytest.raises(DocumentError, match=r"\.md, \.srt, \.txt"):
+def test_only_the_supported_types_are_accepted(name):
+    with pytest.raises(DocumentError, match=r"\.json, \.md, \.po, \.srt, \.txt, \.yaml"):
         load_document(name, b"hello")
 
 

@@ -191,8 +191,8 @@ async def test_the_agent_session_routes_and_saves_the_conversation(stub, tmp_pat
     await session.start()
     assert "Agent\\: English" in screen.texts[0]
     assert [f.id for f in screen.panels[-1]] == ["agent_language", "back_translate",
-                                                 "use_context"]
-    assert all(isinstance(f, Toggle) for f in screen.panels[-1][1:])
+                                                 "use_context", "tone"]
+    assert all(isinstance(f, Toggle) for f in screen.panels[-1][1:3])
     await session.message("/customer Spanish", None)
     assert saved and saved[-1]["customer_language"] == "es"
     await session.settings_changed({"agent_language": "en", "back_translate": False})

@@ -11,6 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
+from hymt_chat.engine.families import Family, detect_family, get_family
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import PROJECT_DIR, Settings
 from hymt_chat.sidecar.endpoint import state_file, write_state
@@ -85,9 +86,41 @@ def _start_sidecar(settings: Settings, launch: Launch, stop: _Stop) -> Superviso
     return supervisor
 
 
+def _family_of(settings: Settings, model: str | None) -> Family | None:
+    """The family the served model belongs to: HYMT_MODEL_FAMILY, else its name; None for a
+    model of no family (the demo)."""
+    model = model or settings.model_path
+    detected = detect_family(model) if model else None
+    if settings.model_family != "auto":
+        family = get_family(settings.model_family)
+        return detected if detected is not None and detected.name == family.name else family
+    return detected
+
+
+def generation_config(family: Family | None) -> dict[str, float | int] | None:
+    """The family's sampling as vLLM's generation config (its defaults for every client)."""
+    if family is None:
+        return None
+    sampling = family.sampling.as_dict()
+    if "max_tokens" in sampling:
+        sampling["max_new_tokens"] = sampling.pop("max_tokens")
+    return sampling
+
+
+def _plan(settings: Settings, args: argparse.Namespace, *, check: bool = True) -> Launch:
+    family = _family_of(settings, args.model)
+    launch = plan_launch(settings, profile=args.profile, model=args.model, check=check,
+                         generation_config=generation_config(family))
+    if family is not None:
+        sampling = ", ".join(f"{k} {v}" for k, v in family.sampling.as_dict().items())
+        _say(f"{family.title} {family.size.upper()}: its official prompts ({', '.join(family.kinds)}) "
+             f"and sampling ({sampling})")
+    return launch
+
+
 def cmd_serve_model(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    launch = plan_launch(settings, profile=args.profile, model=args.model, check=not args.dry_run)
+    launch = _plan(settings, args, check=not args.dry_run)
     if args.dry_run:
         print(launch.spec.shell_line())
         return 0
@@ -114,12 +147,14 @@ def cmd_up(args: argparse.Namespace) -> int:
     if settings.base_url:
         _say(f"using the model server at {settings.base_url}")
     else:
-        launch = plan_launch(settings, profile=args.profile, model=args.model)
+        launch = _plan(settings, args)
         env.update(
             HYMT_BASE_URL=launch.endpoint.base_url,
             HYMT_API_KEY=launch.endpoint.api_key,
             HYMT_MODEL=settings.served_name,
             HYMT_DEMO_MODEL="1" if launch.is_demo else "0",
+            # What HYMT_MODEL_FAMILY=auto reads before the first /v1/models answer.
+            **({} if launch.is_demo else {"HYMT_MODEL_PATH": launch.model}),
             # The app reads the sidecar's state file (warming up / restarting) by port and cache.
             HYMT_PORT=str(settings.port),
             HYMT_CACHE_DIR=str(settings.cache_dir),

@@ -27,6 +27,11 @@ its ``segment_translator`` hook):
   for CJK as for Latin text. This is minimum-Bayes-risk selection with a chrF-style utility:
   the consensus candidate, never an outlier sample.
 
+**Other families.** Chimera fuses Hunyuan-MT-7B's candidates (the technical report); it was
+not trained on HY-MT1.5's or Hy-MT2's. With those families Best quality asks the family's own
+model for the candidates (its own prompt and sampling) and keeps their consensus, the medoid,
+with no fusion call: that is what it does, not a downgrade, and :func:`best_note` says so.
+
 Every downgrade is reported (:class:`BestTranslation.downgrades`, :func:`best_note`) so the UI
 says so. Nothing here imports Chainlit.
 """
@@ -43,7 +48,8 @@ from typing import Literal
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.policy import EventSink, Policy, get_policy
 from hymt_chat.engine.priority import BEST
-from hymt_chat.engine.prompts import build_chimera_prompt, build_prompt
+from hymt_chat.engine.families import family_in_force
+from hymt_chat.engine.prompts import build_chimera_prompt
 from hymt_chat.engine.translator import ProgressSink, SegmentJob, Translation, Translator
 from hymt_chat.errors import (
     ModelBusyError,
@@ -81,7 +87,7 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-Kind = Literal["fused", "agreed", "medoid", "plain"]
+Kind = Literal["fused", "agreed", "consensus", "medoid", "plain"]
 
 BUSY = "the server is busy"
 NO_CANDIDATES = "the translation server could not produce several candidates"
@@ -96,7 +102,10 @@ MALFORMED = "the fusion model's answer was not a translation"
 
 def chimera_available(settings: Settings, *, demo: bool = False) -> bool:
     """Offer "Best quality"? When a fusion model or server is configured; on the embedded demo
-    model, the demo model plays both roles (so the whole path runs on a CPU)."""
+    model, the demo model plays both roles (so the whole path runs on a CPU); with a family
+    Chimera does not fuse, always (its candidates' consensus needs only the model itself)."""
+    if not family_in_force(settings).chimera:
+        return True
     return bool(settings.fusion_model or settings.fusion_base_url) or demo
 
 
@@ -251,7 +260,8 @@ def medoid(candidates: Sequence[tuple[str, int]] | Sequence[str]) -> int:
 @dataclass(frozen=True, slots=True)
 class SegmentOutcome:
     text: str
-    kind: Kind  # fused | agreed (all candidates equal) | medoid (fusion failed) | plain
+    kind: Kind  # fused | agreed (all equal) | consensus (no Chimera for this family: medoid)
+    #             | medoid (fusion failed) | plain
     candidates: int = 0  # distinct candidates
     reason: str | None = None  # why it was downgraded (medoid, plain)
 
@@ -321,7 +331,7 @@ class _Best:
         busy = load_reason(policy, policy.window_max)
         if busy:
             return await self._plain(job, busy)
-        prompt = build_prompt(job.text, job.source, job.target)
+        prompt = self.translator.default_prompt(job.text, job.source, job.target)
         max_tokens = max_tokens_for(job.text, s.max_model_len)
         client = self.translator.client
         try:
@@ -348,6 +358,8 @@ class _Best:
         if len(unique) == 1:
             return SegmentOutcome(texts[0], "agreed", 1)
         best = texts[medoid(unique)]
+        if not self.translator.family.chimera:
+            return SegmentOutcome(best, "consensus", len(unique))
 
         def fallback(reason: str) -> SegmentOutcome:
             return SegmentOutcome(best, "medoid", len(unique), reason)
@@ -390,6 +402,7 @@ class BestTranslation:
     translation: Translation
     outcomes: tuple[SegmentOutcome, ...] = field(default=())  # one per segment, in finish order
     fusion_calls: int = 0  # fusion requests sent (successful or not)
+    family: str = "Hunyuan-MT"  # title of the family that made the candidates
 
     @property
     def text(self) -> str:
@@ -419,6 +432,12 @@ def best_note(result: BestTranslation) -> str:
         return "Already in the target language: nothing to translate."
     parts = len(result.outcomes)
     if not result.downgraded:
+        consensus = [o for o in result.outcomes if o.kind == "consensus"]
+        if consensus:
+            most = max(o.candidates for o in consensus)
+            title = result.family
+            return (f"Best quality: the consensus of {most} {title} candidate translations "
+                    "(Hunyuan-MT-Chimera fuses Hunyuan-MT-7B's only).")
         if result.fused == 0:
             return "Best quality: every candidate translation agreed."
         most = max(o.candidates for o in result.outcomes)
@@ -462,4 +481,4 @@ async def translate_best(
     best = _Best(sized, fusion, fusion_policy)
     result = await sized.translate(text, target, source, user=user, on_progress=on_progress,
                                    on_event=on_event, segment_translator=best)
-    return BestTranslation(result, tuple(best.outcomes), best.fusion_calls)
+    return BestTranslation(result, tuple(best.outcomes), best.fusion_calls, sized.family.title)

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import openai
 
+from hymt_chat.engine.families import Sampling, family_in_force, note_served_model
 from hymt_chat.engine.pacing import DecodeRate, call_timeout
 from hymt_chat.engine.prompts import chat_messages
 from hymt_chat.errors import (
@@ -141,6 +142,8 @@ class ModelClient:
                 if not models.data:
                     raise ModelError("The model server lists no model.")
                 self._model = models.data[0].id
+                # vLLM's "root" is the model path: what HYMT_MODEL_FAMILY=auto reads.
+                note_served_model(getattr(models.data[0], "root", None) or self._model)
         return self._model
 
     async def complete(
@@ -169,7 +172,11 @@ class ModelClient:
         timeout = self.timeout_for(max_tokens, stretch) if timeout is None else timeout
         if until is not None:
             timeout = max(0.05, min(timeout, until - time.monotonic()))
-        extra: dict[str, Any] = {"top_k": s.top_k, "repetition_penalty": s.repetition_penalty}
+        sampling = self.sampling()
+        if sampling.max_tokens is not None:
+            max_tokens = min(max_tokens, sampling.max_tokens)
+        extra: dict[str, Any] = {"top_k": sampling.top_k,
+                                 "repetition_penalty": sampling.repetition_penalty}
         if priority is not None and self.sends_priority:
             extra["priority"] = int(priority)
         started = time.monotonic()
@@ -180,8 +187,8 @@ class ModelClient:
                 stream=False,
                 max_tokens=max_tokens,
                 n=n,
-                temperature=s.temperature if temperature is None else temperature,
-                top_p=s.top_p if top_p is None else top_p,
+                temperature=sampling.temperature if temperature is None else temperature,
+                top_p=sampling.top_p if top_p is None else top_p,
                 extra_body=extra,
                 timeout=timeout,
             )
@@ -204,6 +211,19 @@ class ModelClient:
         if isinstance(tokens, int):
             self.decode_rate.observe(tokens // max(1, n), time.monotonic() - started)
         return [strip_wrapping(c, source) for c in contents]
+
+    def sampling(self) -> Sampling:
+        """What every call sends: the family in force's recommended sampling for the served
+        model's size, each value overridable by its HYMT_ setting."""
+        s, base = self.settings, family_in_force(self.settings).sampling
+        return Sampling(
+            temperature=base.temperature if s.temperature is None else s.temperature,
+            top_p=base.top_p if s.top_p is None else s.top_p,
+            top_k=base.top_k if s.top_k is None else s.top_k,
+            repetition_penalty=(base.repetition_penalty if s.repetition_penalty is None
+                                else s.repetition_penalty),
+            max_tokens=base.max_tokens,
+        )
 
     def timeout_for(self, max_tokens: int, stretch: float = 1.0) -> float:
         """Seconds a call for up to *max_tokens* may take: fixed (HYMT_REQUEST_TIMEOUT) or sized

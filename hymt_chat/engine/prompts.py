@@ -1,13 +1,17 @@
-"""The official Hunyuan-MT prompt templates, verbatim. No system message is ever sent."""
+"""The prompt of the family in force, Chimera's fusion prompt, and the one-turn conversation.
+
+No system message is ever sent. Every family's templates live in :mod:`hymt_chat.engine.families`;
+the two unofficial ones below (HY-MT1.5's, used with Hunyuan-MT-7B only when an operator asks)
+stay here because Hunyuan-MT-7B itself publishes none.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hymt_chat.engine.families import Family, family_in_force
 from hymt_chat.lang.languages import Language, get_language
 
-ZH_TEMPLATE = "把下面的文本翻译成{target}，不要额外解释。\n\n{text}"
-EN_TEMPLATE = "Translate the following segment into {target}, without additional explanation.\n\n{text}"
 CHIMERA_TEMPLATE = (
     "Analyze the following multiple {target} translations of the {source} segment surrounded in "
     "triple backticks and generate a single refined {target} translation. Only output the refined "
@@ -28,12 +32,11 @@ def uses_chinese_template(source: Language, target: Language) -> bool:
     return source.is_chinese or target.is_chinese
 
 
-def build_prompt(text: str, source: str, target: str) -> str:
-    """Full user message for translating ``text`` from ``source`` to ``target`` (codes)."""
-    src, tgt = get_language(source), get_language(target)
-    if uses_chinese_template(src, tgt):
-        return ZH_TEMPLATE.format(target=tgt.chinese, text=text)
-    return EN_TEMPLATE.format(target=tgt.english, text=text)
+def build_prompt(text: str, source: str, target: str, family: Family | None = None) -> str:
+    """Full user message for translating ``text`` from ``source`` to ``target`` (codes): the
+    default instruction of *family*, else of the family in force (HYMT_MODEL_FAMILY / auto)."""
+    family = family or family_in_force()
+    return family.prompt("default", text=text, source=source, target=target)
 
 
 def build_chimera_prompt(text: str, source: str, target: str, candidates: Sequence[str]) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from hymt_chat.engine.client import ModelClient, get_client
+from hymt_chat.engine.families import Family, family_in_force
 from hymt_chat.engine.policy import EventSink, Policy, PolicyEvent, get_policy, segment_parallelism
 from hymt_chat.engine.priority import BULK, INTERACTIVE
 from hymt_chat.engine.prompts import build_prompt
@@ -278,17 +279,26 @@ class Translator:
         return Translation("".join(results), plan.source, plan.target,  # type: ignore[arg-type]
                            plan.detected, False, len(todo), seconds)
 
+    @property
+    def family(self) -> Family:
+        """The model family whose prompts and sampling this translator uses."""
+        return family_in_force(self.settings)
+
+    def default_prompt(self, text: str, source: str, target: str) -> str:
+        """The family's default instruction (HYMT_MODEL_FAMILY, else the served model's)."""
+        return build_prompt(text, source, target, self.family)
+
     async def translate_segment(
-        self, job: SegmentJob, build: Callable[[str, str, str], str] = build_prompt
+        self, job: SegmentJob, build: Callable[[str, str, str], str] | None = None
     ) -> str:
-        """One segment via the policy; the official prompt unless a mode (terminology,
-        context) brings its own ``build(text, source, target)``.
+        """One segment via the policy; the family's default prompt unless a mode (terminology,
+        context, style) brings its own ``build(text, source, target)``.
 
         A call that times out is retried with a longer timeout; a segment of several
         sentences is retried as two halves instead (each a call of its own), so a paragraph
         that is slow on this server does not fail whole.
         """
-        return await self._segment(job.text, job, build, stretch=1.0)
+        return await self._segment(job.text, job, build or self.default_prompt, stretch=1.0)
 
     async def _segment(
         self, text: str, job: SegmentJob, build: Callable[[str, str, str], str], stretch: float

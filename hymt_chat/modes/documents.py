@@ -1,4 +1,5 @@
-"""Translate uploaded .txt, .md and .srt files, keeping everything that is not prose untouched.
+"""Translate uploaded .txt, .md, .srt, .json, .yaml and .po files, keeping everything that is not
+prose untouched.
 
 A document is cut into :class:`Piece` objects: literal ones (SRT numbers and timestamps,
 Markdown code, markers, blank lines…) are copied, translatable ones go through a translate
@@ -14,22 +15,35 @@ model, so the structure is tested with a fake one.
   rules and table separators are copied; heading, list, quote and task markers are kept and
   only the text after them is translated; inline code, URLs and HTML tags inside text must come
   back unchanged, else the text around them is translated piece by piece.
+* ``.json``, ``.yaml``/``.yml``, ``.po`` — only string values (:mod:`hymt_chat.modes.structured`):
+  keys, placeholders and plural forms are kept; with a family that publishes a structured-data
+  instruction, values go in blocks through it (:class:`StructuredCall`), and any value that
+  does not come back intact is translated alone.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import re
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import srt
 
+from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.runner import run_bounded
-from hymt_chat.engine.translator import PartialTranslation, mark_missing, part_numbers
+from hymt_chat.engine.translator import (
+    PartialTranslation,
+    SegmentJob,
+    Translator,
+    mark_missing,
+    part_numbers,
+)
 from hymt_chat.errors import (
     IncompleteTranslationError,
     InputError,
@@ -37,7 +51,19 @@ from hymt_chat.errors import (
     ModelError,
 )
 from hymt_chat.lang.detect import detect_language
+from hymt_chat.modes.structured import (
+    FORMAT_TYPES,
+    SPLITTERS,
+    STRUCTURED_KINDS,
+    StructuredError,
+    placeholders,
+    read_structured_answer,
+    structured_payload,
+)
 from hymt_chat.text.cleanup import decode_bytes, is_blank
+
+if TYPE_CHECKING:
+    from hymt_chat.engine.policy import EventSink
 
 __all__ = [
     "DOCUMENT_TYPES",
@@ -46,6 +72,7 @@ __all__ = [
     "DocumentError",
     "PartialDocument",
     "Piece",
+    "StructuredCall",
     "detect_document_language",
     "load_document",
     "output_name",
@@ -55,18 +82,23 @@ __all__ = [
     "translate_document_rest",
 ]
 
-Kind = Literal["txt", "md", "srt"]
+Kind = Literal["txt", "md", "srt", "json", "yaml", "po"]
 # extension -> (kind, MIME type of the file we send back)
 DOCUMENT_TYPES: dict[str, tuple[Kind, str]] = {
     ".txt": ("txt", "text/plain"),
     ".md": ("md", "text/markdown"),
     ".markdown": ("md", "text/markdown"),
     ".srt": ("srt", "application/x-subrip"),
+    ".json": ("json", "application/json"),
+    ".yaml": ("yaml", "application/yaml"),
+    ".yml": ("yaml", "application/yaml"),
+    ".po": ("po", "text/x-gettext-translation"),
 }
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """Largest upload accepted (checked again here; .chainlit/config.toml sets the same 2 MB)."""
 
 ProgressSink = Callable[[int, int], "Awaitable[None] | None"]
+_log = logging.getLogger(__name__)
 
 
 class Translate(Protocol):
@@ -100,6 +132,11 @@ class Piece:
     translate: bool = False
     lines: int = 1  # SRT: the cue's line count, to re-wrap a long translation the same way
     protected: list[str] = field(default_factory=list)  # spans that must come back unchanged
+    quote: Callable[[str], str] | None = None  # structured files: the answer written as a value
+
+    def written(self, text: str) -> str:
+        """*text* (this piece's translation, or its marked original) as the file writes it."""
+        return self.quote(text) if self.quote is not None else text
 
 
 # --------------------------------------------------------------------------------------------
@@ -110,7 +147,7 @@ class Piece:
 def _kind_of(name: str) -> tuple[Kind, str]:
     suffix = PurePath(name).suffix.lower()
     if suffix not in DOCUMENT_TYPES:
-        allowed = ", ".join(sorted({s for s in DOCUMENT_TYPES if s != ".markdown"}))
+        allowed = ", ".join(sorted({s for s in DOCUMENT_TYPES if s not in (".markdown", ".yml")}))
         shown = suffix or "no extension"
         raise DocumentError(
             f"I can translate {allowed} files; "
@@ -174,6 +211,13 @@ about this size (each stays far under the translator's input limit, and progress
 
 
 def split_document(doc: Document) -> list[Piece]:
+    if doc.kind in STRUCTURED_KINDS:
+        try:
+            parts = SPLITTERS[doc.kind](doc.text, repr(doc.name))
+        except StructuredError as err:
+            raise DocumentError(str(err)) from None
+        return [Piece(p.text, p.translate, protected=placeholders(p.text) if p.translate else [],
+                      quote=p.quote) for p in parts]
     if doc.kind == "srt":
         return split_srt(doc.text)
     if doc.kind == "md":
@@ -488,7 +532,7 @@ async def _translate_piece(
         out = await _translate_around(piece, translate)
     if piece.lines > 1:
         out = _rewrap(out, piece.lines)
-    return out
+    return piece.written(out)
 
 
 def _spans(text: str, piece: Piece) -> list[str]:
@@ -542,7 +586,8 @@ class PartialDocument:
         out = []
         for i, (piece, result) in enumerate(zip(self.pieces, self.results, strict=True)):
             if result is None:
-                result = self.inner[i].text if i in self.inner else mark_missing(piece.text)
+                result = piece.written(self.inner[i].text if i in self.inner
+                                       else mark_missing(piece.text))
             out.append(result)
         return "".join(out)
 
@@ -570,8 +615,13 @@ async def translate_document(
     resume: Resume | None = None,
     on_progress: ProgressSink | None = None,
     concurrency: int | Callable[[], int] = 4,
+    structured: StructuredCall | None = None,
 ) -> str:
     """Translate *doc* through *translate* and return the new text (LF line ends).
+
+    A .json, .yaml or .po file goes first through *structured* (the family's structured-data
+    instruction, :meth:`StructuredCall.for_translator`) when given; the values it did not
+    bring back intact go through *translate* one by one.
 
     Pieces run at most *concurrency* at a time (a number, or a callable re-read as the
     policy's share for documents changes); progress counts translated pieces, or, for a
@@ -581,7 +631,81 @@ async def translate_document(
     """
     pieces = split_document(doc)
     results: list[str | None] = [None if p.translate else p.text for p in pieces]
+    if structured is not None and doc.kind in STRUCTURED_KINDS:
+        await structured.fill(pieces, results, FORMAT_TYPES[doc.kind])
     return await _run_pieces(pieces, results, {}, translate, resume, on_progress, concurrency)
+
+
+STRUCTURED_BLOCK_CHARS = 1200
+"""Characters of values per structured-data request: the JSON block and its answer (about as
+long) must fit the context with the instruction (4096 tokens on the CPU profile)."""
+
+StructuredSend = Callable[[str, str], Awaitable[str]]
+"""(block, format_type) -> the model's answer, through the structured-data instruction."""
+
+
+class StructuredCall:
+    """Sends a structured file's values in blocks with the family's structured-data
+    instruction, and keeps count (``blocks``, ``values``, ``accepted``) for the UI and tests."""
+
+    def __init__(self, send: StructuredSend, block_chars: int = STRUCTURED_BLOCK_CHARS) -> None:
+        self.send = send
+        self.block_chars = block_chars
+        self.blocks = self.values = self.accepted = 0
+
+    @classmethod
+    def for_translator(cls, translator: Translator, source: str | None, target: str, *,
+                       user: str = "default", on_event: EventSink | None = None,
+                       ) -> StructuredCall | None:
+        """The structured call of *translator*'s family, or None when it publishes no such
+        instruction (then values go one by one). *source* None: the target's template rule."""
+        family = translator.family
+        if not family.supports("structured"):
+            return None
+        src = source or target
+
+        async def send(block: str, format_type: str) -> str:
+            job = SegmentJob(block, src, target, time.monotonic() + translator.settings.deadline,
+                             user, on_event, BULK)
+            return await translator.translate_segment(
+                job, build=lambda text, s, t: family.prompt("structured", text=text, source=s,
+                                                            target=t, format_type=format_type))
+
+        return cls(send)
+
+    async def fill(self, pieces: list[Piece], results: list[str | None],
+                   format_type: str) -> None:
+        """Fill *results* for the values whose block answer kept them intact."""
+        todo = [i for i, p in enumerate(pieces) if p.translate and results[i] is None]
+        for block in _blocks(todo, pieces, self.block_chars):
+            values = [pieces[i].text.strip() for i in block]
+            self.blocks += 1
+            self.values += len(values)
+            try:
+                answer = await self.send(structured_payload(values), format_type)
+            except ModelError as err:
+                _log.warning("structured-data request failed, values one by one: %s", err)
+                continue
+            for i, got in zip(block, read_structured_answer(answer, values), strict=True):
+                if got is not None:
+                    text = pieces[i].text
+                    lead = text[: len(text) - len(text.lstrip())]
+                    results[i] = pieces[i].written(lead + got.strip() + text[len(text.rstrip()):])
+                    self.accepted += 1
+
+
+def _blocks(todo: list[int], pieces: list[Piece], limit: int) -> list[list[int]]:
+    blocks: list[list[int]] = []
+    size = 0
+    for i in todo:
+        length = len(pieces[i].text)
+        if blocks and size + length <= limit:
+            blocks[-1].append(i)
+            size += length
+        else:
+            blocks.append([i])
+            size = length
+    return blocks
 
 
 async def translate_document_rest(

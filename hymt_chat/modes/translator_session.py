@@ -301,10 +301,14 @@ class TranslatorSession(Session):
         progress = self.progress(f"Translating {doc.name}", always=True)
         job = Job("file", doc=doc, target=target, source=source, detected=detected)
         await progress.start()
+        # JSON, YAML and .po values in blocks through the family's structured-data instruction
+        # (None: the family has none, values go one by one).
+        structured = documents.StructuredCall.for_translator(
+            self.translator, source, target, user=self.id, on_event=progress.event)
         out = await self.finished(progress, job, documents.translate_document(
             doc, self._document_translate(target, source, progress),
             resume=self._document_resume(progress), on_progress=progress.progress,
-            concurrency=self._document_share))
+            concurrency=self._document_share, structured=structured))
         if out is None:
             return
         state.remember(source)

@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from hymt_chat.engine.families import note_served_model
 from hymt_chat.service.health import ModelState, Probe, probe_model
 from hymt_chat.settings import Settings
 
@@ -59,6 +60,7 @@ class Readiness:
         self.state = result.state
         if result.model_root:
             self.model_root = result.model_root
+            note_served_model(result.model_root)  # HYMT_MODEL_FAMILY=auto reads it
         self.checked_at = self._clock()
         if result.state == "ready":
             self._event().set()

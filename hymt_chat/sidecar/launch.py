@@ -6,6 +6,7 @@ import secrets
 import shutil
 import socket
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,6 +89,7 @@ def plan_launch(
     port: int | None = None,
     host: str | None = None,
     check: bool = True,
+    generation_config: Mapping[str, float | int] | None = None,
 ) -> Launch:
     """Everything about the launch, checked before anything starts (check=False: dry run)."""
     prof = resolve_profile(profile or settings.profile)
@@ -128,6 +130,7 @@ def plan_launch(
         data_parallel_size=settings.data_parallel_size,
         key_in_env=True,
         priority=priority,
+        generation_config=generation_config,
     )
     connect_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
     endpoint = Endpoint(f"http://{connect_host}:{port}/v1", api_key, settings.served_name)

@@ -8,6 +8,8 @@ request is short (a segment of at most ~1,500 characters plus its translation: w
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -166,6 +168,94 @@ def read_cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> set[str]:
     return set()
 
 
+# --- model sizes ------------------------------------------------------------------------------
+# The GPU profiles above are sized for a 7B (Hunyuan-MT-7B, HY-MT1.5-7B, Hy-MT2-7B: the same
+# dense architecture). Other sizes change them as below; KV figures use the 7B's 128 KiB per
+# token, an upper bound for the 1.8B (the successor READMEs publish no architecture numbers).
+
+_SIZE = (
+    (re.compile(r"30b[-_]?a3b|a3b", re.I), "30b-a3b"),
+    (re.compile(r"1[._]8b", re.I), "1.8b"),
+    (re.compile(r"7b", re.I), "7b"),
+)
+
+
+def model_size(model: str) -> str | None:
+    """ "1.8b", "7b" or "30b-a3b" from a model's name or path, if it says."""
+    name = Path(model.rstrip("/")).name
+    return next((size for pattern, size in _SIZE if pattern.search(name)), None)
+
+
+@dataclass(frozen=True, slots=True)
+class SizeFit:
+    """How one model size changes the GPU profiles: flag overrides, or a refusal, with why."""
+
+    size: str
+    flags: Mapping[str, Flags]  # profile name -> overrides (--no-X removes --X)
+    refuse: Mapping[str, str]  # profile name -> the sentence saying why it does not fit
+    why: str
+    fp8_flags: Mapping[str, Flags] = field(default_factory=dict)  # FP8 checkpoints instead
+
+
+_MOE_TOO_BIG = ("Hy-MT2-30B-A3B does not fit a {gpu} card: its BF16 weights are about 61 GB "
+                "(FP8 about 31 GB, too tight beside the KV cache). Use an 80 GB card "
+                "(a100-80g, h100, h200) or a 7B/1.8B model.")
+
+MODEL_SIZES: dict[str, SizeFit] = {
+    "1.8b": SizeFit(
+        "1.8b",
+        {"a10": (("--max-model-len", "8192"), ("--max-num-seqs", "16"),
+                 ("--max-num-batched-tokens", "4096"), ("--max-num-queued-reqs", "48"),
+                 ("--no-enforce-eager", None))},
+        {},
+        "1.8B: about 3.6 GB of BF16 weights. On the a10 profile (24 GB, and the 16 GB cards "
+        "auto gives it: T4, A4000) that leaves 10-16 GB of KV cache, 80k+ tokens: 16 sequences "
+        "and the full 8k context, and room for CUDA graphs (no --enforce-eager). A T4 has no "
+        "bfloat16: add HYMT_VLLM_ARGS='--dtype float16' (doctor names the error). On the CPU "
+        "profile it runs as the demo does (about 7 GB of float32 weights in RAM). Bigger GPUs "
+        "keep the 7B's numbers, which only over-provision it.",
+    ),
+    "30b-a3b": SizeFit(
+        "30b-a3b",
+        {"a100-80g": (("--gpu-memory-utilization", "0.92"), ("--max-num-seqs", "8"),
+                      ("--max-num-queued-reqs", "24")),
+         "h100": (("--gpu-memory-utilization", "0.92"), ("--max-num-seqs", "8"),
+                  ("--max-num-queued-reqs", "24")),
+         "h200": (("--max-num-seqs", "64"), ("--max-num-queued-reqs", "192"))},
+        {"a10": _MOE_TOO_BIG.format(gpu="24 GB"), "a100-40g": _MOE_TOO_BIG.format(gpu="40 GB"),
+         "cpu": "Hy-MT2-30B-A3B is not served on the CPU profile: about 120 GB of float32 "
+                "weights. Use Hy-MT2-1.8B on a CPU."},
+        "30B-A3B (mixture of experts, 3B active per token): about 61 GB of BF16 weights. On "
+        "80 GB, 0.92 x 80 - 61 - ~4 GB leaves ~8 GB of KV (~65k tokens): 8 sequences of 8k. "
+        "On the H200, ~61 GB of KV: 64. FP8 (~31 GB) frees ~30 GB more on 80 GB: 32 "
+        "sequences. Decoding reads only the active experts, so it runs nearer a 3B's speed "
+        "than a 30B's once it fits.",
+        fp8_flags={"a100-80g": (("--max-num-seqs", "32"), ("--max-num-queued-reqs", "96")),
+                   "h100": (("--max-num-seqs", "32"), ("--max-num-queued-reqs", "96")),
+                   "h200": (("--max-num-seqs", "96"), ("--max-num-queued-reqs", "288"))},
+    ),
+}
+
+
+def size_flags(profile: Profile, model: str) -> Flags:
+    """The overrides *model*'s size needs on *profile*; SidecarError when it cannot run there
+    (too big, or a GGUF file, which this launcher does not give vLLM)."""
+    if "gguf" in Path(model.rstrip("/")).name.lower():
+        raise SidecarError(
+            f"{Path(model.rstrip('/')).name} is a GGUF (llama.cpp) file: vLLM's GGUF support is "
+            "experimental and Hy-MT2's GGUF needs llama.cpp's own STQ kernel. Serve it with "
+            "llama.cpp's llama-server and point HYMT_BASE_URL at it, or use the safetensors "
+            "or -FP8 model here.")
+    fit = MODEL_SIZES.get(model_size(model) or "")
+    if fit is None:
+        return ()
+    if profile.name in fit.refuse:
+        raise SidecarError(fit.refuse[profile.name])
+    if is_fp8_checkpoint(model) and profile.name in fit.fp8_flags:
+        return merge_flags(fit.flags.get(profile.name, ()), fit.fp8_flags[profile.name])
+    return fit.flags.get(profile.name, ())
+
+
 def is_fp8_checkpoint(model: str) -> bool:
     """FP8 checkpoints (e.g. tencent/Hunyuan-MT-7B-fp8) want an FP8 KV cache too."""
     return "fp8" in Path(model).name.lower()
@@ -248,6 +338,7 @@ def build_launch(
     data_parallel_size: int = 1,
     key_in_env: bool = False,
     priority: bool = True,
+    generation_config: Mapping[str, float | int] | None = None,
 ) -> LaunchSpec:
     """The vLLM command line for a profile, with settings' overrides applied last.
 
@@ -255,6 +346,8 @@ def build_launch(
     cache per replica), ``data_parallel_size`` runs that many replicas behind vLLM's own API
     server and load balancer; the host needs tensor x data GPUs. Each is passed only above 1.
     ``priority=False`` leaves out ``--scheduling-policy priority`` (a vLLM without it).
+    The model's size adjusts the profile (:data:`MODEL_SIZES`); *generation_config* (the
+    family's sampling) becomes ``--override-generation-config``.
     """
     flags = merge_flags(profile.flags, parallel_flags(tensor_parallel_size, data_parallel_size))
     if not priority:  # a vLLM older than 0.6.3 would refuse the flag and not start
@@ -262,8 +355,13 @@ def build_launch(
     if profile.device == "cpu":
         dtype = cpu_dtype(read_cpu_flags() if cpu_flags is None else cpu_flags)
         flags = merge_flags(flags, (("--dtype", dtype),))
+    flags = merge_flags(flags, size_flags(profile, model))
     if is_fp8_checkpoint(model):
         flags = merge_flags(flags, (("--kv-cache-dtype", "fp8"),))
+    if generation_config:
+        # vLLM's own defaults become the family's, for any other client of this server.
+        flags = merge_flags(flags, (("--override-generation-config",
+                                     json.dumps(dict(generation_config), sort_keys=True)),))
     head: Flags = (
         ("--model", model),
         ("--served-model-name", served_name),

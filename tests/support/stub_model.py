@@ -23,6 +23,7 @@ class StubModel:
     def __init__(self, answer: Callable[[str], str] = echo_source, port: int = 0) -> None:
         self.answer = answer
         self.prompts: list[str] = []
+        self.requests: list[dict[str, object]] = []  # each request body as sent
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -51,6 +52,7 @@ class StubModel:
                 request = json.loads(self.rfile.read(length) or b"{}")
                 prompt = request["messages"][-1]["content"]
                 stub.prompts.append(prompt)
+                stub.requests.append(request)
                 try:
                     content = stub.answer(prompt)
                 except Exception as err:  # noqa: BLE001 - a scripted failure: HTTP 500

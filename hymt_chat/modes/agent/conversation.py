@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from hymt_chat.engine.families import TONES
 from hymt_chat.errors import CommandError, UnknownLanguageError
 from hymt_chat.lang.detect import detect_candidates, detect_with_confidence
 from hymt_chat.lang.languages import CODES, find_language, get_language
@@ -179,9 +180,11 @@ class Conversation:
     transcript: list[Turn] = field(default_factory=list)
     last_direction: Direction | None = None
     started: datetime = field(default_factory=lambda: datetime.now(UTC))
+    tone: str = "neutral"  # of the agent's replies: TONES (the family's style instruction)
 
     def __post_init__(self) -> None:
         self.agent_language = get_language(self.agent_language).code
+        self.tone = _tone(self.tone)
         if self.customer_language is not None:
             self.customer_language = get_language(self.customer_language).code
 
@@ -215,6 +218,13 @@ class Conversation:
             )
         self.agent_language = code
         return f"Your language set. {self.banner()}"
+
+    def set_tone(self, name: str) -> str:
+        """``/tone formal|friendly|neutral`` or the settings picker; the sentence to show."""
+        self.tone = _tone(name)
+        if self.tone == "neutral":
+            return "Tone: neutral — your replies are translated without a style instruction."
+        return f"Tone: {self.tone} — your replies are translated in a {self.tone} style."
 
     # --- routing ----------------------------------------------------------------------------
 
@@ -349,6 +359,7 @@ class Conversation:
             "customer_language": self.customer_language,
             "started": self.started.isoformat(),
             "last_direction": self.last_direction,
+            "tone": self.tone,
             "glossary": {"entries": [asdict(e) for e in self.glossary.entries],
                          "keep": list(self.glossary.keep)},
             "transcript": [{**asdict(t), "time": t.time.isoformat(),
@@ -364,7 +375,8 @@ class Conversation:
                          "warnings": tuple(t.get("warnings", ()))})
                  for t in data.get("transcript", [])]
         return cls(data["agent_language"], data.get("customer_language"), glossary, turns,
-                   data.get("last_direction"), datetime.fromisoformat(data["started"]))
+                   data.get("last_direction"), datetime.fromisoformat(data["started"]),
+                   data.get("tone") or "neutral")
 
     def clear(self) -> None:
         """Forget the customer, the transcript and the glossary (a new customer)."""
@@ -375,6 +387,15 @@ class Conversation:
 
 
 _LATIN_CODES = frozenset("en fr pt es tr it de vi ms id tl pl cs nl".split())
+
+
+def _tone(name: str) -> str:
+    """A tone by name (case-insensitive); CommandError listing the three otherwise."""
+    key = (name or "").strip().lower()
+    if key not in TONES:
+        raise CommandError(f"Unknown tone {name.strip()!r}: use /tone "
+                           f"{' | '.join(TONES)}.")
+    return key
 
 
 def _ranked(text: str) -> list[tuple[str, float]]:

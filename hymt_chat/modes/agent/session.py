@@ -25,6 +25,8 @@ from hymt_chat.modes.session import Job, Services, Session, Upload
 __all__ = ["AgentSession"]
 
 Save = Callable[[dict[str, Any]], Awaitable[None]]
+TONE_CHOICES = {"Neutral": "neutral", "Formal": "formal", "Friendly": "friendly"}
+"""The Tone picker: the family's style instruction (Hy-MT2) for the agent's replies."""
 
 
 class AgentSession(Session):
@@ -57,6 +59,7 @@ class AgentSession(Session):
             Toggle("back_translate", "Check before sending (back-translate my replies)",
                    self.back_translate),
             Toggle("use_context", "Send the last few turns as context", self.use_context),
+            Choice("tone", "Tone of my replies", TONE_CHOICES, self.conv.tone),
         ])
 
     async def banner(self) -> None:
@@ -69,6 +72,15 @@ class AgentSession(Session):
     async def settings_changed(self, values: Mapping[str, Any]) -> None:
         self.back_translate = bool(values.get("back_translate"))
         self.use_context = bool(values.get("use_context"))
+        tone = values.get("tone")
+        if tone and tone != self.conv.tone:
+            try:
+                said = turns.tone_reply(self.conv, str(tone), self.translator.family)
+            except HymtError as err:
+                await self.send_settings()  # put the picker back
+                await self.say_error(err)
+                return
+            await self.show(Reply(wording.escape_markdown(said)))
         language = values.get("agent_language")
         if language and language != self.conv.agent_language:
             try:
@@ -99,7 +111,7 @@ class AgentSession(Session):
             await self.room_command(command.argument)
             return
         try:
-            reply = turns.run_agent_command(self.conv, command)
+            reply = turns.run_agent_command(self.conv, command, self.translator.family)
         except HymtError as err:
             await self.say_error(err)
             return

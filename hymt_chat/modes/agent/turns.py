@@ -2,7 +2,7 @@
 
 :func:`handle_agent_message` does route -> mask -> translate (official, terminology or context
 template) -> unmask -> checks -> optional back-translation -> transcript. Commands
-(``/customer``, ``/agent``, ``/glossary``, ``/transcript``) go through :func:`parse_agent_command`
+(``/customer``, ``/agent``, ``/glossary``, ``/transcript``, ``/tone``) go through :func:`parse_agent_command`
 and :func:`run_agent_command`; :func:`turn_markdown` renders a turn for the chat. Nothing here
 imports Chainlit.
 
@@ -18,6 +18,8 @@ Decisions, measured on the demo model (benchmarks/agent_measure.py):
   others the placeholder was dropped, which unmask reports ("The translation lost 'order ID'").
   So ``glossary_template`` defaults to False; an operator serving Hunyuan-MT-7B (whose successor
   was trained on that template) can turn it on, and a term the answer then lacks is reported.
+  HY-MT1.5 and Hy-MT2 publish a terminology instruction: with them it is always used, and a
+  term the answer lacks sends the message again with the term masked (see :func:`_translate`).
 * **Drift threshold 0.4** (drift.py). 8 agent replies x 2, en->es/fr/de/zh and back: a reply
   against its own back-translation scored median 0.55 (min 0.21), against another reply's at
   most 0.27 (median 0.08, 224 pairs). 0.4 flags every unrelated text and 5/16 own round trips,
@@ -35,10 +37,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hymt_chat.engine.families import TONES, Family
 from hymt_chat.engine.priority import CHECK, INTERACTIVE
 from hymt_chat.engine.prompts import build_context_prompt, build_terminology_prompt
 from hymt_chat.errors import CommandError, EmptyTextError, InputTooLongError
 from hymt_chat.lang.detect import detect_language
+from hymt_chat.lang.languages import get_language
 from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.conversation import (
     AGENT_TO_CUSTOMER,
@@ -78,6 +82,7 @@ __all__ = [
     "is_universal",
     "parse_agent_command",
     "run_agent_command",
+    "tone_reply",
     "turn_markdown",
 ]
 
@@ -128,7 +133,8 @@ class AgentTurn:
     back: Drift | None = None  # None: no back-translation was asked (or not an agent reply)
     seconds: float = 0.0
     model_calls: int = 0
-    template: str = "official"  # "official", "terminology", "context", "none" (only spans)
+    # "official", "terminology", "terminology, then masking", "context", "style", "none"
+    template: str = "official"
 
     @property
     def translation(self) -> str:
@@ -210,11 +216,19 @@ async def _translate(
     on_progress: ProgressSink | None = None,
     on_event: EventSink | None = None,
     klass: str = INTERACTIVE,
+    force_mask: bool = False,
 ) -> _Output:
-    """One direction: mask, pick the template, translate, unmask, check spans and numbers."""
+    """One direction: mask, pick the instruction, translate, unmask, check spans and numbers.
+
+    The instruction is the family's own where it publishes one (:func:`_instruction`); with
+    the family's terminology instruction a glossary term the answer lacks sends the message
+    again with the term masked (``force_mask``), which is also the check that the term arrived.
+    """
+    family = translator.family
     customer = conv.customer_language
+    official_terms = family.supports("terminology") and not force_mask
     pairs: list[tuple[str, str]] = []
-    if options.glossary_template:
+    if official_terms or (options.glossary_template and not force_mask):
         pairs = conv.glossary.pairs_in(text, route.direction, customer)
         terms = conv.glossary.keep_terms()
     else:
@@ -226,25 +240,68 @@ async def _translate(
         restored = unmask(masked.text, masked)
         return _Output(restored.text, [], 0, "none")
 
-    builder: Callable[[str, str, str], str] | None = None
-    template = "official"
-    if pairs:
-        builder = lambda seg, _src, tgt: build_terminology_prompt(seg, tgt, pairs)  # noqa: E731
-        template = "terminology"
-    elif use_context:
+    tone = conv.tone if route.direction == AGENT_TO_CUSTOMER and klass != CHECK else "neutral"
+    if not family.supports("style"):
+        tone = "neutral"  # the /tone reply said so; the context may still go
+    context = ""
+    if use_context and not pairs and tone == "neutral":
         context = build_context(conv.transcript, route.source, max_turns=options.context_turns,
                                 max_chars=options.context_chars)
-        if context:
-            builder = lambda seg, _src, tgt: build_context_prompt(seg, tgt, context)  # noqa: E731
-            template = "context"
+    template, builder = _instruction(family, pairs, tone, context)
     result = await translator.translate(
         masked.text, route.target, route.source, user=user, on_progress=on_progress,
         on_event=on_event, klass=klass,
         segment_translator=_segment_translator(translator, builder) if builder else None,
     )
     restored = unmask(result.text, masked)
+    if official_terms and pairs and _lacks_terms(restored.text, pairs):
+        # The family's terminology instruction did not carry a term: masking does (and its
+        # restore step reports a placeholder the model dropped).
+        again = await _translate(conv, text, route, translator, options, use_context=False,
+                                 user=user, on_progress=on_progress, on_event=on_event,
+                                 klass=klass, force_mask=True)
+        return _Output(again.text, again.warnings, result.segments + again.calls,
+                       "terminology, then masking")
     return _Output(restored.text, _checks(masked, result.text, restored, pairs, route.target),
                    result.segments, template)
+
+
+def _lacks_terms(text: str, pairs: list[tuple[str, str]]) -> bool:
+    folded = text.casefold()
+    return any(target.casefold() not in folded for _source, target in pairs)
+
+
+Builder = Callable[[str, str, str], str]
+
+
+def _instruction(family: Family, pairs: list[tuple[str, str]], tone: str,
+                 context: str) -> tuple[str, Builder | None]:
+    """Which instruction a message goes with, and its prompt builder (None: the default).
+
+    One instruction per message, as the official templates are: the glossary first (the
+    agreed terms are a correctness matter), then the agent's tone (their explicit choice),
+    then the conversation's context. A family without one of them falls back to today's
+    behaviour: Hunyuan-MT-7B's unofficial terminology/context templates (HY-MT1.5's), and no
+    tone (the /tone reply says so).
+    """
+    if pairs:
+        if family.supports("terminology"):
+            return "terminology", lambda seg, src, tgt: family.prompt(
+                "terminology", text=seg, source=src, target=tgt, terms=pairs)
+        return "terminology", lambda seg, _src, tgt: build_terminology_prompt(seg, tgt, pairs)
+    style = TONES.get(tone)
+    if style is not None and family.supports("style"):
+        def styled(seg: str, src: str, tgt: str) -> str:
+            chinese = get_language(src).is_chinese or get_language(tgt).is_chinese
+            return family.prompt("style", text=seg, source=src, target=tgt,
+                                 style=style[0] if chinese else style[1])
+        return "style", styled
+    if context:
+        if family.supports("context"):
+            return "context", lambda seg, src, tgt: family.prompt(
+                "context", text=seg, source=src, target=tgt, context=context)
+        return "context", lambda seg, _src, tgt: build_context_prompt(seg, tgt, context)
+    return "official", None
 
 
 _UNIVERSAL = frozenset({"ok", "okay", "okey", "okie", "k", "kk", "ok ok", "okk"})
@@ -296,6 +353,7 @@ AGENT_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("transcript", "Download this conversation as CSV and Markdown", "download"),
     ("room", "A room the customer joins from their own phone: /room · /room close · "
              "/room guests 2", "qr-code"),
+    ("tone", "Tone of your replies: /tone formal · friendly · neutral", "sparkles"),
 )
 _IDS = frozenset(c[0] for c in AGENT_COMMANDS)
 
@@ -329,9 +387,16 @@ def parse_agent_command(text: str, command: str | None = None) -> AgentCommand |
     return AgentCommand(name, rest)
 
 
-def run_agent_command(conv: Conversation, command: AgentCommand) -> CommandReply:
+def run_agent_command(conv: Conversation, command: AgentCommand,
+                      family: Family | None = None) -> CommandReply:
     """Carry a command out; the reply says what changed. Raises CommandError subclasses and
-    UnknownLanguageError with a sentence for the user."""
+    UnknownLanguageError with a sentence for the user. *family* (the translator's) lets
+    /tone say when the model has no style instruction."""
+    if command.name == "tone":
+        if not command.argument:
+            return CommandReply(f"Tone: {conv.tone}. Set it with /tone "
+                                f"{' | '.join(TONES)}.")
+        return CommandReply(tone_reply(conv, command.argument, family))
     if command.name == "customer":
         if not command.argument:
             return CommandReply(f"{conv.banner()}. Set it with /customer <language>.")
@@ -352,6 +417,16 @@ def run_agent_command(conv: Conversation, command: AgentCommand) -> CommandReply
     raise CommandError(f"Unknown command /{command.name}.")
 
 
+def tone_reply(conv: Conversation, name: str, family: Family | None = None) -> str:
+    """Set the tone (the /tone command and the settings picker) and say what it does with
+    *family*: the style instruction is Hy-MT2's; other families translate without it."""
+    reply = conv.set_tone(name)
+    if conv.tone != "neutral" and family is not None and not family.supports("style"):
+        reply += (f" {family.title} has no style instruction, so the tone is not applied "
+                  "(Hy-MT2 has one).")
+    return reply
+
+
 # --------------------------------------------------------------------------------------------
 # What the chat shows
 # --------------------------------------------------------------------------------------------
@@ -363,7 +438,7 @@ def turn_meta(result: AgentTurn, *, demo: bool = False) -> str:
     who = "Customer" if turn.who == "customer" else "Your reply"
     parts = [who, f"{language_name(turn.source)} → {language_name(turn.target)}",
              format_duration(result.seconds)]
-    if result.template in ("terminology", "context"):
+    if result.template not in ("official", "none"):
         parts.append(f"{result.template} template")
     if demo:
         parts.append("demo model")

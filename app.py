@@ -35,7 +35,7 @@ from hymt_chat.room import counter
 from hymt_chat.room import page as room_page
 from hymt_chat.service import auth, history, logs, web
 from hymt_chat.service.metrics import get_metrics
-from hymt_chat.service.ratelimit import client_address, get_rate_limiter
+from hymt_chat.service.ratelimit import get_rate_limiter
 from hymt_chat.service.readiness import get_readiness
 from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
@@ -148,24 +148,14 @@ class _Screen:
 
 # --- sessions ---------------------------------------------------------------------------------
 
-def _page_url() -> str:
-    """The page's address as the agent's browser reached it (room links; HYMT_PUBLIC_URL wins)."""
-    environ = getattr(cl.context.session, "environ", None) or {}
-    secure = (environ.get("asgi.scope") or {}).get("scheme") in ("https", "wss")
-    scheme = "https" if secure or environ.get("HTTP_X_FORWARDED_PROTO") == "https" else "http"
-    return f"{scheme}://{environ.get('HTTP_HOST') or 'localhost'}"
+def _environ() -> dict[str, Any]:
+    return getattr(cl.context.session, "environ", None) or {}
 
 
 def _user_key() -> str:
-    """Whose allowance a job draws from: the signed-in agent, else the client's address (a new
-    browser session per message is the same person)."""
+    """Whose allowance a job draws from: the signed-in agent, else the client's address."""
     user = cl.user_session.get("user")
-    if user:
-        return f"user:{user.identifier}"
-    environ = getattr(cl.context.session, "environ", None) or {}
-    peer = (environ.get("asgi.scope") or {}).get("client") or (None, 0)
-    return "addr:" + client_address(peer[0], environ.get("HTTP_X_FORWARDED_FOR"),
-                                    TRUSTED_PROXIES)
+    return f"user:{user.identifier}" if user else web.address_key(_environ(), TRUSTED_PROXIES)
 
 
 async def _save_agent(state: dict[str, Any]) -> None:
@@ -190,7 +180,8 @@ def _open(thread: dict[str, Any] | None = None) -> Session:
     if profile == modes.AGENT_PROFILE:
         conv = modes.agent_state_of((thread or {}).get("metadata"))
         session = AgentSession(SERVICES, _Screen(), conversation=conv, save=_save_agent,
-                               page_url=_page_url(), **args)
+                               page_url=web.page_url(_environ()),
+                               affinity=web.cookie(_environ(), SETTINGS.affinity_cookie), **args)
     elif profile == kiosk.KIOSK_PROFILE:
         session = KioskSession(SERVICES, _Screen(), **args)
     else:

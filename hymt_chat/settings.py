@@ -136,6 +136,11 @@ class Settings(BaseSettings):
     room_hours: float = Field(
         default=12.0, gt=0, description="Hours a room's join link stays valid (/room)."
     )
+    affinity_cookie: str = Field(
+        default="hymt-route", description="The sticky proxy's cookie (deploy/k8s: ingress-nginx's "
+        "session-cookie-name): room links carry the agent's, so a guest reaches the agent's "
+        "replica; empty: one replica."
+    )
     public_url: str = Field(
         default="", description="The page's address as phones reach it (https://chat.example), "
         "for room links; unset: the address the agent's browser used."

@@ -11,8 +11,9 @@ from hymt_chat.engine.families import forget_served_model
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.session import Upload
 from hymt_chat.modes.translator_session import TranslatorSession
+from tests.support.sessions import RecordingScreen
+from tests.support.sessions import services as _services
 from tests.support.stub_model import StubModel, echo_source
-from tests.support.sessions import RecordingScreen, services as _services
 
 
 def answer(prompt: str) -> str:

@@ -196,3 +196,33 @@ async def test_the_counter_translates_each_side_into_the_others_language(stub, t
     stub.answer = lambda prompt: (_ for _ in ()).throw(RuntimeError("down"))
     failed = await counter.say("a", "Merci beaucoup.")
     assert failed["translation"] is None and failed["original"] == "Merci beaucoup."
+
+
+def test_a_room_link_reaches_the_agents_replica_through_the_sticky_cookie(tmp_path):
+    """Two replicas behind a cookie-sticky proxy: the link carries the agent's affinity cookie;
+    a replica without the room sets it and sends the phone round once (then it says why)."""
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from hymt_chat.room import page
+    from hymt_chat.settings import Settings
+
+    app = FastAPI()
+    page.mount(app, Rooms(), Settings(cache_dir=tmp_path / "c", affinity_cookie="hymt-route"))
+    client = TestClient(app, follow_redirects=False)
+    hop = client.get("/room/elsewhere?r=replica-7")
+    assert hop.status_code == 307 and hop.headers["location"] == "/room/elsewhere?r=replica-7&hop=1"
+    assert "hymt-route=replica-7" in hop.headers["set-cookie"]
+    assert client.get("/room/elsewhere?r=replica-7&hop=1").status_code == 404  # no loop
+    client.cookies.set("hymt-route", "replica-7")
+    assert client.get("/room/elsewhere?r=replica-7").status_code == 404  # routed, still gone
+    assert client.get("/room/elsewhere").status_code == 404  # a plain link: no hop
+
+
+async def test_the_link_carries_the_agents_affinity(stub, tmp_path):
+    screen = RecordingScreen()
+    session = AgentSession(services(stub, tmp_path, rooms=Rooms()), screen, session_id="a",
+                           user_key="user:ann", page_url="https://chat.example",
+                           affinity="b2f/1 x")
+    await session.message("/room", None)
+    assert f"/room/{session.room.token}?r=b2f%2F1%20x" in screen.last().markdown

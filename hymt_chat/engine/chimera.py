@@ -46,9 +46,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.families import family_in_force
 from hymt_chat.engine.policy import EventSink, Policy, get_policy
 from hymt_chat.engine.priority import BEST
-from hymt_chat.engine.families import family_in_force
 from hymt_chat.engine.prompts import build_chimera_prompt
 from hymt_chat.engine.translator import ProgressSink, SegmentJob, Translation, Translator
 from hymt_chat.errors import (

@@ -168,7 +168,6 @@ class ModelClient:
         with *stretch* (the caller's retries widen it), cut at *until* (``time.monotonic()``).
         Each answer's tokens per second feed :attr:`decode_rate`.
         """
-        s = self.settings
         timeout = self.timeout_for(max_tokens, stretch) if timeout is None else timeout
         if until is not None:
             timeout = max(0.05, min(timeout, until - time.monotonic()))

@@ -15,9 +15,10 @@ import json
 import re
 from importlib import resources
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from hymt_chat.lang.languages import LANGUAGES, find_language
 from hymt_chat.lang.names import language_label
@@ -74,18 +75,34 @@ def _refused_page(words: dict[str, str], lang: str, sentence: str, status: int) 
     return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
 
 
+def _to_replica(request: Request, cookie: str) -> Response | None:
+    """Several replicas: a room lives in the agent's. Its link carries the agent's affinity
+    cookie (``?r=``); a replica that does not hold the room sets that cookie and sends the
+    phone round once more, so the sticky proxy now routes it to the agent's replica."""
+    wanted = request.query_params.get("r")
+    if not cookie or not wanted or request.query_params.get("hop"):
+        return None
+    if request.cookies.get(cookie) == wanted:
+        return None  # it did route by the cookie: the room is really gone
+    response = RedirectResponse(f"{request.url.path}?{urlencode({'r': wanted, 'hop': 1})}",
+                                status_code=307)
+    response.set_cookie(cookie, wanted, path="/", httponly=True, samesite="lax")
+    return response
+
+
 def mount(server: FastAPI, rooms: Rooms, settings: Settings) -> None:
     """Add the guest's routes in front of Chainlit's catch-all page."""
 
     @server.get("/room/{token}", include_in_schema=False)
-    async def page(token: str, request: Request) -> HTMLResponse:
+    async def page(token: str, request: Request) -> Response:
         guess = browser_language(request.headers.get("accept-language"))
         words = wording.guest_page_words(guess)
         lang = guess if guess in wording.GUEST_PAGE else "en"
         try:
             room = rooms.get(token)
         except RoomError as err:
-            return _refused_page(words, lang, str(err), 410 if err.known else 404)
+            hop = _to_replica(request, settings.affinity_cookie)
+            return hop or _refused_page(words, lang, str(err), 410 if err.known else 404)
         language = room.conv.customer_language or guess
         return HTMLResponse(_page(words, lang=lang, token=token, language=language,
                                   max_chars=settings.max_input_chars),

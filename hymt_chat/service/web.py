@@ -7,7 +7,8 @@ Chainlit registers a catch-all route for its page; ours are moved in front of it
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -17,10 +18,12 @@ from starlette.middleware.cors import CORSMiddleware
 from hymt_chat.service import http_guard, web_guard
 from hymt_chat.service.health import health_response
 from hymt_chat.service.metrics import Metrics
+from hymt_chat.service.ratelimit import client_address
 from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
 
-__all__ = ["add_routes", "allowed_origins", "install_guards", "to_front", "trusted_proxies"]
+__all__ = ["add_routes", "address_key", "allowed_origins", "cookie", "install_guards",
+           "page_url", "to_front", "trusted_proxies"]
 
 
 def allowed_origins(settings: Settings) -> frozenset[str]:
@@ -30,6 +33,31 @@ def allowed_origins(settings: Settings) -> frozenset[str]:
 
 def trusted_proxies(settings: Settings) -> frozenset[str]:
     return frozenset(p.strip() for p in settings.trusted_proxies.split(",") if p.strip())
+
+
+def page_url(environ: Mapping[str, Any]) -> str:
+    """The page's address as a websocket's browser reached it (a WSGI-style environ)."""
+    secure = (environ.get("asgi.scope") or {}).get("scheme") in ("https", "wss")
+    scheme = "https" if secure or environ.get("HTTP_X_FORWARDED_PROTO") == "https" else "http"
+    return f"{scheme}://{environ.get('HTTP_HOST') or 'localhost'}"
+
+
+def cookie(environ: Mapping[str, Any], name: str) -> str | None:
+    """The value of cookie *name* in a websocket's request (None: absent or unreadable)."""
+    if not name:
+        return None
+    try:
+        morsel = SimpleCookie(environ.get("HTTP_COOKIE") or "").get(name)
+    except CookieError:
+        return None
+    return morsel.value if morsel is not None and morsel.value else None
+
+
+def address_key(environ: Mapping[str, Any], proxies: frozenset[str]) -> str:
+    """Whose allowance an anonymous client draws from: its address (behind trusted proxies,
+    the one they forwarded), so that a new browser session per message is the same person."""
+    peer = (environ.get("asgi.scope") or {}).get("client") or (None, 0)
+    return "addr:" + client_address(peer[0], environ.get("HTTP_X_FORWARDED_FOR"), proxies)
 
 
 def to_front(server: FastAPI) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 import segno
 
@@ -32,7 +33,7 @@ TONE_CHOICES = {"Neutral": "neutral", "Formal": "formal", "Friendly": "friendly"
 class AgentSession(Session):
     def __init__(self, services: Services, screen: Screen, *, session_id: str, user_key: str,
                  conversation: Conversation | None = None, save: Save | None = None,
-                 page_url: str = "") -> None:
+                 page_url: str = "", affinity: str | None = None) -> None:
         super().__init__(services, screen, session_id=session_id, user_key=user_key)
         self.conv = conversation or Conversation(self.settings.default_target)
         options = turns.AgentOptions.from_settings(self.settings)
@@ -40,6 +41,7 @@ class AgentSession(Session):
         self.use_context = options.use_context
         self._save = save
         self.page_url = (self.settings.public_url or page_url).rstrip("/")
+        self.affinity = affinity  # the sticky proxy's cookie of the agent's replica
         self.room: Room | None = None
         self._room_turn: turns.AgentTurn | None = None  # the agent's last turn in the room
 
@@ -177,6 +179,8 @@ class AgentSession(Session):
 
     async def _show_link(self, room: Room) -> None:
         link = f"{self.page_url}/room/{room.token}"
+        if self.affinity:  # the guest's phone is sent on to this replica (room/page.py)
+            link += f"?r={quote(self.affinity, safe='')}"
         buffer = io.BytesIO()
         segno.make(link, error="m").save(buffer, kind="png", scale=8, border=2)
         hours = self.services.rooms.hours if self.services.rooms else 12

@@ -69,8 +69,10 @@ class Room:
     def __init__(self, token: str, conv: Conversation, *, translate: Translate,
                  to_agent: Deliver, expires_at: float, max_guests: int = 1,
                  charge: Callable[[str, int], None] | None = None,
+                 on_pending: Callable[[], Awaitable[None]] | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.token = token
+        self.on_pending = on_pending  # the agent's side shows "translating…" meanwhile
         self.conv = conv
         self.translate = translate
         self.to_agent = to_agent
@@ -148,6 +150,8 @@ class Room:
             self._queues[guest].put_nowait({"type": "error", "text": str(err)})
             return
         self._to_guests({"type": "pending", "who": "guest"})
+        if self.on_pending is not None:
+            await self.on_pending()
         before = self.conv.customer_language
         try:
             message = await self._translated(text, "customer", "guest")
@@ -204,11 +208,13 @@ class Rooms:
         self._rooms: dict[str, Room] = {}
 
     def open(self, conv: Conversation, *, translate: Translate, to_agent: Deliver,
-             charge: Callable[[str, int], None] | None = None) -> Room:
+             charge: Callable[[str, int], None] | None = None,
+             on_pending: Callable[[], Awaitable[None]] | None = None) -> Room:
         self._prune()
         token = secrets.token_urlsafe(24)  # 192 bits: not guessable, not enumerable
         room = Room(token, conv, translate=translate, to_agent=to_agent, charge=charge,
-                    expires_at=self.clock() + self.hours * 3600, clock=self.clock)
+                    on_pending=on_pending, expires_at=self.clock() + self.hours * 3600,
+                    clock=self.clock)
         self._rooms[token] = room
         return room
 

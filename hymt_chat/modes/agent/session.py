@@ -19,6 +19,7 @@ from hymt_chat.lang.names import language_choices
 from hymt_chat.modes import wording
 from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
+from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Room, RoomMessage
 from hymt_chat.modes.screen import Attachment, Button, Choice, Reply, Screen, Shown, Toggle
 from hymt_chat.modes.session import Job, Services, Session, Upload
@@ -44,6 +45,7 @@ class AgentSession(Session):
         self.affinity = affinity  # the sticky proxy's cookie of the agent's replica
         self.room: Room | None = None
         self._room_turn: turns.AgentTurn | None = None  # the agent's last turn in the room
+        self._guest_line: Progress | None = None  # "translating…" for the guest's message
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
         await self.start(banner=False)  # the thread shows the banner already
@@ -173,7 +175,8 @@ class AgentSession(Session):
                 await self.say("Rooms are not available on this server.")
                 return
             room = rooms.open(self.conv, translate=self._room_translate,
-                              to_agent=self._from_guest, charge=self._charge_guest)
+                              to_agent=self._from_guest, charge=self._charge_guest,
+                              on_pending=self._guest_writing)
             self.room = room
         await self._show_link(room)
 
@@ -203,9 +206,19 @@ class AgentSession(Session):
             self._room_turn = turn
         return turn
 
+    async def _guest_writing(self) -> None:
+        """A guest's message is being translated: "translating…" in the agent's tab."""
+        async def show() -> None:
+            self._guest_line = self.progress("The customer's message · translating", always=True)
+            await self._guest_line.start()
+        await self.from_outside(show())
+
     async def _from_guest(self, message: RoomMessage) -> None:
         """A guest's message reached the room: show it in the agent's tab, save the talk."""
         async def show() -> None:
+            if self._guest_line is not None:
+                await self._guest_line.finish(failed=message.translation is None)
+                self._guest_line = None
             demo = self.services.demo()
             await self.show(Reply(wording.room_message_markdown(message, demo=demo)))
             await self.save()

@@ -70,6 +70,32 @@ class RateLimitedError(HymtError):
         )
 
 
+class BodyTooLargeError(InputError):
+    """An HTTP request body over the API's limit: refused before it is read whole."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size, self.limit = size, limit
+        super().__init__(
+            f"The request body is {size:,} bytes; the limit is {limit:,} bytes. "
+            "Send less text per request."
+        )
+
+
+class AccessDeniedError(HymtError):
+    """An API request without a valid key (missing, unknown, revoked) or with the API off."""
+
+
+class QuotaExceededError(HymtError):
+    """An API key's monthly character quota would be exceeded by this request."""
+
+    def __init__(self, used: int, limit: int, asked: int) -> None:
+        self.used, self.limit, self.asked = used, limit, asked
+        super().__init__(
+            f"This key's quota is {limit:,} characters a month; {used:,} are used and this "
+            f"request has {asked:,}. It renews on the 1st (UTC)."
+        )
+
+
 class SidecarError(HymtError):
     """The vLLM sidecar cannot be launched as asked (bad profile, missing model, port taken...)."""
 

@@ -86,7 +86,7 @@ class Settings(BaseSettings):
         default=1, ge=0, description="Slots documents and other background work may never take."
     )
     priorities: str = Field(
-        default="interactive=0,best=10,check=20,bulk=30",
+        default="interactive=0,best=10,check=20,api=25,bulk=30",
         description="Rank per request class (lower first): our queue order and vLLM's priority.",
     )
     bulk_segments: int = Field(
@@ -176,6 +176,22 @@ class Settings(BaseSettings):
         default=0.4, ge=0, le=1, description="Back-translation similarity below which to flag."
     )
 
+    # --- the LibreTranslate- and DeepL-compatible HTTP APIs --------------------------------
+    api_open_local: bool = Field(
+        default=False,
+        description="Open the API without a key to 127.0.0.1 only (off: keys only; no key: off).",
+    )
+    api_max_body: int = Field(
+        default=131_072, ge=1024,
+        description="Largest translate request body in bytes (DeepL documents 128 KiB).",
+    )
+    api_per_minute: int = Field(
+        default=60, ge=1, description="Requests per minute of a key created without a limit."
+    )
+    api_keys_path: Path | None = Field(
+        default=None, description="SQLite file of API keys, usage and glossaries; unset: cache."
+    )
+
     # --- the vLLM sidecar ------------------------------------------------------------------
     profile: str = Field(default="auto", description="Launch profile: auto, cpu, a10, a100-40g…")
     model_path: str | None = Field(
@@ -203,6 +219,11 @@ class Settings(BaseSettings):
     @property
     def demo_model_dir(self) -> Path:
         return self.cache_dir / "models" / "qwen2.5-coder-0.5b-instruct"
+
+    @property
+    def api_keys_file(self) -> Path:
+        """``api_keys_path``, or ``api-keys.db`` in the cache folder."""
+        return self.api_keys_path or self.cache_dir / "api-keys.db"
 
     @property
     def history_url(self) -> str:

@@ -109,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     from hymt_chat.cli.deploy import add_deploy_commands
 
     add_deploy_commands(sub)
+    from hymt_chat.cli.apikeys import add_api_key_commands
+
+    add_api_key_commands(sub)
     return parser
 
 

@@ -7,7 +7,9 @@ never hold the slots reserved for interactive messages.
 
 The default order puts the back-translation check before documents, not last: an agent's turn
 is shown only once its check is done, so a check queued behind a 50-part document would hold a
-live reply for minutes.
+live reply for minutes. API requests (LibreTranslate/DeepL clients: a browser extension, Weblate)
+come after every class that holds a live chat's answer and before documents: a tool hammering
+the API must not slow a chat user, and a short API call must not wait behind a 50-part file.
 """
 
 from __future__ import annotations
@@ -17,15 +19,16 @@ from typing import Literal
 
 from hymt_chat.errors import HymtError
 
-__all__ = ["CLASSES", "DEFAULT_RANKS", "INTERACTIVE", "RequestClass", "parse_ranks"]
+__all__ = ["API", "CLASSES", "DEFAULT_RANKS", "INTERACTIVE", "RequestClass", "parse_ranks"]
 
-RequestClass = Literal["interactive", "best", "check", "bulk"]
+RequestClass = Literal["interactive", "best", "check", "api", "bulk"]
 INTERACTIVE: RequestClass = "interactive"
 BEST: RequestClass = "best"  # Best-quality candidates and their fusion
 CHECK: RequestClass = "check"  # back-translation of an agent's reply
+API: RequestClass = "api"  # the LibreTranslate- and DeepL-compatible HTTP APIs
 BULK: RequestClass = "bulk"  # file and document parts, long pastes
-CLASSES: tuple[RequestClass, ...] = (INTERACTIVE, BEST, CHECK, BULK)
-DEFAULT_RANKS = "interactive=0,best=10,check=20,bulk=30"
+CLASSES: tuple[RequestClass, ...] = (INTERACTIVE, BEST, CHECK, API, BULK)
+DEFAULT_RANKS = "interactive=0,best=10,check=20,api=25,bulk=30"
 
 
 def parse_ranks(text: str) -> Mapping[str, int]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from hymt_chat.engine.client import ModelClient, get_client
 from hymt_chat.engine.families import Family, family_in_force
 from hymt_chat.engine.policy import EventSink, Policy, PolicyEvent, get_policy, segment_parallelism
-from hymt_chat.engine.priority import BULK, INTERACTIVE
+from hymt_chat.engine.priority import API, BULK, INTERACTIVE
 from hymt_chat.engine.prompts import build_prompt
 from hymt_chat.engine.runner import run_bounded
 from hymt_chat.errors import (
@@ -169,8 +169,9 @@ class Translator:
         return self._policy or get_policy(self.settings)
 
     def request_class(self, plan: Plan, klass: str = INTERACTIVE) -> str:
-        """A long paste is bulk work even when typed in the chat: it must not hold live slots."""
-        if klass == INTERACTIVE and plan.work > self.settings.bulk_segments:
+        """A long paste is bulk work even when typed in the chat (or sent to the API): it must
+        not hold the slots of live messages, nor make short API calls wait behind it."""
+        if klass in (INTERACTIVE, API) and plan.work > self.settings.bulk_segments:
             return BULK
         return klass
 

@@ -16,6 +16,8 @@ front ends call. Every metric lives in the :class:`Metrics` object's own ``Colle
 ``hymt_policy_in_flight``              calls running
 ``hymt_policy_queue_length``           calls waiting for a slot
 ``hymt_sidecar_restarts``              restarts of the supervised vLLM (from its state file)
+``hymt_api_requests_total``            API requests by dialect, key *name* and outcome
+``hymt_api_characters_total``          characters translated through the API, by key name
 =====================================  =======================================================
 """
 
@@ -182,6 +184,15 @@ class Metrics:
             namespace=NAMESPACE, registry=reg,
         )
         self.sidecar_restarts.set_function(self._sidecar_restarts)
+        # Labelled by the key's name (operator-chosen, a bounded set), never the key itself.
+        self.api_requests = Counter(
+            "api_requests", "LibreTranslate/DeepL API requests by dialect, key name and outcome.",
+            ["dialect", "key", "outcome"], namespace=NAMESPACE, registry=reg,
+        )
+        self.api_characters = Counter(
+            "api_characters", "Characters translated through the API (billed), by key name.",
+            ["key"], namespace=NAMESPACE, registry=reg,
+        )
         self.policy: Policy | None = None
         if policy is not None:
             self.attach(policy)
@@ -214,6 +225,12 @@ class Metrics:
         ).inc()
         if seconds is not None and outcome == "ok":
             self.translation_seconds.observe(seconds)
+
+    def observe_api(self, dialect: str, key: str, outcome: str, chars: int = 0) -> None:
+        """One API request: *key* is the key's name ("local" without a key, "none" refused)."""
+        self.api_requests.labels(dialect, key, outcome).inc()
+        if chars:
+            self.api_characters.labels(key).inc(chars)
 
     def _sidecar_restarts(self) -> float:
         if self._settings is None or self._settings.base_url:

@@ -1,0 +1,1 @@
+"""LibreTranslate- and DeepL-compatible HTTP APIs over the one translator (``routes.mount``)."""

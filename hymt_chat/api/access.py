@@ -1,0 +1,99 @@
+"""Who is calling the API, and may they: the key, the per-key rate limit, the monthly quota.
+
+* No active key in the store and ``HYMT_API_OPEN_LOCAL`` off: the API is off (403 that says how
+  to turn it on). With the setting on, a request *without* a key from 127.0.0.1 / ::1 is served
+  as "local" under the app's own per-user limit; a request from elsewhere still needs a key.
+* A key that is unknown or revoked: 403, whatever the setting.
+* Per key: ``per_minute`` requests in a moving window (429 with Retry-After), and
+  ``chars_per_month`` characters, charged when a request is admitted and refunded when its
+  translation fails (456 when the month's quota would be exceeded).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hymt_chat.api.keys import KeyStore
+from hymt_chat.errors import AccessDeniedError
+from hymt_chat.service.ratelimit import RateLimiter
+
+__all__ = ["LOCAL", "Access", "Caller", "Charge"]
+
+LOCAL = "local"
+_LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+OFF_MESSAGE = ("The API is off: no API key is configured. Create one with `hymt-chat api-key "
+               "create NAME`, or set HYMT_API_OPEN_LOCAL=1 to open it to 127.0.0.1 without keys.")
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """An admitted caller: its name is the metrics label and the fairness key."""
+
+    name: str
+    chars_per_month: int | None
+    per_minute: int | None  # None: the app's own limit (HYMT_RATE_LIMIT), local callers
+
+    @property
+    def user(self) -> str:
+        """The key of the policy's fair queue: API callers never share one with chat users."""
+        return f"api:{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Charge:
+    caller: Caller
+    chars: int
+    month: str | None
+
+
+class Access:
+    def __init__(self, store: KeyStore, *, open_local: bool, local_limit: str,
+                 local_chars: str = "") -> None:
+        self.store = store
+        self.open_local = open_local
+        self._local = RateLimiter(local_limit, local_chars)
+        self._limiters: dict[tuple[str, int], RateLimiter] = {}
+
+    def status_line(self) -> str:
+        """The one line the app logs at start."""
+        keys = self.store.active_count()
+        if keys:
+            extra = "; also open without a key to 127.0.0.1" if self.open_local else ""
+            return f"API (/libretranslate, /deepl): {keys} key(s) in {self.store.path}{extra}."
+        if self.open_local:
+            return "API (/libretranslate, /deepl): open without a key to 127.0.0.1 only."
+        return OFF_MESSAGE
+
+    def authenticate(self, key: str | None, client: str) -> Caller:
+        """The caller of a request with *key* (None: none given) from address *client*."""
+        if key:
+            found = self.store.lookup(key)
+            if found is None:
+                raise AccessDeniedError("Invalid API key (unknown or revoked).")
+            return Caller(found.name, found.chars_per_month, found.per_minute)
+        if self.open_local and client in _LOOPBACK:
+            return Caller(LOCAL, None, None)
+        if self.store.active_count() == 0 and not self.open_local:
+            raise AccessDeniedError(OFF_MESSAGE)
+        raise AccessDeniedError("An API key is required (ask the operator for one: "
+                                "`hymt-chat api-key create NAME`).")
+
+    def admit(self, caller: Caller, chars: int) -> Charge:
+        """One request of *chars* characters: RateLimitedError or QuotaExceededError, or a
+        charge to :meth:`refund` if the translation fails."""
+        if caller.per_minute is None:
+            self._local.hit(caller.user, chars=chars)
+        else:
+            slot = (caller.name, caller.per_minute)
+            limiter = self._limiters.get(slot)
+            if limiter is None:
+                limiter = self._limiters[slot] = RateLimiter(f"{caller.per_minute}/minute")
+            limiter.hit(caller.name)
+        month = None
+        if chars:  # counted for every caller (DeepL's /v2/usage), limited where a quota is set
+            month = self.store.charge(caller.name, chars, caller.chars_per_month)
+        return Charge(caller, chars, month)
+
+    def refund(self, charge: Charge) -> None:
+        if charge.month is not None:
+            self.store.refund(charge.caller.name, charge.chars, charge.month)

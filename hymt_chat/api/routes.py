@@ -1,0 +1,43 @@
+"""The one function the app calls: :func:`mount` the two dialects on a FastAPI server."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI
+
+from hymt_chat.api.access import Access
+from hymt_chat.api.deepl import deepl_router
+from hymt_chat.api.keys import KeyStore, open_store
+from hymt_chat.api.libretranslate import libretranslate_router
+from hymt_chat.api.service import ApiService
+from hymt_chat.api.work import TranslatorLike
+from hymt_chat.service.metrics import Metrics
+from hymt_chat.settings import Settings
+
+__all__ = ["mount"]
+
+_log = logging.getLogger("hymt_chat.api")
+
+
+def mount(server: FastAPI, translator: TranslatorLike, settings: Settings, *,
+          metrics: Metrics | None = None, store: KeyStore | None = None) -> ApiService:
+    """Add ``/libretranslate/…`` and ``/deepl/v2/…`` to *server*, ahead of every route it has.
+
+    Chainlit's server ends with a catch-all page route that would answer our paths first;
+    the new routes are therefore moved to the front, in their own order. Works the same on a
+    plain FastAPI app (tests). Logs one line saying whether the API is on and how.
+    """
+    access = Access(store or open_store(settings.api_keys_file), open_local=settings.api_open_local,
+                    local_limit=settings.rate_limit, local_chars=settings.rate_limit_chars)
+    svc = ApiService(translator, settings, access, metrics)
+    routes = server.router.routes
+    before = len(routes)
+    server.include_router(libretranslate_router(svc))
+    server.include_router(deepl_router(svc))
+    ours = routes[before:]
+    del routes[before:]
+    routes[0:0] = ours
+    line = access.status_line()
+    (_log.info if access.open_local or access.store.active_count() else _log.warning)("%s", line)
+    return svc

@@ -1,0 +1,98 @@
+"""What every API route shares: the translator, the door (keys, limits, quota), the metrics,
+and one guard that turns any failure into the dialect's error and counts the outcome."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from hymt_chat.api.access import Access, Caller, Charge
+from hymt_chat.api.work import Job, Result, TranslatorLike, run_job
+from hymt_chat.errors import (
+    AccessDeniedError,
+    BodyTooLargeError,
+    InputError,
+    QuotaExceededError,
+    RateLimitedError,
+)
+from hymt_chat.service.metrics import Metrics, outcome_of
+from hymt_chat.service.ratelimit import client_address
+from hymt_chat.settings import Settings
+
+__all__ = ["ApiService", "Context", "api_outcome"]
+
+_log = logging.getLogger("hymt_chat.api")
+
+
+def api_outcome(err: BaseException) -> str:
+    """The ``outcome`` label of a refused or failed API request."""
+    for kind, label in ((BodyTooLargeError, "too_large"), (AccessDeniedError, "denied"),
+                        (QuotaExceededError, "quota"), (RateLimitedError, "rate_limited"),
+                        (InputError, "refused")):
+        if isinstance(err, kind):
+            return label
+    return outcome_of(err)
+
+
+@dataclass(slots=True)
+class Context:
+    """One request as it goes: who (once known) and what was charged (refunded on failure)."""
+
+    request: Request
+    caller: Caller | None = None
+    charge: Charge | None = None
+    billed: int = 0
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ApiService:
+    translator: TranslatorLike
+    settings: Settings
+    access: Access
+    metrics: Metrics | None = None
+
+    def client(self, request: Request) -> str:
+        trusted = frozenset(p.strip() for p in self.settings.trusted_proxies.split(",")
+                            if p.strip())
+        peer = request.client.host if request.client else None
+        return client_address(peer, request.headers.get("x-forwarded-for"), trusted)
+
+    def authenticate(self, ctx: Context, key: str | None) -> Caller:
+        ctx.caller = self.access.authenticate(key, self.client(ctx.request))
+        return ctx.caller
+
+    async def translate(self, ctx: Context, job: Job) -> list[Result]:
+        """Admit (rate limit, quota) and run *job* for the authenticated caller."""
+        assert ctx.caller is not None
+        ctx.charge = self.access.admit(ctx.caller, job.chars)
+        results = await run_job(self.translator, job, user=ctx.caller.user)
+        ctx.billed = job.chars
+        return results
+
+    async def guard(self, dialect: str, request: Request,
+                    work: Callable[[Context], Awaitable[Response]],
+                    error: Callable[[BaseException], Response]) -> Response:
+        """Run *work*; any failure becomes ``error(err)``; the outcome is counted either way."""
+        ctx = Context(request)
+        try:
+            response = await work(ctx)
+        except Exception as err:  # noqa: BLE001 - every failure gets the dialect's error shape
+            if ctx.charge is not None:
+                self.access.refund(ctx.charge)
+            outcome = api_outcome(err)
+            if outcome == "error":
+                _log.exception("API request %s %s failed", request.method, request.url.path)
+            self._count(dialect, ctx, outcome)
+            return error(err)
+        self._count(dialect, ctx, "ok")
+        return response
+
+    def _count(self, dialect: str, ctx: Context, outcome: str) -> None:
+        if self.metrics is not None:
+            name = ctx.caller.name if ctx.caller else "none"
+            self.metrics.observe_api(dialect, name, outcome, ctx.billed if outcome == "ok" else 0)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from hymt_chat.errors import HymtError, InputError, QuotaExceededError
 
-__all__ = ["ApiKey", "Glossary", "KeyError_", "KeyStore", "hash_key", "month_of", "open_store"]
+__all__ = ["ApiKey", "Glossary", "ApiKeyError", "KeyStore", "hash_key", "month_of", "open_store"]
 
 KEY_PREFIX = "hymt-"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -60,7 +60,7 @@ CREATE TABLE IF NOT EXISTS api_glossaries (
 """
 
 
-class KeyError_(InputError):  # noqa: N801 - not the builtin KeyError
+class ApiKeyError(InputError):
     """A key command that cannot be carried out (bad name, name taken, no such key)."""
 
 
@@ -131,14 +131,14 @@ class KeyStore:
     def create(self, name: str, *, per_minute: int, chars_per_month: int | None = None) -> str:
         """Make a key named *name*; returns the key itself (the only time it exists in clear)."""
         if not _NAME.match(name):
-            raise KeyError_(f"A key name is 1-64 letters, digits, '.', '_' or '-'; not {name!r}.")
+            raise ApiKeyError(f"A key name is 1-64 letters, digits, '.', '_' or '-'; not {name!r}.")
         if per_minute < 1 or (chars_per_month is not None and chars_per_month < 1):
-            raise KeyError_("--per-minute and --chars-per-month must be at least 1.")
+            raise ApiKeyError("--per-minute and --chars-per-month must be at least 1.")
         key = KEY_PREFIX + secrets.token_urlsafe(32)
         with self._tx() as db:
             row = db.execute("SELECT revoked FROM api_keys WHERE name = ?", (name,)).fetchone()
             if row is not None and row[0] is None:
-                raise KeyError_(f"A key named {name!r} exists; revoke it first or pick another "
+                raise ApiKeyError(f"A key named {name!r} exists; revoke it first or pick another "
                                 "name.")
             db.execute("INSERT OR REPLACE INTO api_keys VALUES (?, ?, ?, ?, ?, NULL)",
                        (name, hash_key(key), chars_per_month, per_minute, self._clock()))
@@ -149,7 +149,7 @@ class KeyStore:
             cur = db.execute("UPDATE api_keys SET key_hash = NULL, revoked = ? "
                              "WHERE name = ? AND revoked IS NULL", (self._clock(), name))
             if cur.rowcount == 0:
-                raise KeyError_(f"No active key named {name!r} (`hymt-chat api-key list`).")
+                raise ApiKeyError(f"No active key named {name!r} (`hymt-chat api-key list`).")
 
     def list(self) -> list[ApiKey]:
         month = month_of(self._clock())

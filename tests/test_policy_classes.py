@@ -132,3 +132,23 @@ def test_ranks_are_configurable_and_checked() -> None:
         parse_ranks("bulk")
     with pytest.raises(ValueError, match="unknown request class"):
         Policy().rank("urgent")
+
+
+async def test_api_calls_come_after_live_work_before_documents_and_leave_the_reserve() -> None:
+    policy = Policy(window_max=2, reserve=1)
+    gate = Gate()
+    held = asyncio.create_task(policy.run(gate.call("api0"), user="api:k", klass="api"))
+    await settle()
+    tasks = [asyncio.create_task(policy.run(gate.call(name), user=user, klass=klass))
+             for name, user, klass in [("doc", "A", "bulk"), ("api1", "api:k", "api"),
+                                       ("check", "C", "check")]]
+    await settle()
+    assert gate.started == ["api0"]  # API work is background: the second slot stays live
+    live = asyncio.create_task(policy.run(gate.call("live"), user="B"))
+    await settle()
+    assert gate.started == ["api0", "live"]
+    gate.release.set()
+    await asyncio.gather(held, live, *tasks)
+    assert gate.started == ["api0", "live", "check", "api1", "doc"]
+    ranks = parse_ranks("")
+    assert ranks["check"] < ranks["api"] < ranks["bulk"]

@@ -54,6 +54,8 @@ class _Tree:
         self.kind = kind
         self.document = kind == "html" and bool(_DOCUMENT.match(markup))
         self.decl = ""
+        self.lead = markup[: len(markup) - len(markup.lstrip())]  # lxml.html drops it
+        markup = markup[len(self.lead):]
         try:
             if self.document:
                 self.root = lxml_html.document_fromstring(markup)
@@ -70,13 +72,13 @@ class _Tree:
 
     def write(self) -> str:
         if self.document:
-            return lxml_html.tostring(self.root, encoding="unicode", method="html",
-                                      doctype="<!DOCTYPE html>")
+            return self.lead + lxml_html.tostring(self.root, encoding="unicode", method="html",
+                                                  doctype="<!DOCTYPE html>")
         method = "html" if self.kind == "html" else "xml"
         head = html.escape(self.root.text or "", quote=False)
         body = "".join(etree.tostring(child, encoding="unicode", method=method)
                        for child in self.root)
-        return self.decl + head + body
+        return self.lead + self.decl + head + body
 
 
 def _name(el: etree._Element) -> str | None:

@@ -283,3 +283,30 @@ def test_libretranslate_translates_a_subtitle_file(api: ApiApp) -> None:
                           data={"source": "fr", "target": "en", "api_key": key},
                           files={"file": ("talk.pdf", b"%PDF-1.4", "application/pdf")})
         assert wrong.status_code == 400 and ".srt" in wrong.json()["error"]
+
+
+async def test_api_requests_reach_vllm_in_the_api_class_and_long_ones_as_bulk(
+        demo_server) -> None:
+    from hymt_chat.api.work import Job, run_job
+    from hymt_chat.engine.client import ModelClient
+    from hymt_chat.engine.policy import Policy
+    from hymt_chat.engine.translator import Translator
+
+    sent: list[int | None] = []
+
+    class Recording(ModelClient):
+        """The real client, noting the vLLM priority each call carries."""
+
+        async def complete(self, prompt: str, **kwargs):  # type: ignore[no-untyped-def]
+            sent.append(kwargs.get("priority"))
+            return await super().complete(prompt, **kwargs)
+
+    settings = demo_server.settings(temperature=0.0, window_max=2)
+    policy = Policy(window_max=2, deadline=settings.deadline, ranks=settings.priorities)
+    translator = Translator(settings, Recording(settings), policy)
+    [short] = await run_job(translator, Job([FR], "en", "fr"), user="api:t")
+    assert sent == [25] and detect_language(short.text) == "en"
+    sent.clear()
+    lines = "\n".join(["Bonjour.", "Merci.", "Au revoir.", "À demain.", "Bonne nuit."])
+    [long] = await run_job(translator, Job([lines], "en", "fr"), user="api:t")
+    assert sent == [30] * 5 and len(long.text.splitlines()) == 5  # more than 4 parts: bulk

@@ -19,12 +19,13 @@ CHAINLIT = Path(sys.executable).with_name("chainlit")
 
 @contextlib.contextmanager
 def running_app(
-    env: dict[str, str], port: int, log_path: Path, timeout: float = 90
+    env: dict[str, str], port: int, log_path: Path, timeout: float = 90,
+    app: Path = ROOT / "app.py",
 ) -> Iterator[str]:
     """Yield the app's base URL once its page answers; kill its process group afterwards."""
     log = open(log_path, "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [str(CHAINLIT), "run", str(ROOT / "app.py"), "-h",
+        [str(CHAINLIT), "run", str(app), "-h",
          "--host", "127.0.0.1", "--port", str(port)],
         cwd=ROOT, env={**env, "PYTHONUNBUFFERED": "1"}, stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True,

@@ -54,8 +54,8 @@ async def test_without_keys_the_api_is_off_and_says_how_to_turn_it_on(
     with caplog.at_level(logging.INFO, logger="hymt_chat.api"):
         app, _, metrics = app_for(tmp_path)
     assert [r.getMessage() for r in caplog.records if r.name == "hymt_chat.api"] == [
-        "The API is off: no API key is configured. Create one with `hymt-chat api-key create "
-        "NAME`, or set HYMT_API_OPEN_LOCAL=1 to open it to 127.0.0.1 without keys."]
+        ("The API is off: no API key is configured. Create one with `hymt-chat api-key create "
+         "NAME`, or set HYMT_API_OPEN_LOCAL=1 to open it to 127.0.0.1 without keys.")]
     async with client(app, "127.0.0.1") as http:
         lt = await http.post("/libretranslate/detect", data={"q": "Guten Tag, wie geht es?"})
         dl = await http.post("/deepl/v2/translate", json={"text": ["42"], "target_lang": "DE"})

@@ -307,6 +307,6 @@ async def test_api_requests_reach_vllm_in_the_api_class_and_long_ones_as_bulk(
     [short] = await run_job(translator, Job([FR], "en", "fr"), user="api:t")
     assert sent == [25] and detect_language(short.text) == "en"
     sent.clear()
-    lines = "\n".join(["Bonjour.", "Merci.", "Au revoir.", "À demain.", "Bonne nuit."])
+    lines = "Bonjour.\nMerci.\nAu revoir.\nÀ demain.\nBonne nuit."
     [long] = await run_job(translator, Job([lines], "en", "fr"), user="api:t")
     assert sent == [30] * 5 and len(long.text.splitlines()) == 5  # more than 4 parts: bulk

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from hymt_chat.errors import HymtError, InputError, QuotaExceededError
 
-__all__ = ["ApiKey", "Glossary", "ApiKeyError", "KeyStore", "hash_key", "month_of", "open_store"]
+__all__ = ["ApiKey", "ApiKeyError", "Glossary", "KeyStore", "hash_key", "month_of", "open_store"]
 
 KEY_PREFIX = "hymt-"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

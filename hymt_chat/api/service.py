@@ -21,6 +21,7 @@ from hymt_chat.errors import (
 )
 from hymt_chat.service.metrics import Metrics, outcome_of
 from hymt_chat.service.ratelimit import client_address
+from hymt_chat.service.web import trusted_proxies
 from hymt_chat.settings import Settings
 
 __all__ = ["ApiService", "Context", "api_outcome"]
@@ -57,10 +58,10 @@ class ApiService:
     metrics: Metrics | None = None
 
     def client(self, request: Request) -> str:
-        trusted = frozenset(p.strip() for p in self.settings.trusted_proxies.split(",")
-                            if p.strip())
+        """The caller's address (X-Forwarded-For only from HYMT_TRUSTED_PROXIES)."""
         peer = request.client.host if request.client else None
-        return client_address(peer, request.headers.get("x-forwarded-for"), trusted)
+        return client_address(peer, request.headers.get("x-forwarded-for"),
+                              trusted_proxies(self.settings))
 
     def authenticate(self, ctx: Context, key: str | None) -> Caller:
         ctx.caller = self.access.authenticate(key, self.client(ctx.request))

@@ -310,3 +310,21 @@ async def test_api_requests_reach_vllm_in_the_api_class_and_long_ones_as_bulk(
     lines = "Bonjour.\nMerci.\nAu revoir.\nÀ demain.\nBonne nuit."
     [long] = await run_job(translator, Job([lines], "en", "fr"), user="api:t")
     assert sent == [30] * 5 and len(long.text.splitlines()) == 5  # more than 4 parts: bulk
+
+
+async def test_a_client_that_hangs_up_cancels_its_model_calls_and_is_not_billed(
+        api: ApiApp) -> None:
+    from tests.test_e2e_overload import until
+
+    key = new_key(api, "gone", chars_per_month=100_000)
+    long_text = " ".join([FR.rstrip(".") + ", et le suivi ne montre rien depuis lundi."] * 6)
+    async with httpx.AsyncClient(timeout=3) as http:  # gives up long before the answer
+        with pytest.raises(httpx.ReadTimeout):
+            await http.post(api.url + "/deepl/v2/translate",
+                            headers={"Authorization": f"DeepL-Auth-Key {key}"},
+                            json={"text": [long_text], "target_lang": "DE", "source_lang": "FR"})
+    assert api.policy.in_flight > 0  # still translating a moment after the hang-up
+    await until(lambda: api.policy.in_flight == 0, 30, "the abandoned calls to be cancelled")
+    await until(lambda: any('outcome="cancelled"' in line
+                            for line in metric_lines(api, "gone")), 10, "the count")
+    assert api.store.used("gone") == 0  # refunded: nothing was delivered

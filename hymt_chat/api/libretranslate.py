@@ -206,7 +206,7 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
                         klass=BULK)
                     return result.text
 
-                out = await documents.translate_document(doc, piece)
+                out = await svc.unless_gone(ctx, documents.translate_document(doc, piece))
             ctx.billed = len(doc.text)
             file_id = store.put(documents.output_name(doc.name, target), doc.encode(out),
                                 doc.mime)

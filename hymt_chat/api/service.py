@@ -3,9 +3,11 @@ and one guard that turns any failure into the dialect's error and counts the out
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -14,6 +16,7 @@ from hymt_chat.api.access import Access, Caller, Charge
 from hymt_chat.api.work import Job, Result, TranslatorLike, run_job
 from hymt_chat.errors import (
     AccessDeniedError,
+    HymtError,
     BodyTooLargeError,
     InputError,
     QuotaExceededError,
@@ -24,14 +27,21 @@ from hymt_chat.service.ratelimit import client_address
 from hymt_chat.service.web import trusted_proxies
 from hymt_chat.settings import Settings
 
-__all__ = ["ApiService", "Context", "api_outcome"]
+__all__ = ["ApiService", "ClientGoneError", "Context", "api_outcome"]
 
 _log = logging.getLogger("hymt_chat.api")
+T = TypeVar("T")
+GONE_POLL = 0.5  # seconds between looks at the connection while a translation runs
+
+
+class ClientGoneError(HymtError):
+    """The client hung up (or timed out and will retry) before its answer was ready."""
 
 
 def api_outcome(err: BaseException) -> str:
     """The ``outcome`` label of a refused or failed API request."""
-    for kind, label in ((BodyTooLargeError, "too_large"), (AccessDeniedError, "denied"),
+    for kind, label in ((ClientGoneError, "cancelled"),
+                        (BodyTooLargeError, "too_large"), (AccessDeniedError, "denied"),
                         (QuotaExceededError, "quota"), (RateLimitedError, "rate_limited"),
                         (InputError, "refused")):
         if isinstance(err, kind):
@@ -71,9 +81,31 @@ class ApiService:
         """Admit (rate limit, quota) and run *job* for the authenticated caller."""
         assert ctx.caller is not None
         ctx.charge = self.access.admit(ctx.caller, job.chars)
-        results = await run_job(self.translator, job, user=ctx.caller.user)
+        results = await self.unless_gone(ctx, run_job(self.translator, job,
+                                                      user=ctx.caller.user))
         ctx.billed = job.chars
         return results
+
+    async def unless_gone(self, ctx: Context, work: Awaitable[T]) -> T:
+        """*work*, cancelled if the client disconnects meanwhile (ClientGoneError).
+
+        DeepL's Python client waits 10 s for the first byte, then retries the same request:
+        without this, every abandoned try would keep its model calls running (cancelling
+        closes them, and vLLM aborts their generation). Only call it once the body is read:
+        Starlette's disconnect check would otherwise swallow a chunk of it.
+        """
+        task = asyncio.ensure_future(work)
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=GONE_POLL)
+                if done:
+                    return task.result()
+                if await ctx.request.is_disconnected():
+                    task.cancel()
+                    raise ClientGoneError("The client closed the connection before the answer.")
+        finally:
+            if not task.done():
+                task.cancel()
 
     async def guard(self, dialect: str, request: Request,
                     work: Callable[[Context], Awaitable[Response]],

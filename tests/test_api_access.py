@@ -124,3 +124,21 @@ async def test_bad_json_and_form_bodies_get_one_sentence(tmp_path: Path) -> None
                                                             "target_lang": "DE"},
                                headers={"Authorization": f"DeepL-Auth-Key {key}"})
         assert many.status_code == 400 and "at most 50" in many.json()["message"]
+
+
+async def test_a_key_file_that_cannot_be_opened_leaves_the_page_up(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    (tmp_path / "keys.db").mkdir()  # a folder where the file should be
+    settings = Settings(base_url=DEAD, cache_dir=tmp_path, api_keys_path=tmp_path / "keys.db")
+    app = FastAPI()
+
+    @app.get("/{path:path}")
+    async def page(path: str) -> dict[str, str]:
+        return {"page": path}
+
+    with caplog.at_level(logging.ERROR, logger="hymt_chat.api"):
+        assert mount(app, Translator(settings), settings) is None
+    assert "API off: Cannot open the API key file" in caplog.text
+    async with client(app) as http:
+        assert (await http.get("/libretranslate/languages")).json() == {
+            "page": "libretranslate/languages"}

@@ -12,6 +12,7 @@ from hymt_chat.api.keys import KeyStore, open_store
 from hymt_chat.api.libretranslate import libretranslate_router
 from hymt_chat.api.service import ApiService
 from hymt_chat.api.work import TranslatorLike
+from hymt_chat.errors import HymtError
 from hymt_chat.service.metrics import Metrics
 from hymt_chat.settings import Settings
 
@@ -21,14 +22,21 @@ _log = logging.getLogger("hymt_chat.api")
 
 
 def mount(server: FastAPI, translator: TranslatorLike, settings: Settings, *,
-          metrics: Metrics | None = None, store: KeyStore | None = None) -> ApiService:
+          metrics: Metrics | None = None, store: KeyStore | None = None) -> ApiService | None:
     """Add ``/libretranslate/…`` and ``/deepl/v2/…`` to *server*, ahead of every route it has.
 
     Chainlit's server ends with a catch-all page route that would answer our paths first;
     the new routes are therefore moved to the front, in their own order. Works the same on a
-    plain FastAPI app (tests). Logs one line saying whether the API is on and how.
+    plain FastAPI app (tests). Logs one line saying whether the API is on and how. A key file
+    that cannot be opened leaves the API unmounted (logged), never the chat page down.
     """
-    access = Access(store or open_store(settings.api_keys_file), open_local=settings.api_open_local,
+    if store is None:
+        try:
+            store = open_store(settings.api_keys_file)
+        except HymtError as err:
+            _log.error("API off: %s", err)
+            return None
+    access = Access(store, open_local=settings.api_open_local,
                     local_limit=settings.rate_limit, local_chars=settings.rate_limit_chars)
     svc = ApiService(translator, settings, access, metrics)
     routes = server.router.routes

@@ -16,8 +16,8 @@ from hymt_chat.api.access import Access, Caller, Charge
 from hymt_chat.api.work import Job, Result, TranslatorLike, run_job
 from hymt_chat.errors import (
     AccessDeniedError,
-    HymtError,
     BodyTooLargeError,
+    HymtError,
     InputError,
     QuotaExceededError,
     RateLimitedError,

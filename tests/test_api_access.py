@@ -142,3 +142,15 @@ async def test_a_key_file_that_cannot_be_opened_leaves_the_page_up(
     async with client(app) as http:
         assert (await http.get("/libretranslate/languages")).json() == {
             "page": "libretranslate/languages"}
+
+
+async def test_deepl_translate_answers_a_get_with_query_fields_as_weblate_checks_it(
+        tmp_path: Path) -> None:
+    app, store, _ = app_for(tmp_path)
+    key = store.create("weblate", per_minute=5)
+    async with client(app) as http:
+        got = await http.get("/deepl/v2/translate", params={"text": "42", "target_lang": "FR",
+                                                            "auth_key": key})
+    assert got.status_code == 200
+    assert got.json() == {"translations": [{"detected_source_language": "", "text": "42",
+                                            "billed_characters": 2}]}

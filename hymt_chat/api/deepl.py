@@ -269,7 +269,8 @@ def deepl_router(svc: ApiService) -> APIRouter:
         return JSONResponse({"supported_languages": [
             {"source_lang": s, "target_lang": t} for s in codes for t in codes if s != t]})
 
-    router.add_api_route("/translate", route(translate), methods=["POST"])
+    # GET too: Weblate's documented check of a DeepL URL is GET /v2/translate?text=…&auth_key=…
+    router.add_api_route("/translate", route(translate), methods=["GET", "POST"])
     router.add_api_route("/languages", route(languages), methods=["GET", "POST"])
     router.add_api_route("/usage", route(usage), methods=["GET", "POST"])
     router.add_api_route("/glossaries", route(create_glossary), methods=["POST"])

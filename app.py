@@ -22,6 +22,7 @@ from chainlit.server import app as server
 from chainlit.server import sio
 from chainlit.utils import utc_now
 
+from hymt_chat.api import routes as api
 from hymt_chat.engine.translator import Translator
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes import profiles as modes
@@ -85,6 +86,7 @@ web.add_routes(server, SETTINGS, readiness=READINESS, metrics=METRICS, demo=SERV
                notice=wording.DEMO_NOTICE, sign_in=HISTORY)
 room_page.mount(server, SERVICES.rooms, SETTINGS)  # /room/<token>: the customer's own phone
 counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, TRUSTED_PROXIES)
+api.mount(server, SERVICES.translator, SETTINGS, metrics=METRICS)  # LibreTranslate, DeepL
 
 # --- the presenter: what a session shows, as Chainlit messages, settings and steps ------------
 

@@ -16,7 +16,7 @@ from tests.support.chainlit_app import app_env, running_app
 
 pytestmark = pytest.mark.slow
 
-APP = ROOT / "tests" / "support" / "api_chat_app.py"
+APP = ROOT / "app.py"
 
 
 def test_the_api_answers_inside_chainlit_with_a_key_from_the_cli(demo_server, tmp_path) -> None:

@@ -22,6 +22,7 @@ from hymt_chat.errors import (
 )
 from hymt_chat.settings import Settings, get_settings
 from hymt_chat.sidecar.endpoint import Endpoint, resolve_endpoint
+from hymt_chat.sidecar.probe import HealthCheck
 from hymt_chat.text.answers import strip_wrapping
 
 _log = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ class ModelClient:
             if not self._model:
                 try:
                     models = await self._openai.models.list()
-                except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
+                except Exception as err:
                     raise map_error(err, self.settings.request_timeout or _LIST_TIMEOUT,
                                     self.endpoint.base_url) from err
                 if not models.data:
@@ -202,7 +203,7 @@ class ModelClient:
                                            temperature=temperature, top_p=top_p, model=model,
                                            source=source, timeout=timeout)
             raise map_error(err, timeout, self.endpoint.base_url) from err
-        except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
+        except Exception as err:
             raise map_error(err, timeout, self.endpoint.base_url) from err
         contents = _contents(response)
         usage = getattr(response, "usage", None)
@@ -234,11 +235,11 @@ class ModelClient:
                             floor=self.settings.timeout_floor, stretch=stretch)
 
     async def health(self, timeout: float = 3.0) -> bool:
-        """True when the server's /health answers 200 (it needs no API key)."""
+        """True when the server answers (the probe of ``GET /health``: its /health, or the
+        keyed /v1/models of a server without one)."""
         try:
             async with httpx.AsyncClient(timeout=timeout) as http:
-                response = await http.get(f"{self.endpoint.root}/health")
-            return response.status_code == 200
+                return await HealthCheck.of(self.endpoint).ask(http)
         except httpx.HTTPError:
             return False
 

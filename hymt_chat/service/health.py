@@ -1,6 +1,7 @@
-"""Is the model there? One probe for the app's ``GET /health``, its warm-up wait and its banner.
+"""Is the model there? One state for the app's ``GET /health``, its warm-up wait and its banner.
 
-The answer combines what the model server says (its ``/health``) with what the sidecar last
+The answer combines what the model server says (:class:`~hymt_chat.sidecar.probe.HealthCheck`,
+the probe the supervisor uses too) with what the sidecar last
 wrote about itself (``endpoint.read_state``): a server that does not answer while the sidecar is
 loading is "starting", while it is being brought back is "restarting", otherwise "down".
 """
@@ -15,6 +16,7 @@ import httpx
 
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint, read_state, resolve_endpoint
+from hymt_chat.sidecar.probe import HealthCheck
 
 __all__ = [
     "ModelState",
@@ -51,21 +53,6 @@ class Probe:
     model_root: str | None = None  # what the server says it serves (a path or a hub name)
 
 
-async def _server_answers(endpoint: Endpoint, http: httpx.AsyncClient) -> bool:
-    """vLLM's /health (no key needed); servers without one are asked for /v1/models instead."""
-    response = await http.get(f"{endpoint.root}/health")
-    if response.status_code == 200:
-        return True
-    # Absent, or behind a gateway that wants the key: ask the keyed /v1/models. (A 5xx from a
-    # real /health means the engine is down, whatever /v1/models says.)
-    if response.status_code in (401, 403, 404, 405):
-        models = await http.get(
-            f"{endpoint.base_url}/models", headers={"Authorization": f"Bearer {endpoint.api_key}"}
-        )
-        return models.status_code == 200
-    return False
-
-
 async def _model_root(endpoint: Endpoint, http: httpx.AsyncClient) -> str | None:
     try:
         response = await http.get(
@@ -88,7 +75,7 @@ async def probe_model(
     sidecar = read_state(settings).get("state")
     try:
         async with httpx.AsyncClient(timeout=timeout) as http:
-            ok = await _server_answers(endpoint, http)
+            ok = await HealthCheck.of(endpoint).ask(http)
             root = await _model_root(endpoint, http) if ok and with_model else None
     except httpx.HTTPError:
         ok, root = False, None

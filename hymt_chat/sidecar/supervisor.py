@@ -13,9 +13,8 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
-
 from hymt_chat.errors import SidecarError
+from hymt_chat.sidecar.probe import HealthCheck
 from hymt_chat.sidecar.profiles import LaunchSpec
 
 StateSink = Callable[[str], None]
@@ -54,6 +53,7 @@ class Supervisor:
     ) -> None:
         self.spec = spec
         self.health_url = health_url
+        self._check = HealthCheck(health_url)
         self.log_path = log_path
         self.max_backoff = max_backoff
         self.unhealthy_after = unhealthy_after
@@ -95,10 +95,9 @@ class Supervisor:
         log.close()
 
     def healthy(self, timeout: float = 2.0) -> bool:
-        try:
-            return httpx.get(self.health_url, timeout=timeout).status_code == 200
-        except httpx.HTTPError:
-            return False
+        """True when vLLM's /health answers 200 (the shared probe, without the /v1/models
+        fallback: this server is vLLM, and a 404 there is not health)."""
+        return self._check(timeout)
 
     def _wait_healthy(self, timeout: float, progress: Callable[[float], None] | None) -> str:
         """'ready', 'exited' or 'timeout'."""

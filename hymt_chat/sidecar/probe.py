@@ -1,0 +1,76 @@
+"""Does the model server answer? The one probe behind ``GET /health``, the warm-up wait, the
+doctor and the supervisor's watch.
+
+The question is written once, as the GETs to send and how to read their answers
+(:meth:`HealthCheck.steps`, a generator: it yields a GET and is sent the response); two
+drivers of a few lines send them, one blocking (the supervisor's threads) and one async (the
+app's event loop). So a change to what "healthy" means lands in every caller at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+
+import httpx
+
+from hymt_chat.sidecar.endpoint import Endpoint
+
+__all__ = ["HealthCheck"]
+
+# A /health that is absent, or behind a gateway that wants the key: the keyed /v1/models decides.
+# (A 5xx from a real /health means the engine is down, whatever /v1/models says.)
+_ASK_MODELS = frozenset({401, 403, 404, 405})
+
+Get = tuple[str, dict[str, str]]  # url, headers (sent with the driver's client and timeout)
+Steps = Generator[Get, httpx.Response, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class HealthCheck:
+    """vLLM's ``/health`` (no key needed); with *models_url*, a server without one is asked
+    for its keyed ``/v1/models`` instead. Without it (the supervisor, which launched vLLM
+    itself) only a 200 from ``/health`` counts."""
+
+    health_url: str
+    models_url: str | None = None
+    api_key: str = ""
+
+    @classmethod
+    def of(cls, endpoint: Endpoint) -> HealthCheck:
+        """The check of a server the app talks to (it may not be vLLM: the fallback is on)."""
+        return cls(f"{endpoint.root}/health", f"{endpoint.base_url}/models", endpoint.api_key)
+
+    def steps(self) -> Steps:
+        """The GETs to send, in order, and the verdict (the generator's return value)."""
+        response = yield self.health_url, {}
+        if response.status_code == 200:
+            return True
+        if self.models_url is None or response.status_code not in _ASK_MODELS:
+            return False
+        models = yield self.models_url, {"Authorization": f"Bearer {self.api_key}"}
+        return models.status_code == 200
+
+    def __call__(self, timeout: float = 2.0) -> bool:
+        """Blocking: True when the server answers; any transport failure is False."""
+        steps = self.steps()
+        try:
+            with httpx.Client(timeout=timeout) as http:
+                url, headers = next(steps)
+                while True:
+                    url, headers = steps.send(http.get(url, headers=headers))
+        except StopIteration as done:
+            return bool(done.value)
+        except httpx.HTTPError:
+            return False
+
+    async def ask(self, http: httpx.AsyncClient) -> bool:
+        """Async, on the caller's client: True when the server answers; a transport failure
+        raises ``httpx.HTTPError`` (the caller may want to tell it apart)."""
+        steps = self.steps()
+        try:
+            url, headers = next(steps)
+            while True:
+                url, headers = steps.send(await http.get(url, headers=headers))
+        except StopIteration as done:
+            return bool(done.value)

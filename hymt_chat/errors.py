@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import dataclass
+
 
 class HymtError(Exception):
     """Base of every error hymt-chat raises on purpose; ``str(err)`` is meant for the user."""
@@ -34,6 +37,10 @@ class InputTooLongError(InputError):
 
 class NotTextError(InputError):
     """Input that is binary or not UTF-8."""
+
+
+class CommandError(InputError):
+    """A command the user typed cannot be carried out (missing argument, nothing to swap…)."""
 
 
 class UnsupportedPromptError(HymtError, ValueError):
@@ -129,32 +136,75 @@ def _parts(numbers: list[int]) -> str:
     return f"part {shown}" if len(numbers) == 1 else f"parts {shown}"
 
 
-# The one map from a model failure to its reason: a label for events and metrics, and the few
-# words a sentence about several failures uses.
-_REASONS: tuple[tuple[type[ModelError], str, str], ...] = (
-    (ModelBusyError, "busy (503)", "the model server stayed busy"),
-    (ModelUnavailableError, "unavailable", "the model server was not reachable"),
-    (ModelTimeoutError, "timeout", "the model was too slow"),
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """How one kind of failure is named, wherever it is named."""
+
+    outcome: str  # the metrics' ``outcome`` label of a failed translation
+    label: str | None = None  # policy events and logs; None: the error type's name
+    words: str | None = None  # in a sentence naming several failures; None: the error's own
+    fusion: str | None = None  # in Best quality's note, when the fusion call failed this way
+
+
+# The one map from a failure to its reason, first match wins (subclasses before their bases).
+_REASONS: tuple[tuple[type[BaseException], Reason], ...] = (
+    (asyncio.CancelledError, Reason("cancelled")),
+    (InputError, Reason("refused")),
+    (RateLimitedError, Reason("rate_limited")),
+    (IncompleteTranslationError, Reason("incomplete", "model error",
+                                        fusion="the fusion model failed")),
+    (ModelBusyError, Reason("busy", "busy (503)", "the model server stayed busy",
+                            "the fusion model is busy")),
+    (ModelUnavailableError, Reason("unavailable", "unavailable",
+                                   "the model server was not reachable",
+                                   "the fusion model is not reachable")),
+    (ModelTimeoutError, Reason("timeout", "timeout", "the model was too slow",
+                               "the fusion model took too long")),
+    (ModelError, Reason("model_error", "model error", fusion="the fusion model failed")),
 )
+_OTHER = Reason("error")
+_BY_LABEL = {reason.label: reason for _, reason in _REASONS if reason.label}
+
+# HTTP statuses of a model server that mean the same whichever server answered: what it did,
+# and the setting to check (after the HYMT_ or HYMT_FUSION_ prefix).
+_STATUS: dict[int, tuple[str, str]] = {
+    401: ("refused the API key", "API_KEY"),
+    403: ("refused the API key", "API_KEY"),
+    404: ("does not serve that model", "MODEL"),
+}
+
+
+def reason_of(err: BaseException | None) -> Reason:
+    """The row of :data:`_REASONS` for *err* (``outcome="error"`` when none matches)."""
+    for kind, reason in _REASONS:
+        if isinstance(err, kind):
+            return reason
+    return _OTHER
+
+
+def reason_by_label(label: str) -> Reason | None:
+    """The reason a policy event names by its label ("busy (503)"…), or None."""
+    return _BY_LABEL.get(label)
 
 
 def reason_label(err: BaseException | None) -> str:
     """"busy (503)", "unavailable", "timeout", "model error", or the type's name."""
-    for kind, label, _ in _REASONS:
-        if isinstance(err, kind):
-            return label
-    if isinstance(err, ModelError):
-        return "model error"
-    return type(err).__name__ if err is not None else ""
+    if err is None:
+        return ""
+    return reason_of(err).label or type(err).__name__
 
 
 def short_reason(err: BaseException) -> str:
     """A few words for why a model call failed, for sentences that name several failures."""
-    for kind, _, words in _REASONS:
-        if isinstance(err, kind):
-            return words
-    return str(err).rstrip(".") or type(err).__name__
+    return reason_of(err).words or str(err).rstrip(".") or type(err).__name__
 
 
-class CommandError(InputError):
-    """A command the user typed cannot be carried out (missing argument, nothing to swap…)."""
+def status_words(status: int | None) -> tuple[str, str] | None:
+    """(what the server did, the setting to check) for an HTTP status with a fixed meaning."""
+    return _STATUS.get(status) if status is not None else None
+
+
+def http_status(err: BaseException) -> int | None:
+    """The HTTP status behind a model error (the SDK error it was mapped from), if any."""
+    status = getattr(err.__cause__, "status_code", None)
+    return status if isinstance(status, int) else None

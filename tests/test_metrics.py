@@ -9,7 +9,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from hymt_chat.engine.policy import Policy, PolicyEvent
 from hymt_chat.engine.translator import Translation, Translator
-from hymt_chat.errors import ModelBusyError, ModelUnavailableError, UnknownLanguageError
+from hymt_chat.errors import (
+    ModelBusyError,
+    ModelTimeoutError,
+    ModelUnavailableError,
+    UnknownLanguageError,
+)
 from hymt_chat.service.metrics import Metrics, PolicyHook, outcome_of
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint, write_state
@@ -214,3 +219,22 @@ def test_a_metrics_object_observes_one_policy():
     metrics.attach(metrics.policy)  # type: ignore[arg-type]  # the same one again is fine
     with pytest.raises(ValueError):
         metrics.attach(Policy())
+
+
+async def test_timeout_retries_are_labelled_timeout():
+    # Timeouts are retried for callers that widen each try (retry_timeouts); the label comes from
+    # the one reason table, so a retried timeout is "timeout", not "other".
+    policy = Policy(**FAST)
+    metrics = Metrics(policy=policy)
+    calls = 0
+
+    async def slow_once() -> str:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise ModelTimeoutError("slow")
+        return "ok"
+
+    assert await policy.run(slow_once, user="u", retry_timeouts=True) == "ok"
+    assert _value(metrics, "hymt_retries_total", reason="timeout") == 1
+    assert _value(metrics, "hymt_retries_total", reason="other") == 0

@@ -56,6 +56,9 @@ from hymt_chat.errors import (
     ModelError,
     ModelTimeoutError,
     ModelUnavailableError,
+    http_status,
+    reason_of,
+    status_words,
 )
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.capacity import DEFAULT_SLOTS
@@ -267,20 +270,18 @@ class SegmentOutcome:
 
 
 def _fusion_reason(err: ModelError) -> str:
-    if isinstance(err, ModelBusyError):
-        return "the fusion model is busy"
-    if isinstance(err, ModelUnavailableError):
-        return "the fusion model is not reachable"
-    if isinstance(err, ModelTimeoutError):
-        return "the fusion model took too long"
-    status = getattr(err.__cause__, "status_code", None)
-    if status in (401, 403):
-        return "the fusion server refused the API key (HYMT_FUSION_API_KEY)"
-    if status == 404:
-        return "the fusion server does not serve that model (HYMT_FUSION_MODEL)"
+    """Why the fusion call failed, in the words of the one reason table (errors.py)."""
+    status = http_status(err)
+    known = status_words(status)
+    if known is not None:
+        did, setting = known
+        return f"the fusion server {did} (HYMT_FUSION_{setting})"
     if status == 400:
         return TOO_LONG  # vLLM's answer to a prompt over the context (or a bad request)
-    return f"the fusion model failed (HTTP {status})" if status else "the fusion model failed"
+    reason = reason_of(err)
+    words = reason.fusion or "the fusion model failed"
+    # Busy (503/429) says so already; a plain failure names its status.
+    return f"{words} (HTTP {status})" if status and reason.outcome == "model_error" else words
 
 
 def _unfence(answer: str, source: str) -> str:

@@ -19,6 +19,7 @@ from hymt_chat.errors import (
     ModelError,
     ModelTimeoutError,
     ModelUnavailableError,
+    status_words,
 )
 from hymt_chat.settings import Settings, get_settings
 from hymt_chat.sidecar.endpoint import Endpoint, resolve_endpoint
@@ -64,10 +65,10 @@ def map_error(err: Exception, timeout: float, url: str | None = None) -> Excepti
             busy = ModelBusyError(f"The translation model is busy (HTTP {status}).")
             busy.retry_after = _retry_after(err.response.headers)  # type: ignore[attr-defined]
             return busy
-        if status in (401, 403):
-            return ModelError("The model server refused the API key (check HYMT_API_KEY).")
-        if status == 404:
-            return ModelError("The model server does not serve that model (check HYMT_MODEL).")
+        known = status_words(status)
+        if known is not None:
+            did, setting = known
+            return ModelError(f"The model server {did} (check HYMT_{setting}).")
         return ModelError(f"The model server failed (HTTP {status}).")
     if isinstance(err, (openai.APIResponseValidationError, ValueError, KeyError, TypeError)):
         return ModelError("The model server sent an answer that is not valid JSON.")

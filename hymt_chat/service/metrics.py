@@ -10,6 +10,7 @@ front ends call. Every metric lives in the :class:`Metrics` object's own ``Colle
 ``hymt_translations_total``            translate() calls by source, target and outcome
 ``hymt_translation_seconds``           wall time of successful translations (histogram)
 ``hymt_retries_total``                 retries scheduled by the policy, by reason
+                                       (busy, unavailable, timeout)
 ``hymt_busy_503_total``                503 "busy" answers of the model server
 ``hymt_downgrades_total``              times the adaptive window was cut (fewer calls at once)
 ``hymt_policy_window``                 calls allowed at once right now
@@ -32,16 +33,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 from prometheus_client.exposition import generate_latest
 
 from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
-from hymt_chat.errors import (
-    HymtError,
-    IncompleteTranslationError,
-    InputError,
-    ModelBusyError,
-    ModelError,
-    ModelTimeoutError,
-    ModelUnavailableError,
-    RateLimitedError,
-)
+from hymt_chat.errors import HymtError, ModelBusyError, reason_by_label, reason_label, reason_of
 from hymt_chat.lang.languages import get_language
 from hymt_chat.sidecar.endpoint import read_state
 
@@ -55,25 +47,18 @@ NAMESPACE = "hymt"
 # A translation is one message or one document piece: from well under a second on a free A10
 # to the 180 s deadline under overload.
 LATENCY_BUCKETS = (0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 45, 60, 90, 120, 180, float("inf"))
-_BUSY = "busy (503)"
-_REASONS = {_BUSY: "busy", "unavailable": "unavailable"}
-_INPUT_ERRORS = InputError
+_BUSY = reason_label(ModelBusyError())
 
 
 def outcome_of(err: BaseException) -> str:
-    """The ``outcome`` label of a failed translation."""
-    if isinstance(err, asyncio.CancelledError):
-        return "cancelled"
-    if isinstance(err, _INPUT_ERRORS):
-        return "refused"
-    if isinstance(err, RateLimitedError):
-        return "rate_limited"
-    for kind, label in ((IncompleteTranslationError, "incomplete"),
-                        (ModelBusyError, "busy"), (ModelUnavailableError, "unavailable"),
-                        (ModelTimeoutError, "timeout"), (ModelError, "model_error")):
-        if isinstance(err, kind):
-            return label
-    return "error"
+    """The ``outcome`` label of a failed translation (from the one reason table, errors.py)."""
+    return reason_of(err).outcome
+
+
+def _retry_reason(label: str) -> str:
+    """The ``reason`` label of a retry, from the policy event's reason label."""
+    reason = reason_by_label(label)
+    return reason.outcome if reason is not None else "other"
 
 
 def _language_label(code: str | None) -> str:
@@ -126,7 +111,7 @@ class PolicyHook:
         if event.kind == "started":
             self._mark_started(event.attempt)
         elif event.kind == "retrying":
-            m.retries.labels(_REASONS.get(event.error, "other")).inc()
+            m.retries.labels(_retry_reason(event.error)).inc()
             if event.error == _BUSY:
                 m.busy_503.inc()
         elif event.kind == "gave_up" and event.error == _BUSY:
@@ -162,7 +147,7 @@ class Metrics:
             "included).", namespace=NAMESPACE, buckets=LATENCY_BUCKETS, registry=reg,
         )
         self.retries = Counter(
-            "retries", "Model calls retried by the policy, by reason (busy, unavailable).",
+            "retries", "Model calls retried by the policy, by reason (busy, unavailable, timeout).",
             ["reason"], namespace=NAMESPACE, registry=reg,
         )
         self.busy_503 = Counter(

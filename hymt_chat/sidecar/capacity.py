@@ -31,12 +31,10 @@ def engine_slots(settings: Settings) -> int:
         return settings.window_max
     if settings.base_url and settings.profile == "auto":
         return DEFAULT_SLOTS
-    from hymt_chat.sidecar.launch import resolve_profile
-    from hymt_chat.sidecar.profiles import merge_flags, parse_flags
+    from hymt_chat.sidecar.launch import choose
 
     try:
-        flags = dict(merge_flags(resolve_profile(settings.profile).flags,
-                                 parse_flags(settings.vllm_args)))
+        flags = dict(choose(settings).flags)
         seqs = int(flags.get("--max-num-seqs") or 0)
     except (SidecarError, ValueError):  # a bad profile or flag fails louder at launch
         return DEFAULT_SLOTS

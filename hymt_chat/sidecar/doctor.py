@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Literal
 
 from hymt_chat.settings import Settings
-from hymt_chat.sidecar.launch import auto_profile, resolve_model
-from hymt_chat.sidecar.profiles import Flags, Profile, get_profile, merge_flags, parse_flags
+from hymt_chat.sidecar.launch import auto_profile, choose
+from hymt_chat.sidecar.profiles import Flags, Profile
 
 __all__ = [
     "EXIT_OK",
@@ -417,14 +417,12 @@ class Plan:
 
 
 def plan_for(settings: Settings, requested: str | None, gpus: Sequence[Gpu]) -> Plan:
-    """Resolve "auto" from the GPUs read (not by probing again) and apply HYMT_VLLM_ARGS."""
-    asked = requested or settings.profile
-    name = auto_profile(gpus[0].total_gib if gpus else None) if asked == "auto" else asked
-    profile = get_profile(name)
-    model, is_demo = resolve_model(settings, profile, None)
-    flags = merge_flags(profile.flags, parse_flags(settings.vllm_args))
-    return Plan(asked, profile, flags, model, is_demo, settings.tensor_parallel_size,
-                settings.data_parallel_size, settings.base_url)
+    """The launcher's choice (:func:`~hymt_chat.sidecar.launch.choose`), "auto" resolved from
+    the GPUs read (not by probing again)."""
+    choice = choose(settings, profile=requested,
+                    gpu_memory=lambda: gpus[0].total_gib if gpus else None)
+    return Plan(choice.requested, choice.profile, choice.flags, choice.model, choice.is_demo,
+                settings.tensor_parallel_size, settings.data_parallel_size, settings.base_url)
 
 
 def host_checks(readings: HostReadings, plan: Plan) -> list[Check]:

@@ -6,7 +6,7 @@ import secrets
 import shutil
 import socket
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +14,15 @@ from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.capacity import vllm_has_priority
 from hymt_chat.sidecar.endpoint import Endpoint
-from hymt_chat.sidecar.profiles import LaunchSpec, Profile, build_launch, get_profile
+from hymt_chat.sidecar.profiles import (
+    Flags,
+    LaunchSpec,
+    Profile,
+    build_launch,
+    get_profile,
+    merge_flags,
+    parse_flags,
+)
 
 DEFAULT_GPU_MODEL = "tencent/Hunyuan-MT-7B"
 
@@ -43,8 +51,9 @@ def auto_profile(memory_gib: float | None) -> str:
     return "a10"
 
 
-def resolve_profile(name: str) -> Profile:
-    return get_profile(auto_profile(gpu_memory_gib()) if name == "auto" else name)
+def resolve_profile(name: str, gpu_memory: Callable[[], float | None] = gpu_memory_gib) -> Profile:
+    """The profile *name* names; "auto" picks by the GPU memory *gpu_memory* reads."""
+    return get_profile(auto_profile(gpu_memory()) if name == "auto" else name)
 
 
 def resolve_model(settings: Settings, profile: Profile, model: str | None) -> tuple[str, bool]:
@@ -55,6 +64,38 @@ def resolve_model(settings: Settings, profile: Profile, model: str | None) -> tu
     if profile.device == "cpu":
         return str(settings.demo_model_dir), True
     return DEFAULT_GPU_MODEL, False
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The profile and model to serve: the one decision the launcher and the doctor share."""
+
+    requested: str  # the profile asked for ("auto" included)
+    profile: Profile
+    model: str  # a folder or a hub name, as configured
+    is_demo: bool
+    vllm_args: str = ""  # HYMT_VLLM_ARGS
+
+    @property
+    def flags(self) -> Flags:
+        """The profile's flags with HYMT_VLLM_ARGS applied (what the doctor and the window
+        sizing read; the launch adds model, port and the host-specific ones)."""
+        return merge_flags(self.profile.flags, parse_flags(self.vllm_args))
+
+
+def choose(
+    settings: Settings,
+    *,
+    profile: str | None = None,
+    model: str | None = None,
+    gpu_memory: Callable[[], float | None] = gpu_memory_gib,
+) -> Choice:
+    """Profile (argument, else HYMT_PROFILE; "auto" by *gpu_memory*) and model (argument, else
+    HYMT_MODEL_PATH, else the demo on CPU, else Hunyuan-MT-7B). No checks: see plan_launch."""
+    asked = profile or settings.profile
+    prof = resolve_profile(asked, gpu_memory)
+    chosen, is_demo = resolve_model(settings, prof, model)
+    return Choice(asked, prof, chosen, is_demo, settings.vllm_args)
 
 
 def looks_local(model: str) -> bool:
@@ -92,8 +133,8 @@ def plan_launch(
     generation_config: Mapping[str, float | int] | None = None,
 ) -> Launch:
     """Everything about the launch, checked before anything starts (check=False: dry run)."""
-    prof = resolve_profile(profile or settings.profile)
-    chosen, is_demo = resolve_model(settings, prof, model)
+    choice = choose(settings, profile=profile, model=model)
+    prof, chosen, is_demo = choice.profile, choice.model, choice.is_demo
     host = host or settings.host
     port = port or settings.port
     api_key = settings.api_key if settings.api_key not in ("", "EMPTY") else secrets.token_urlsafe(24)

@@ -22,7 +22,7 @@ from hymt_chat.errors import (
     status_words,
 )
 from hymt_chat.settings import Settings, get_settings
-from hymt_chat.sidecar.endpoint import Endpoint, resolve_endpoint
+from hymt_chat.sidecar.endpoint import Endpoint, forget_state, resolve_endpoint
 from hymt_chat.sidecar.probe import HealthCheck
 from hymt_chat.text.answers import strip_wrapping
 
@@ -138,9 +138,8 @@ class ModelClient:
             if not self._model:
                 try:
                     models = await self._openai.models.list()
-                except Exception as err:
-                    raise map_error(err, self.settings.request_timeout or _LIST_TIMEOUT,
-                                    self.endpoint.base_url) from err
+                except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
+                    raise self._failed(err, self.settings.request_timeout or _LIST_TIMEOUT) from err
                 if not models.data:
                     raise ModelError("The model server lists no model.")
                 self._model = models.data[0].id
@@ -204,8 +203,8 @@ class ModelClient:
                                            temperature=temperature, top_p=top_p, model=model,
                                            source=source, timeout=timeout)
             raise map_error(err, timeout, self.endpoint.base_url) from err
-        except Exception as err:
-            raise map_error(err, timeout, self.endpoint.base_url) from err
+        except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
+            raise self._failed(err, timeout) from err
         contents = _contents(response)
         usage = getattr(response, "usage", None)
         tokens = getattr(usage, "completion_tokens", None)
@@ -225,6 +224,14 @@ class ModelClient:
                                 else s.repetition_penalty),
             max_tokens=base.max_tokens,
         )
+
+    def _failed(self, err: Exception, timeout: float) -> Exception:
+        """*err* mapped to ours; an unreachable server also makes the next call read the
+        sidecar's state file afresh (a relaunched sidecar may be elsewhere, with a new key)."""
+        mapped = map_error(err, timeout, self.endpoint.base_url)
+        if isinstance(mapped, ModelUnavailableError):
+            forget_state(self.settings)
+        return mapped
 
     def timeout_for(self, max_tokens: int, stretch: float = 1.0) -> float:
         """Seconds a call for up to *max_tokens* may take: fixed (HYMT_REQUEST_TIMEOUT) or sized

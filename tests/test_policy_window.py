@@ -13,7 +13,7 @@ import stamina
 
 from hymt_chat.engine.policy import Policy, get_policy, segment_parallelism
 from hymt_chat.errors import ModelBusyError, ModelError, ModelUnavailableError
-from hymt_chat.settings import Settings
+from hymt_chat.settings import Settings, Shared
 
 
 async def ok() -> str:
@@ -155,7 +155,7 @@ def test_window_bounds_are_checked() -> None:
 def test_get_policy_is_a_lazy_singleton(monkeypatch: pytest.MonkeyPatch) -> None:
     import hymt_chat.engine.policy as module
 
-    monkeypatch.setattr(module, "_POLICY", None)
+    monkeypatch.setattr(module, "_POLICY", Shared())
     settings = Settings(window_max=5, window_min=2, deadline=30.0, retries=False)
     try:
         policy = get_policy(settings)

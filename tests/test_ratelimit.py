@@ -8,7 +8,7 @@ import pytest
 
 from hymt_chat.errors import RateLimitedError
 from hymt_chat.service.ratelimit import RateLimiter, get_rate_limiter
-from hymt_chat.settings import Settings
+from hymt_chat.settings import Settings, Shared
 
 
 def test_under_the_limit_passes_and_over_it_raises_with_the_wait() -> None:
@@ -80,7 +80,7 @@ def test_a_bad_spec_is_refused_at_start() -> None:
 def test_get_rate_limiter_is_a_lazy_singleton(monkeypatch: pytest.MonkeyPatch) -> None:
     import hymt_chat.service.ratelimit as module
 
-    monkeypatch.setattr(module, "_RATE_LIMITER", None)
+    monkeypatch.setattr(module, "_RATE_LIMITER", Shared())
     limiter = get_rate_limiter(Settings(rate_limit="1/minute"))
     assert limiter is get_rate_limiter(Settings())
     limiter.hit("a")

@@ -60,7 +60,7 @@ from hymt_chat.errors import (
     reason_of,
     status_words,
 )
-from hymt_chat.settings import Settings
+from hymt_chat.settings import Settings, Shared
 from hymt_chat.sidecar.capacity import DEFAULT_SLOTS
 from hymt_chat.sidecar.endpoint import Endpoint, resolve_endpoint
 from hymt_chat.text.segments import (
@@ -131,20 +131,17 @@ def _shares_server(settings: Settings, translation: Endpoint) -> bool:
     return (ep.base_url, ep.api_key) == (translation.base_url, translation.api_key)
 
 
-_FUSION_CLIENT: ModelClient | None = None
-_FUSION_POLICY: Policy | None = None
+_FUSION_CLIENT: Shared[ModelClient] = Shared()
+_FUSION_POLICY: Shared[Policy] = Shared()
 
 
 def get_fusion_client(settings: Settings, translation: ModelClient) -> ModelClient:
     """The client for Chimera: the translation client itself when it is the same server and
     model (one connection pool), else a process-wide one for the fusion endpoint."""
-    global _FUSION_CLIENT
     endpoint = fusion_endpoint(settings, translation.endpoint)
     if endpoint == translation.endpoint:
         return translation
-    if _FUSION_CLIENT is None or _FUSION_CLIENT.endpoint != endpoint:
-        _FUSION_CLIENT = ModelClient(settings, endpoint)
-    return _FUSION_CLIENT
+    return _FUSION_CLIENT.get(lambda: ModelClient(settings, endpoint), key=endpoint)
 
 
 def get_fusion_policy(settings: Settings, translation: Endpoint | None = None) -> Policy:
@@ -154,22 +151,23 @@ def get_fusion_policy(settings: Settings, translation: Endpoint | None = None) -
     server: its own window, without retries — a 503 or a refused connection downgrades at once
     instead of making the user wait for an optional refinement.
     """
-    global _FUSION_POLICY
     translation = translation or resolve_endpoint(settings)
     if _shares_server(settings, translation):
         return get_policy(settings)
-    if _FUSION_POLICY is None:
-        slots = settings.window_max or DEFAULT_SLOTS
-        _FUSION_POLICY = Policy(window_max=slots, window_min=min(settings.window_min, slots),
-                                deadline=settings.chimera_wait, retries=False,
-                                reserve=0, ranks=settings.priorities)
-    return _FUSION_POLICY
+    return _FUSION_POLICY.get(lambda: _new_fusion_policy(settings))
+
+
+def _new_fusion_policy(settings: Settings) -> Policy:
+    slots = settings.window_max or DEFAULT_SLOTS
+    return Policy(window_max=slots, window_min=min(settings.window_min, slots),
+                  deadline=settings.chimera_wait, retries=False,
+                  reserve=0, ranks=settings.priorities)
 
 
 def reset_fusion() -> None:
     """Forget the process-wide fusion client and policy (tests, or after a config change)."""
-    global _FUSION_CLIENT, _FUSION_POLICY
-    _FUSION_CLIENT = _FUSION_POLICY = None
+    _FUSION_CLIENT.reset()
+    _FUSION_POLICY.reset()
 
 
 def chimera_segment_budget(max_model_len: int, candidates: int) -> int:

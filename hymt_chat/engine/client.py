@@ -21,7 +21,7 @@ from hymt_chat.errors import (
     ModelUnavailableError,
     status_words,
 )
-from hymt_chat.settings import Settings, get_settings
+from hymt_chat.settings import Settings, Shared, get_settings
 from hymt_chat.sidecar.endpoint import Endpoint, forget_state, resolve_endpoint
 from hymt_chat.sidecar.probe import HealthCheck
 from hymt_chat.text.answers import strip_wrapping
@@ -255,25 +255,6 @@ class ModelClient:
         await self._openai.close()
 
 
-_CLIENT: ModelClient | None = None
-
-
-def get_client(settings: Settings | None = None) -> ModelClient:
-    """The process-wide client, created on first use and shared by every chat session.
-
-    Replaced only when the endpoint changes (a relaunched sidecar has a new key), so its
-    connection pool is reused by every call in between.
-    """
-    global _CLIENT
-    settings = settings or get_settings()
-    endpoint = resolve_endpoint(settings)
-    if _CLIENT is None or _CLIENT.endpoint != endpoint:
-        old, _CLIENT = _CLIENT, ModelClient(settings, endpoint)
-        if old is not None:
-            _close_later(old)
-    return _CLIENT
-
-
 def _close_later(client: ModelClient) -> None:
     """Close a replaced client's connection pool once its in-flight calls had time to end."""
     try:
@@ -283,7 +264,20 @@ def _close_later(client: ModelClient) -> None:
     loop.call_later(60, lambda: loop.create_task(client.aclose()))
 
 
+_CLIENT: Shared[ModelClient] = Shared(on_replace=_close_later)
+
+
+def get_client(settings: Settings | None = None) -> ModelClient:
+    """The process-wide client, created on first use and shared by every chat session.
+
+    Replaced only when the endpoint changes (a relaunched sidecar has a new key), so its
+    connection pool is reused by every call in between.
+    """
+    settings = settings or get_settings()
+    endpoint = resolve_endpoint(settings)
+    return _CLIENT.get(lambda: ModelClient(settings, endpoint), key=endpoint)
+
+
 def reset_client() -> None:
     """Forget the process-wide client (tests, or after the endpoint changed)."""
-    global _CLIENT
-    _CLIENT = None
+    _CLIENT.reset()

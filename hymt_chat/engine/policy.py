@@ -47,6 +47,7 @@ from hymt_chat.errors import (
     ModelUnavailableError,
     reason_label,
 )
+from hymt_chat.settings import Shared
 
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
@@ -515,22 +516,23 @@ def segment_parallelism(policy: Policy, requested: int, klass: str = INTERACTIVE
     return max(1, min(requested, share))
 
 
-_POLICY: Policy | None = None
+_POLICY: Shared[Policy] = Shared()
 
 
 def get_policy(settings: Settings) -> Policy:
     """The process-wide policy, built from *settings* on first use and shared by every session."""
-    global _POLICY
-    if _POLICY is None:
-        from hymt_chat.sidecar.capacity import engine_slots
+    return _POLICY.get(lambda: _new_policy(settings))
 
-        slots = engine_slots(settings)
-        _POLICY = Policy(
-            window_max=slots,
-            window_min=min(settings.window_min, slots),
-            deadline=settings.deadline,
-            retries=settings.retries,
-            reserve=settings.interactive_reserve,
-            ranks=settings.priorities,
-        )
-    return _POLICY
+
+def _new_policy(settings: Settings) -> Policy:
+    from hymt_chat.sidecar.capacity import engine_slots
+
+    slots = engine_slots(settings)
+    return Policy(
+        window_max=slots,
+        window_min=min(settings.window_min, slots),
+        deadline=settings.deadline,
+        retries=settings.retries,
+        reserve=settings.interactive_reserve,
+        ranks=settings.priorities,
+    )

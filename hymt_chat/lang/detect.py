@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import bisect
 import re
-import threading
 from collections import Counter
 
 from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
 from langdetect.lang_detect_exception import LangDetectException
 
 from hymt_chat.lang.languages import CODES
+from hymt_chat.settings import Shared
 from hymt_chat.text.cleanup import clean_text
 
 __all__ = ["detect_language", "detect_with_confidence", "warm_up"]
@@ -177,8 +177,7 @@ _TRADITIONAL_ONLY = frozenset(
 _FROM_LANGDETECT: dict[str, str] = {"zh-cn": "zh", "zh-tw": "zh-Hant", "iw": "he", "in": "id"}
 _CODES = frozenset(CODES)
 
-_factory: DetectorFactory | None = None
-_factory_lock = threading.Lock()
+_FACTORY: Shared[DetectorFactory] = Shared()
 
 
 def _get_factory() -> DetectorFactory:
@@ -188,15 +187,14 @@ def _get_factory() -> DetectorFactory:
     profile tables are read-only after loading, so one Detector per call is safe from any
     number of threads or asyncio tasks, and the same text always gets the same answer.
     """
-    global _factory
-    if _factory is None:
-        with _factory_lock:
-            if _factory is None:
-                factory = DetectorFactory()
-                factory.load_profile(PROFILES_DIRECTORY)
-                factory.set_seed(0)
-                _factory = factory
-    return _factory
+    return _FACTORY.get(_load_factory)
+
+
+def _load_factory() -> DetectorFactory:
+    factory = DetectorFactory()
+    factory.load_profile(PROFILES_DIRECTORY)
+    factory.set_seed(0)
+    return factory
 
 
 def warm_up() -> None:

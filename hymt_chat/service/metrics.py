@@ -35,6 +35,7 @@ from prometheus_client.exposition import generate_latest
 from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
 from hymt_chat.errors import HymtError, ModelBusyError, reason_by_label, reason_label, reason_of
 from hymt_chat.lang.languages import get_language
+from hymt_chat.settings import Shared
 from hymt_chat.sidecar.endpoint import read_state
 
 if TYPE_CHECKING:
@@ -263,12 +264,9 @@ class InstrumentedTranslator:
         return result
 
 
-_METRICS: Metrics | None = None
+_METRICS: Shared[Metrics] = Shared()
 
 
 def get_metrics(settings: Settings) -> Metrics:
     """The process-wide metrics, observing the process-wide policy (built on first use)."""
-    global _METRICS
-    if _METRICS is None:
-        _METRICS = Metrics(settings, get_policy(settings))
-    return _METRICS
+    return _METRICS.get(lambda: Metrics(settings, get_policy(settings)))

@@ -16,6 +16,7 @@ from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 
 from hymt_chat.errors import RateLimitedError
+from hymt_chat.settings import Shared
 
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
@@ -83,12 +84,9 @@ def client_address(peer: str | None, forwarded_for: str | None,
     return address
 
 
-_RATE_LIMITER: RateLimiter | None = None
+_RATE_LIMITER: Shared[RateLimiter] = Shared()
 
 
 def get_rate_limiter(settings: Settings) -> RateLimiter:
     """The process-wide limiter, built from ``settings.rate_limit`` on first use."""
-    global _RATE_LIMITER
-    if _RATE_LIMITER is None:
-        _RATE_LIMITER = RateLimiter(settings.rate_limit, settings.rate_limit_chars)
-    return _RATE_LIMITER
+    return _RATE_LIMITER.get(lambda: RateLimiter(settings.rate_limit, settings.rate_limit_chars))

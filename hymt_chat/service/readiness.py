@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 
 from hymt_chat.engine.families import note_served_model
 from hymt_chat.service.health import ModelState, Probe, probe_model
-from hymt_chat.settings import Settings
+from hymt_chat.settings import Settings, Shared
 
 __all__ = ["Readiness", "get_readiness"]
 
@@ -105,16 +105,18 @@ class Readiness:
             self._task = None
 
 
-_READINESS: Readiness | None = None
+_READINESS: Shared[Readiness] = Shared()
 
 
 def get_readiness(settings: Settings) -> Readiness:
     """The process-wide readiness of the model the app talks to."""
-    global _READINESS
-    if _READINESS is None:
-        readiness = Readiness(
-            # The served model is asked for once (it is what the demo notice needs).
-            lambda: probe_model(settings, with_model=readiness.model_root is None)
-        )
-        _READINESS = readiness
-    return _READINESS
+    return _READINESS.get(lambda: _new_readiness(settings))
+
+
+def _new_readiness(settings: Settings) -> Readiness:
+    def probe() -> Awaitable[Probe]:
+        # The served model is asked for once (it is what the demo notice needs).
+        return probe_model(settings, with_model=readiness.model_root is None)
+
+    readiness = Readiness(probe)
+    return readiness

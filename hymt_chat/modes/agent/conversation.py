@@ -199,24 +199,12 @@ class Conversation:
 
     def set_customer_language(self, name: str) -> str:
         """``/customer <language>``; returns the sentence to show. Unknown names raise."""
-        code = _code(name)
-        if code == self.agent_language:
-            raise CommandError(
-                f"{language_name(code)} is your own language. Pick the customer's, for example "
-                "/customer Spanish, or change yours with /agent <language>."
-            )
-        self.customer_language = code
+        self.customer_language = _other_side(name, self.agent_language, _AGENTS_OWN)
         return f"Customer language set. {self.banner()}"
 
     def set_agent_language(self, name: str) -> str:
         """``/agent <language>`` or the settings picker; returns the sentence to show."""
-        code = _code(name)
-        if code == self.customer_language:
-            raise CommandError(
-                f"{language_name(code)} is the customer's language. Change it first with "
-                "/customer <language>."
-            )
-        self.agent_language = code
+        self.agent_language = _other_side(name, self.customer_language, _CUSTOMERS)
         return f"Your language set. {self.banner()}"
 
     def set_tone(self, name: str) -> str:
@@ -430,6 +418,20 @@ def build_context(turns: Sequence[Turn], language: str, *, max_turns: int = 4,
         lines.append(line)
         room -= len(line) + 1
     return "\n".join(reversed(lines))
+
+
+_AGENTS_OWN = ("{language} is your own language. Pick the customer's, for example /customer "
+               "Spanish, or change yours with /agent <language>.")
+_CUSTOMERS = "{language} is the customer's language. Change it first with /customer <language>."
+
+
+def _other_side(name: str, taken: str | None, refusal: str) -> str:
+    """The code of *name* for one side; CommandError (*refusal*) when it is the other side's
+    language *taken*: both sides in one language leaves nothing to translate."""
+    code = _code(name)
+    if code == taken:
+        raise CommandError(refusal.format(language=language_name(code)))
+    return code
 
 
 def _code(name: str) -> str:

@@ -129,8 +129,9 @@ async def test_retry_after_longer_than_the_deadline_fails_at_once():
 
 @pytest.mark.parametrize("header", ["1", "http-date"])
 async def test_retry_after_then_success_delivers(header):
-    # An HTTP date has one-second resolution: ask for 2 s so that at least ~1 s remains.
-    value = email.utils.formatdate(time.time() + 2, usegmt=True) if header == "http-date" else "1"
+    # An HTTP date has one-second resolution and is written before the server, the translator
+    # and langdetect's first load start: ask for 3 s so that well over 1 s remains at the call.
+    value = email.utils.formatdate(time.time() + 3, usegmt=True) if header == "http-date" else "1"
     with fake_server(busy(value), OK) as fake:
         translator, policy = _translator(fake.base_url, deadline=10.0)
         result = await translator.translate(FRENCH, "en")

@@ -85,8 +85,9 @@ class Tab:
     def actions(self, name: str) -> list[dict]:
         return [d for e, d in self.events if e == "action" and d.get("name") == name]
 
-    async def wait(self, *texts: str, timeout: float = 20) -> str:
-        """The first text of *texts* the app said (waiting for it)."""
+    async def wait(self, *texts: str, timeout: float = 60) -> str:
+        """The first text of *texts* the app said (waiting for it: generously, since a busy
+        2-core machine can take seconds to answer a socket)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for text in texts:

@@ -54,12 +54,18 @@ def test_values_are_masked_and_come_back_in_the_targets_format():
         "A refund of CN¥259 arrives before 3:00\u202fPM on March 12.")
 
 
-def test_spans_and_values_are_masked_together_without_overlap():
-    masked = mask_values("Order JD123456789: €1,234.50 on 12/03/2026", "en", "de", ALL_KINDS)
-    assert [(s.kind, s.original) for s in masked.spans] == [
-        ("order", "JD123456789"), ("amount", "€1,234.50"), ("date", "12/03/2026")]
-    assert masked.spans[1].restore == "1.234,50\xa0€"
-    assert masked.spans[2].restore == "12/03/2026"  # day or month first: kept as written
+def test_order_numbers_stay_as_written_and_our_own_placeholders_are_masked_with_values():
+    masked = mask_values("Order JD123456789 [1]: €1,234.50 on 12/03/2026", "en", "de", ALL_KINDS)
+    assert masked.text == "Order JD123456789 [1]: [2] on [3]"
+    assert [(s.kind, s.original, s.restore) for s in masked.spans] == [
+        ("literal", "[1]", "[1]"), ("amount", "€1,234.50", "1.234,50\xa0€"),
+        ("date", "12/03/2026", "12/03/2026")]  # day or month first: kept as written
+    assert unmask("Bestellung JD123456789 [1]: [2] am [3]", masked).text == (
+        "Bestellung JD123456789 [1]: 1.234,50\xa0€ am 12/03/2026")
+
+
+def test_nothing_to_mask_leaves_the_text_alone():
+    assert mask_values("Order JD123456789 [1] is late.", "en", "de").spans == ()
 
 
 def test_small_bare_numbers_and_durations_are_not_masked():

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from hymt_chat.modes.chat import escape_markdown
+from hymt_chat.modes.wording import escape_markdown
 
 __all__ = ["WARNING_MARK", "warning_lines", "warnings_markdown"]
 

@@ -308,3 +308,11 @@ def test_a_value_the_answer_invents_is_flagged(source_lang, source, target, answ
     (finding,) = [f for f in check_translation(source, answer, source_lang, target)
                   if f.kind != "gloss"]  # "（火曜日）" is an added parenthetical as well
     assert finding.found == added and "adds the" in finding.message
+
+
+def test_noon_written_without_a_day_period_is_not_midnight():
+    (finding,) = check_translation("Livraison entre 9 h et 12 h.",
+                                   "Delivery between 9 AM and 12 AM.", "fr", "en")
+    assert finding.kind == "time" and "12 h" in finding.message
+    assert check_translation("Livraison entre 9 h et 12 h.", "Delivery between 9 AM and 12 PM.",
+                             "fr", "en") == ()

@@ -434,7 +434,7 @@ def _hour_keys(hour: int, minute: int, period: str | None) -> frozenset[int]:
         return frozenset({(hour + 12) * 60 + minute})
     if period == "am" and hour == 12:
         return frozenset({minute})
-    if period or hour == 0 or hour > 12:
+    if period or hour == 0 or hour >= 12:  # an unmarked "12 h" is noon, never midnight
         return frozenset({(hour % 24) * 60 + minute})
     return frozenset({hour * 60 + minute, ((hour + 12) % 24) * 60 + minute})
 

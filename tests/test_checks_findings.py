@@ -316,3 +316,10 @@ def test_noon_written_without_a_day_period_is_not_midnight():
     assert finding.kind == "time" and "12 h" in finding.message
     assert check_translation("Livraison entre 9 h et 12 h.", "Delivery between 9 AM and 12 PM.",
                              "fr", "en") == ()
+
+
+def test_chinese_left_in_a_korean_answer_is_flagged():
+    # What the demo model answered in tests/test_e2e_checks.py: the date in Korean, the rest not.
+    kinds = {f.kind for f in check_translation("包裹将于 12月3日 送达", "包裹将于 12월 3日送达",
+                                                "zh", "ko")}
+    assert {"language", "leftover"} <= kinds

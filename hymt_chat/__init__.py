@@ -29,6 +29,8 @@ _PUBLIC: dict[str, str] = {
     "clean_text": "text.cleanup",
     "split_segments": "text.segments",
     "detect_language": "lang.detect",
+    "Finding": "text.checks",
+    "check_translation": "text.checks",
     "HymtError": "errors",
     "InputError": "errors",
     "UnknownLanguageError": "errors",

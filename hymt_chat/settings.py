@@ -9,13 +9,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ModelFamily = Literal["auto", "hunyuan-mt", "hy-mt1.5", "hy-mt2"]
 """HYMT_MODEL_FAMILY's values (the families are hymt_chat/engine/families.py's table)."""
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
+MASKABLE = ("amount", "date", "time", "percent", "number")  # hymt_chat.text.masking.ALL_KINDS
 
 
 def _default_cache_dir() -> Path:
@@ -158,6 +159,24 @@ class Settings(BaseSettings):
     metrics_token: str | None = Field(
         default=None, description="Bearer token for /metrics; unset: open without sign-in only."
     )
+    # --- checks on every answer (numbers, amounts, dates, leftovers) ----------------------
+    checks: bool = Field(
+        default=True, description="Check every answer's values, language, lines and glosses."
+    )
+    check_repair: bool = Field(
+        default=True, description="Ask once more (another seed) when an answer fails a check."
+    )
+    mask_values: bool = Field(
+        default=True,
+        description="Mask values (HYMT_MASK_KINDS) before translation and restore them in "
+        "the target's format (measured: benchmarks/fidelity.py).",
+    )
+    mask_kinds: str = Field(
+        default="amount",
+        description="What masking covers, of amount, date, time, percent, number; on the demo "
+        "model masking amounts helped, masking dates did not, masking times, percentages and "
+        "numbers hurt (it dropped their placeholders; benchmarks/fidelity.py).",
+    )
     secure_cookies: bool = Field(
         default=False, description="Mark cookies Secure even when TLS ends at a proxy in front."
     )
@@ -218,6 +237,20 @@ class Settings(BaseSettings):
     )
     cache_dir: Path = Field(default_factory=_default_cache_dir)
     startup_timeout: float = Field(default=900.0, gt=0, description="Seconds to wait for /health.")
+
+    @field_validator("mask_kinds")
+    @classmethod
+    def _known_kinds(cls, value: str) -> str:
+        unknown = [k.strip() for k in value.split(",") if k.strip() and k.strip() not in MASKABLE]
+        if unknown:
+            raise ValueError(f"HYMT_MASK_KINDS: unknown {', '.join(unknown)}; use any of "
+                             f"{', '.join(MASKABLE)}.")
+        return value
+
+    @property
+    def masked_kinds(self) -> frozenset[str]:
+        """HYMT_MASK_KINDS as a set (unknown names are refused when the settings load)."""
+        return frozenset(k.strip() for k in self.mask_kinds.split(",") if k.strip())
 
     @property
     def demo_model_dir(self) -> Path:

@@ -78,7 +78,11 @@ async def test_a_lost_number_is_reported():
     conv = Conversation("en", "es")
     result = await handle_agent_message(conv, "Your refund of 45 euros arrives in 3 days.",
                                         translator)
-    assert any("45, 3" in w for w in result.warnings)
+    # The translator's value checks name each lost value (the mode's own "Numbers missing"
+    # line would say the same again, so it is left out).
+    assert "The amount 45 euros is missing from this translation." in result.warnings
+    assert "The duration 3 days is missing from this translation." in result.warnings
+    assert not any("Numbers missing" in w for w in result.warnings)
 
 
 async def test_glossary_terms_are_masked_with_their_replacement_by_default():
@@ -125,7 +129,10 @@ async def test_back_translation_of_the_agents_reply_is_scored():
     conv = Conversation("en", "es")
     result = await handle_agent_message(conv, "Your refund of 45 euros arrives tomorrow.",
                                         translator, back_translate=True)
-    assert len(client.prompts) == 2 and result.model_calls == 2
+    # Three prompts: the back-translation's "54 euros" fails the amount check against its
+    # source ("45 euros") and is asked for once more (issue 18's repair), still wrong.
+    assert len(client.prompts) == 3 and result.model_calls == 2
+    assert client.prompts[1] == client.prompts[2]
     assert result.turn.back_translation == "Your refund of 54 euros arrives tomorrow."
     assert result.back is not None and result.back.flagged
     assert any("Numbers differ" in w for w in result.warnings)

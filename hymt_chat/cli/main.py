@@ -57,6 +57,8 @@ def cmd_translate(args: argparse.Namespace) -> int:
     sys.stdout.write(result.text)
     if not result.text.endswith("\n"):
         sys.stdout.write("\n")
+    for warning in result.warnings:  # what the checks still found: stdout stays the translation
+        print(f"hymt-chat: warning: {warning.message}", file=sys.stderr)
     return 0
 
 

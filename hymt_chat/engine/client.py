@@ -161,12 +161,14 @@ class ModelClient:
         timeout: float | None = None,
         stretch: float = 1.0,
         until: float | None = None,
+        seed: int | None = None,
     ) -> list[str]:
         """Send one user message (no system message) and return the n cleaned answers.
 
         ``source`` is the text being translated: a quote pair it has is not stripped.
         ``priority`` goes to vLLM (lower first); ``timeout`` defaults to :meth:`timeout_for`
         with *stretch* (the caller's retries widen it), cut at *until* (``time.monotonic()``).
+        *seed* fixes vLLM's sampling (a failed check asks for a different answer with one).
         Each answer's tokens per second feed :attr:`decode_rate`.
         """
         timeout = self.timeout_for(max_tokens, stretch) if timeout is None else timeout
@@ -179,6 +181,8 @@ class ModelClient:
                                  "repetition_penalty": sampling.repetition_penalty}
         if priority is not None and self.sends_priority:
             extra["priority"] = int(priority)
+        if seed is not None:
+            extra["seed"] = int(seed)
         started = time.monotonic()
         try:
             response = await self._openai.chat.completions.create(
@@ -201,7 +205,7 @@ class ModelClient:
                              "live messages are ordered by the app's queue only", err)
                 return await self.complete(prompt, max_tokens=max_tokens, n=n,
                                            temperature=temperature, top_p=top_p, model=model,
-                                           source=source, timeout=timeout)
+                                           source=source, timeout=timeout, seed=seed)
             raise map_error(err, timeout, self.endpoint.base_url) from err
         except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
             raise self._failed(err, timeout) from err

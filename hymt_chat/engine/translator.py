@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 
 from hymt_chat.engine.client import ModelClient, get_client
 from hymt_chat.engine.families import Family, family_in_force
+from hymt_chat.engine.fidelity import translate_checked
 from hymt_chat.engine.policy import EventSink, Policy, PolicyEvent, get_policy, segment_parallelism
 from hymt_chat.engine.priority import API, BULK, INTERACTIVE
 from hymt_chat.engine.prompts import build_prompt
@@ -23,6 +25,7 @@ from hymt_chat.lang.detect import detect_language
 from hymt_chat.lang.languages import get_language
 from hymt_chat.settings import Settings, get_settings
 from hymt_chat.text.answers import keep_line_structure
+from hymt_chat.text.checks import Finding
 from hymt_chat.text.cleanup import clean_text, is_blank
 from hymt_chat.text.segments import (
     halve_at_sentence,
@@ -54,6 +57,7 @@ class SegmentJob:
     on_event: EventSink | None = None
     klass: str = INTERACTIVE  # request class (hymt_chat.engine.priority): queue order, vLLM priority
     until: float | None = None  # time.monotonic() at which even a running call is cut (CLI)
+    seed: int | None = None  # sampling seed: set when a failed check asks for another answer
 
 
 SegmentTranslator = Callable[[SegmentJob], Awaitable[str]]
@@ -68,6 +72,9 @@ class Translation:
     same_language: bool  # already in the target language: the model was not called
     segments: int  # model calls made
     seconds: float  # wall time of the whole translation
+    # What the checks found still wrong after one repair (hymt_chat.text.checks): each has
+    # .kind and .message; empty when every check passed.
+    warnings: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +88,8 @@ class PartialTranslation:
     results: tuple[str | None, ...]
     klass: str
     seconds: float
+    # The checks' findings of the parts already translated, by part index (kept for the rest).
+    findings: tuple[tuple[int, tuple[Finding, ...]], ...] = ()
 
     @property
     def missing(self) -> list[int]:
@@ -224,7 +233,8 @@ class Translator:
         return await self._run(partial.plan, list(partial.results), partial.klass,
                                time.monotonic() - partial.seconds, user=user,
                                on_progress=on_progress, on_event=on_event,
-                               segment_translator=segment_translator)
+                               segment_translator=segment_translator,
+                               findings=dict(partial.findings))
 
     async def _run(
         self,
@@ -238,12 +248,15 @@ class Translator:
         on_event: EventSink | None,
         segment_translator: SegmentTranslator | None,
         until: float | None = None,
+        findings: dict[int, tuple[Finding, ...]] | None = None,
     ) -> Translation:
         # Unsure detection: the target decides the template (a Chinese target -> Chinese one).
         prompt_source = plan.source or plan.target
         todo = [i for i, r in enumerate(results) if r is None]
         total = plan.work
         done = total - len(todo)
+        findings = dict(findings or {})
+        translate_one = segment_translator or self.translate_segment
 
         async def one(index: int) -> None:
             nonlocal done
@@ -258,7 +271,16 @@ class Translator:
                 deadline_at = min(deadline_at, until)
             job = SegmentJob(core, prompt_source, plan.target, deadline_at, user, on_event, klass,
                              until)
-            answer = await (segment_translator or self.translate_segment)(job)
+            if self.settings.checks:
+                checked = await translate_checked(
+                    core, plan.source, plan.target,
+                    lambda text, seed: translate_one(dataclasses.replace(job, text=text,
+                                                                         seed=seed)),
+                    mask=self.settings.mask_values, repair=self.settings.check_repair,
+                    kinds=self.settings.masked_kinds)
+                answer, findings[index] = checked.text, checked.findings
+            else:
+                answer = await translate_one(job)
             results[index] = lead + keep_line_structure(answer, core) + trail
             done += 1
             if on_progress is not None:
@@ -275,10 +297,12 @@ class Translator:
             first = failed[min(failed)]
             if done == 0:  # nothing to keep: the error itself says it best
                 raise first
-            partial = PartialTranslation(plan, tuple(results), klass, seconds)
+            partial = PartialTranslation(plan, tuple(results), klass, seconds,
+                                         tuple(sorted(findings.items())))
             raise IncompleteTranslationError(partial, done, total, partial.part_numbers, first)
+        warnings = tuple(f for i in sorted(findings) for f in findings[i])
         return Translation("".join(results), plan.source, plan.target,  # type: ignore[arg-type]
-                           plan.detected, False, len(todo), seconds)
+                           plan.detected, False, len(todo), seconds, warnings)
 
     @property
     def family(self) -> Family:
@@ -314,7 +338,7 @@ class Translator:
             nonlocal tries
             tries += 1
             return client.complete(prompt, max_tokens=max_tokens, source=text,
-                                   priority=policy.rank(job.klass),
+                                   priority=policy.rank(job.klass), seed=job.seed,
                                    stretch=stretch * 2 ** (tries - 1), until=job.until)
 
         try:

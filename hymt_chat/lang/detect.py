@@ -20,7 +20,7 @@ from hymt_chat.lang.languages import CODES
 from hymt_chat.settings import Shared
 from hymt_chat.text.cleanup import clean_text
 
-__all__ = ["detect_language", "detect_with_confidence", "warm_up"]
+__all__ = ["detect_language", "detect_with_confidence", "script_of", "warm_up"]
 
 SAMPLE_CHARS = 4000
 """Only the start of a long text is examined: enough for a stable answer, cheap on 200k."""
@@ -102,6 +102,11 @@ _UNIQUE_SCRIPTS: dict[str, str] = {
     "hangul": "ko", "kana": "ja",
 }
 _STATISTICAL_SCRIPTS = frozenset({"latin", "cyrillic", "arabic", "devanagari", "greek"})
+
+
+def script_of(ch: str) -> str:
+    """The script of one character ("latin", "han", "kana", "cyrillic"…; "other" if none)."""
+    return _script(ch)
 
 
 def _script(ch: str) -> str:

@@ -19,6 +19,9 @@ front ends call. Every metric lives in the :class:`Metrics` object's own ``Colle
 ``hymt_sidecar_restarts``              restarts of the supervised vLLM (from its state file)
 ``hymt_api_requests_total``            API requests by dialect, key *name* and outcome
 ``hymt_api_characters_total``          characters translated through the API, by key name
+``hymt_checks_total``                  answer checks by outcome (failed, repaired, flagged)
+                                       and kind (amount, date, time, weekday, language…)
+``hymt_values_masked_total``           values masked before translation, by kind
 =====================================  =======================================================
 """
 
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import generate_latest
 
+from hymt_chat.engine.fidelity import CheckEvent, add_check_hook, remove_check_hook
 from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
 from hymt_chat.errors import HymtError, ModelBusyError, reason_by_label, reason_label, reason_of
 from hymt_chat.lang.languages import get_language
@@ -179,6 +183,15 @@ class Metrics:
             "api_characters", "Characters translated through the API (billed), by key name.",
             ["key"], namespace=NAMESPACE, registry=reg,
         )
+        self.checks = Counter(
+            "checks", "Answer checks (numbers, amounts, dates, language, leftovers…) by outcome: "
+            "failed (first answer), repaired (the retry fixed it), flagged (shown to the user).",
+            ["outcome", "kind"], namespace=NAMESPACE, registry=reg,
+        )
+        self.values_masked = Counter(
+            "values_masked", "Values masked before translation and restored in the target's "
+            "format, by kind.", ["kind"], namespace=NAMESPACE, registry=reg,
+        )
         self.policy: Policy | None = None
         if policy is not None:
             self.attach(policy)
@@ -196,6 +209,20 @@ class Metrics:
         hook = PolicyHook(self, policy)
         policy.add_hook(hook)
         return hook
+
+    def observe_check(self, event: CheckEvent) -> None:
+        """One event of the answer checks (hymt_chat.engine.fidelity) -> its counter."""
+        if event.outcome == "masked":
+            self.values_masked.labels(event.kind).inc()
+        else:
+            self.checks.labels(event.outcome, event.kind).inc()
+
+    def attach_checks(self) -> None:
+        """Count this process's answer checks (once; :meth:`detach_checks` undoes it)."""
+        add_check_hook(self.observe_check)
+
+    def detach_checks(self) -> None:
+        remove_check_hook(self.observe_check)
 
     def instrument(self, translator: Translator) -> InstrumentedTranslator:
         """*translator*, counting and timing every translate() call."""
@@ -269,4 +296,10 @@ _METRICS: Shared[Metrics] = Shared()
 
 def get_metrics(settings: Settings) -> Metrics:
     """The process-wide metrics, observing the process-wide policy (built on first use)."""
-    return _METRICS.get(lambda: Metrics(settings, get_policy(settings)))
+    return _METRICS.get(lambda: _with_checks(Metrics(settings, get_policy(settings))))
+
+
+def _with_checks(metrics: Metrics) -> Metrics:
+    """The process-wide metrics also count the answer checks (hymt_chat.engine.fidelity)."""
+    metrics.attach_checks()
+    return metrics

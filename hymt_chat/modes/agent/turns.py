@@ -64,6 +64,7 @@ from hymt_chat.modes.agent.glossary import (
 from hymt_chat.modes.agent.protect import Masked, Unmasked, mask, strip_tokens, unmask
 from hymt_chat.modes.agent.transcript import Export, export_files
 from hymt_chat.modes.commands import split_command
+from hymt_chat.modes.warnings import warnings_markdown
 from hymt_chat.modes.wording import escape_markdown, format_duration, literal_block
 from hymt_chat.text.cleanup import clean_text, is_blank
 
@@ -262,7 +263,12 @@ async def _translate(
                                  klass=klass, force_mask=True)
         return _Output(again.text, again.warnings, result.segments + again.calls,
                        "terminology, then masking")
-    return _Output(restored.text, _checks(masked, result.text, restored, pairs, route.target),
+    # The translator's own checks (values, language, leftovers…) come first; the mode's
+    # number and language checks are skipped where they would say the same again.
+    found = [f.message for f in result.warnings]
+    covered = {f.kind for f in result.warnings}
+    return _Output(restored.text,
+                   found + _checks(masked, result.text, restored, pairs, route.target, covered),
                    result.segments, template)
 
 
@@ -319,12 +325,16 @@ def _segment_translator(translator: Translator, build: Callable[[str, str, str],
     return functools.partial(translator.translate_segment, build=build)
 
 
+_VALUE_KINDS = frozenset({"number", "amount", "date", "time", "duration", "percent"})
+
+
 def _checks(masked: Masked, raw: str, restored: Unmasked, pairs: list[tuple[str, str]],
-            target: str) -> list[str]:
-    """Spans (exact), numbers outside spans, glossary terms (template mode), output language."""
+            target: str, covered: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Spans (exact), numbers outside spans, glossary terms (template mode), output language;
+    the numbers and the language only where the translator's checks (*covered*) said nothing."""
     warnings = list(restored.warnings)
     lost = missing_numbers(strip_tokens(masked.text), strip_tokens(raw))
-    if lost:
+    if lost and not covered & _VALUE_KINDS:
         warnings.append("Numbers missing from the translation: " + ", ".join(lost)
                         + "; check them before sending.")
     for source_term, target_term in pairs:
@@ -334,7 +344,8 @@ def _checks(masked: Masked, raw: str, restored: Unmasked, pairs: list[tuple[str,
     # The terminology and context templates are Chinese instructions: the demo model answered
     # 2 of 24 en->es/fr requests in Chinese. Any model can answer instead of translating.
     written_in = detect_language(strip_tokens(raw))
-    if written_in is not None and not same_family(written_in, target):
+    if written_in is not None and not same_family(written_in, target) and (
+            "language" not in covered):
         warnings.append(f"The translation looks like {language_name(written_in)}, not "
                         f"{language_name(target)}; check it before sending.")
     return warnings
@@ -456,5 +467,5 @@ def turn_markdown(result: AgentTurn, *, demo: bool = False) -> str:
     if result.route.note:
         parts.append(f"*{escape_markdown(result.route.note)}*")
     if result.warnings:
-        parts.append("\n".join(f"- ⚠ {escape_markdown(w)}" for w in result.warnings))
+        parts.append(warnings_markdown(result.warnings))
     return "\n\n".join(parts)

@@ -1,0 +1,112 @@
+"""Prevent, repair once, else flag: one segment's translation, checked.
+
+:func:`translate_checked` masks the segment's values (when asked: see the measurement in
+``benchmarks/fidelity.py`` and the README), calls the model, restores the values in the
+target's format, and runs :func:`~hymt_chat.text.checks.check_translation`. An answer with
+findings is asked for once more with another sampling seed, and the answer with fewer
+findings wins (the first on a tie); what is still wrong is returned as findings, which the
+translator attaches to ``Translation.warnings`` — never hidden, never a silent pass.
+
+Like the policy, this module emits events and leaves counting to whoever listens
+(:func:`add_check_hook`; the metrics of ``/metrics`` install one): ``failed`` per finding of
+the first answer, ``repaired`` per kind the retry fixed, ``flagged`` per finding shown to the
+user, ``masked`` per value masked before the call.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass
+
+from hymt_chat.text.checks import Finding, check_translation, score
+from hymt_chat.text.masking import MASKED_KINDS, mask_values
+from hymt_chat.text.protect import Masked, unmask
+
+__all__ = ["CheckEvent", "Checked", "add_check_hook", "remove_check_hook", "translate_checked"]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckEvent:
+    outcome: str  # failed, repaired, flagged, masked
+    kind: str  # a finding's kind, or a masked value's kind
+
+
+CheckHook = Callable[[CheckEvent], None]
+_HOOKS: list[CheckHook] = []
+
+
+def add_check_hook(hook: CheckHook) -> None:
+    """Receive every :class:`CheckEvent` of this process (metrics install one)."""
+    if hook not in _HOOKS:
+        _HOOKS.append(hook)
+
+
+def remove_check_hook(hook: CheckHook) -> None:
+    if hook in _HOOKS:
+        _HOOKS.remove(hook)
+
+
+def _emit(outcome: str, kind: str) -> None:
+    for hook in _HOOKS:
+        try:
+            hook(CheckEvent(outcome, kind))
+        except Exception:  # noqa: BLE001 - a broken observer must not break a translation
+            _log.exception("check hook failed")
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    text: str  # the answer shown, values restored
+    findings: tuple[Finding, ...]  # what is still wrong with it (empty: every check passed)
+    first: tuple[Finding, ...]  # what was wrong with the first answer
+    calls: int  # model calls made (0: nothing but values to translate)
+
+
+SegmentCall = Callable[[str, "int | None"], Awaitable[str]]
+"""(text to send, sampling seed or None) -> the model's answer."""
+
+
+async def translate_checked(
+    text: str,
+    source: str | None,
+    target: str,
+    call: SegmentCall,
+    *,
+    mask: bool = True,
+    repair: bool = True,
+    kinds: Collection[str] = MASKED_KINDS,
+) -> Checked:
+    """Translate one segment through *call*, checked and, if needed, retried once; *mask*
+    replaces the values of *kinds* (and protected spans) by placeholders first."""
+    masked = mask_values(text, source, target, kinds) if mask else Masked(text, (), text)
+    for span in masked.spans:
+        _emit("masked", span.kind)
+    if masked.spans and masked.only_spans:
+        # Nothing but values ("JD123456789", "259 元"): no model call can improve on them.
+        restored = unmask(masked.text, masked).text
+        return Checked(restored, (), (), 0)
+
+    async def attempt(seed: int | None) -> tuple[str, tuple[Finding, ...]]:
+        raw = await call(masked.text, seed)
+        answer = unmask(raw, masked).text if masked.spans else raw
+        return answer, check_translation(text, answer, source, target)
+
+    answer, findings = await attempt(None)
+    first, calls = findings, 1
+    for finding in first:
+        _emit("failed", finding.kind)
+    if findings and repair:
+        again, again_findings = await attempt(secrets.randbelow(2**31))
+        calls += 1
+        if score(again_findings) < score(findings):
+            answer, findings = again, again_findings
+        for kind in dict.fromkeys(f.kind for f in first):
+            if kind not in {f.kind for f in findings}:
+                _emit("repaired", kind)
+    for finding in findings:
+        _emit("flagged", finding.kind)
+    return Checked(answer, findings, first, calls)

@@ -1,0 +1,267 @@
+"""Does a translation say the same numbers, amounts, dates and names as its source?
+
+:func:`check_translation` compares a source text and the model's answer and returns one
+:class:`Finding` per problem, each with a ``kind`` and a sentence the user reads ("The amount
+259 元 may be wrong in this translation (it says $259)."):
+
+* values (:mod:`hymt_chat.text.values`): amounts with their currency, dates, times, weekdays,
+  durations, percentages and numbers. A value agrees when the answer has one of the same kind
+  whose meaning overlaps — "1.234,50 €" for "€1,234.50" agrees, "259 euros" for "259 元" does
+  not. A value is flagged when the answer has a *different* one of its kind (changed) or not
+  even its number (dropped); an answer that keeps the number but words it in a way the CLDR
+  vocabulary does not know is left alone, since a false alarm teaches users to ignore alarms;
+* protected spans (order and tracking numbers, e-mails, URLs, placeholders): verbatim;
+* the answer's language (where detection is sure), runs of the source's script left in it
+  (only for non-Latin sources: Latin runs in a translation are mostly names and brands), the
+  number of lines, and parenthetical explanations the source did not have.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hymt_chat.lang.detect import detect_with_confidence, script_of
+from hymt_chat.lang.languages import find_language
+from hymt_chat.text.protect import find_spans, strip_tokens
+from hymt_chat.text.values import (
+    NUMBER,
+    Value,
+    calendar_words,
+    extract_values,
+    number_values,
+    to_ascii_digits,
+)
+
+__all__ = ["KINDS", "Finding", "check_translation", "score"]
+
+KINDS = ("amount", "date", "time", "weekday", "duration", "percent", "number", "order", "email",
+         "url", "placeholder", "language", "leftover", "lines", "gloss")
+LANGUAGE_CONFIDENCE = 0.9
+"""Detection must be at least this sure before an answer is said to be in another language."""
+SMALL_NUMBER = 10
+"""Bare numbers up to this are often written as words ("3 items" -> "trois articles"): only
+their kinds with a unit (durations, amounts, times…) are checked."""
+
+_NAMES = {"amount": "amount", "date": "date", "time": "time", "weekday": "weekday",
+          "duration": "duration", "percent": "percentage", "number": "number"}
+_SPAN_KINDS = {"order": ("order", "order or tracking number"), "number": ("order", "number"),
+               "email": ("email", "e-mail address"), "url": ("url", "link"),
+               "placeholder": ("placeholder", "placeholder"), "code": ("placeholder", "code"),
+               "literal": ("placeholder", "reference")}
+# The scripts each target language is written in (a source script outside them is a leftover).
+_TARGET_SCRIPTS: dict[str, frozenset[str]] = {
+    **{code: frozenset({"latin"}) for code in
+       ["en", "fr", "pt", "es", "tr", "it", "de", "vi", "ms", "id", "tl", "pl", "cs", "nl"]},
+    **{code: frozenset({"cyrillic"}) for code in ["ru", "uk", "kk"]},
+    "mn": frozenset({"cyrillic", "mongolian"}),
+    **{code: frozenset({"arabic"}) for code in ["ar", "fa", "ur", "ug"]},
+    **{code: frozenset({"devanagari"}) for code in ["hi", "mr"]},
+    **{code: frozenset({"han"}) for code in ("zh", "zh-Hant", "yue")},
+    # Korean is written in Hangul: Hanja in a translation are Chinese left over (measured: the
+    # demo model answered "包裹将于 12월 3日送达" for Korean).
+    "ja": frozenset({"han", "kana"}), "ko": frozenset({"hangul"}),
+    "th": frozenset({"thai"}), "bo": frozenset({"tibetan"}), "km": frozenset({"khmer"}),
+    "my": frozenset({"myanmar"}), "he": frozenset({"hebrew"}), "gu": frozenset({"gujarati"}),
+    "te": frozenset({"telugu"}), "ta": frozenset({"tamil"}), "bn": frozenset({"bengali"}),
+}
+_FAMILY = {"zh-Hant": "zh", "yue": "zh", "ms": "id"}
+_PAREN = re.compile(r"\([^()\n]{2,}\)|（[^（）\n]+）")
+_NUMBER_RE = re.compile(NUMBER)
+_LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem: ``kind`` (see :data:`KINDS`) and the sentence shown to the user."""
+
+    kind: str
+    message: str
+    original: str = ""  # the source's value as written ("259 元"), if the finding is about one
+    found: str = ""  # what the translation has instead, when known ("$259")
+
+
+def score(findings: tuple[Finding, ...] | list[Finding]) -> int:
+    """Lower is better: how a retried answer is compared with the first one."""
+    return len(findings)
+
+
+def _language_name(code: str) -> str:
+    lang = find_language(code)
+    return lang.english if lang else code
+
+
+def _all_numbers(text: str, values: list[Value]) -> set:  # type: ignore[type-arg]
+    out: set = set()  # type: ignore[type-arg]
+    for value in values:
+        out |= value.numbers
+    for match in _NUMBER_RE.finditer(to_ascii_digits(text)):
+        out |= number_values(match.group())
+    return out
+
+
+def _value_findings(source_values: list[Value], answer_values: list[Value],
+                    answer: str) -> list[Finding]:
+    findings: list[Finding] = []
+    answer_numbers = _all_numbers(answer, answer_values)
+    bare_numbers = {n for v in answer_values if v.kind == "number" for n in v.numbers}
+    for value in source_values:
+        name = _NAMES[value.kind]
+        same_kind = [w for w in answer_values if w.kind == value.kind]
+        if any(value.agrees(w) for w in same_kind):
+            continue
+        if value.kind == "number":
+            if any(n > SMALL_NUMBER or n != int(n) for n in value.numbers) and not (
+                    value.numbers & answer_numbers):
+                findings.append(Finding("number", f"The number {value.text} is missing from "
+                                        "this translation.", value.text))
+            continue
+        changed = [w for w in same_kind
+                   if not any(w.agrees(s) for s in source_values if s.kind == w.kind)]
+        if changed:
+            shown = ", ".join(w.text for w in changed)
+            findings.append(Finding(value.kind, f"The {name} {value.text} may be wrong in this "
+                                    f"translation (it says {shown}).", value.text, shown))
+        elif value.kind == "amount" and value.sure and value.numbers & bare_numbers:
+            findings.append(Finding("amount", f"The amount {value.text} may be wrong in this "
+                                    "translation (its currency is missing).", value.text))
+        elif value.numbers and not value.numbers & answer_numbers:
+            findings.append(Finding(value.kind, f"The {name} {value.text} is missing from this "
+                                    "translation.", value.text))
+        elif value.kind == "weekday" and not same_kind:
+            findings.append(Finding("weekday", f"The weekday {value.text} is missing from this "
+                                    "translation.", value.text))
+    findings += _added(source_values, answer_values, findings)
+    return findings
+
+
+_ADDED_KINDS = ("amount", "date", "time", "weekday", "duration")
+
+
+def _added(source_values: list[Value], answer_values: list[Value],
+           found: list[Finding]) -> list[Finding]:
+    """Values the answer invents ("until 30 June" -> "for 6 months from 30 June"): of a kind
+    whose source values all agree with the answer (else the change is reported already)."""
+    reported = {f.kind for f in found}
+    out = []
+    for value in answer_values:
+        if value.kind not in _ADDED_KINDS or value.kind in reported:
+            continue
+        if not any(value.agrees(s) for s in source_values):
+            out.append(Finding(value.kind, f"This translation adds the {_NAMES[value.kind]} "
+                               f"{value.text}, which the source does not have.", "",
+                               value.text))
+    return out
+
+
+def _span_findings(source: str, answer: str) -> list[Finding]:
+    findings = []
+    for span in find_spans(source):
+        if span.kind == "literal":
+            continue  # "[2]": a caller's own placeholder (the agent mode checks its spans)
+        kind, label = _SPAN_KINDS.get(span.kind, ("placeholder", "value"))
+        if span.original not in answer:
+            findings.append(Finding(kind, f"The {label} {span.original} is missing from this "
+                                    "translation.", span.original))
+    return findings
+
+
+def _dominant_script(text: str) -> str | None:
+    counts: dict[str, int] = {}
+    for ch in text:
+        if ch.isalpha():
+            script = script_of(ch)
+            counts[script] = counts.get(script, 0) + 1
+    if counts.get("kana"):  # Japanese: kanji and kana are one writing system
+        counts["kana"] += counts.pop("han", 0)
+    return max(counts, key=counts.__getitem__) if counts else None
+
+
+def _latin_leftovers(source: str, answer: str, source_lang: str | None, target: str
+                     ) -> list[str]:
+    """Latin words left in an answer are mostly names and brands; a source month or weekday
+    name left as it was ("Fridayに", "el Freitag", "31 december") is not — unless the target
+    writes it the same way."""
+    names = calendar_words(source_lang) - calendar_words(target)
+    in_source = {w.casefold() for w in _LATIN_WORD.findall(source)}
+    return [w for w in _LATIN_WORD.findall(answer)
+            if w.casefold() in names and w.casefold() in in_source]
+
+
+def _leftovers(source: str, answer: str, target: str, source_lang: str | None = None
+               ) -> list[str]:
+    script = _dominant_script(strip_tokens(source))
+    expected = _TARGET_SCRIPTS.get(target)
+    if script == "latin":
+        return _latin_leftovers(source, answer, source_lang, target)
+    if not script or script == "other" or expected is None or script in expected:
+        return []
+    scripts = ({"kana", "han"} if script == "kana" else {script}) - expected
+    protected = {s.original for s in find_spans(source)}
+    runs, run = [], ""
+    for ch in answer + " ":
+        if not ch.isspace() and not ch.isdigit() and script_of(ch) in scripts:
+            run += ch  # letters, vowel signs and the script's own marks (Tibetan tsheg)
+        else:
+            if (sum(c.isalpha() for c in run) >= (1 if script in ("han", "kana") else 2)
+                    and run not in protected):
+                runs.append(run)
+            run = ""
+    return runs
+
+
+TARGET_SCRIPT_SHARE = 0.25
+"""An answer with this share of its letters in the target's (non-Latin) script is in the target
+language: the rest are names and brands ("您的 Apple iPhone 今天发货")."""
+
+
+def _written_in_target(text: str, target: str) -> bool:
+    expected = _TARGET_SCRIPTS.get(target, frozenset())
+    if not expected or expected == {"latin"}:
+        return False
+    letters = [script_of(ch) for ch in text if ch.isalpha()]
+    return bool(letters) and sum(s in expected for s in letters) >= TARGET_SCRIPT_SHARE * len(
+        letters)
+
+
+def _lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
+def check_translation(source: str, answer: str, source_lang: str | None,
+                      target: str) -> tuple[Finding, ...]:
+    """Every problem of *answer* as a translation of *source* into *target*, in order of kind.
+
+    Pure: no model call. *source_lang* may be None (auto-detection was unsure).
+    """
+    findings: list[Finding] = []
+    langs = [source_lang, target]
+    source_values = extract_values(source, langs)
+    answer_values = extract_values(answer, [target, source_lang])
+    findings += _value_findings(source_values, answer_values, answer)
+    findings += _span_findings(source, answer)
+
+    plain = strip_tokens(answer)
+    written_in, confidence = detect_with_confidence(plain)
+    if (written_in and confidence >= LANGUAGE_CONFIDENCE and not _written_in_target(plain, target)
+            and _FAMILY.get(written_in, written_in) != _FAMILY.get(target, target)):
+        findings.append(Finding("language", f"This translation looks like "
+                                f"{_language_name(written_in)}, not {_language_name(target)}.",
+                                found=written_in))
+    left = _leftovers(source, answer, target, source_lang)
+    if left:
+        shown = ", ".join(dict.fromkeys(left))
+        findings.append(Finding("leftover", "This translation still contains untranslated "
+                                f"source text: {shown}.", found=shown))
+    want, got = _lines(source), _lines(answer)
+    if want > 1 and got != want:
+        findings.append(Finding("lines", f"The source has {want} lines and this translation "
+                                f"{got}: lines may be merged or lost."))
+    added = [m.group() for m in _PAREN.finditer(answer)]
+    if len(added) > len(_PAREN.findall(source)):
+        extra = added[len(_PAREN.findall(source)):] if _PAREN.search(source) else added
+        findings.append(Finding("gloss", "This translation adds an explanation the source does "
+                                f"not have: {' '.join(extra)}.", found=" ".join(extra)))
+    order = {kind: i for i, kind in enumerate(KINDS)}
+    findings.sort(key=lambda f: order.get(f.kind, len(order)))
+    return tuple(findings)

@@ -244,3 +244,14 @@ async def test_a_message_is_cleaned_detected_and_segmented_once(stub, tmp_path, 
     await session.message("Das ist ein ganz normaler deutscher Satz über das Wetter.", None)
     assert "German → English" in screen.last().markdown.replace("\\", "")
     assert len(calls) == 1
+
+
+async def test_a_changed_amount_is_flagged_under_the_answer(stub, tmp_path):
+    """The stand-in "translates" by echoing, but turns 259 into 295: a fluent wrong answer,
+    the same on the one repair, so the answer is shown with the warning, never hidden."""
+    stub.answer = lambda prompt: prompt.split("\n\n", 1)[-1].replace("259", "295")
+    session, screen = _translator(services(stub, tmp_path, checks=True, mask_values=False))
+    await session.message("Le remboursement de 259 euros arrivera vendredi.", None)
+    answer = screen.last().markdown
+    assert "295" in answer and "⚠" in answer and "259" in answer.split("⚠", 1)[1]
+    assert len(stub.prompts) == 2  # the answer, and its one repair

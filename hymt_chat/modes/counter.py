@@ -51,8 +51,10 @@ class Counter:
         except HymtError as err:  # delivered all the same, untranslated, with a note
             return self._message(side, text.strip(), None, source, target,
                                  f"Not translated ({short_reason(err)}): this is the original.")
-        # Both sides chose the same language: the text is shown to the other as it is.
-        return self._message(side, text.strip(), result.text, source, target, None)
+        # Both sides chose the same language: the text is shown to the other as it is. What the
+        # checks found stays beside the translation (issue 18: flagged, never hidden).
+        found = " ".join(f.message for f in result.warnings) or None
+        return self._message(side, text.strip(), result.text, source, target, found)
 
     @staticmethod
     def _message(side: Side, original: str, translation: str | None, source: str, target: str,

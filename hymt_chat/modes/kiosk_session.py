@@ -18,6 +18,7 @@ from hymt_chat.lang.names import AUTO
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes.screen import Button, Reply, Screen, Shown
 from hymt_chat.modes.session import Job, Kept, Services, Session, Upload
+from hymt_chat.modes.warnings import with_warnings
 from hymt_chat.text.cleanup import is_blank
 
 __all__ = ["PICK", "KioskSession"]
@@ -147,7 +148,7 @@ class KioskSession(Session):
             return
         meta = wording.format_meta(result, demo=self.services.demo())
         await self.show(Reply(
-            wording.answer_markdown(result.text, meta),
+            with_warnings(wording.answer_markdown(result.text, meta), result.warnings),
             (Button("kiosk_target", "Another language · 其他语言", {"target": PICK},
                     "languages"),),
             marker=self.marker(result.text, result.target)))

@@ -31,6 +31,7 @@ from hymt_chat.modes import documents, wording
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.screen import Attachment, Button, Reply, Screen, Shown
+from hymt_chat.modes.warnings import with_warnings
 from hymt_chat.service.health import is_demo_model
 from hymt_chat.service.metrics import Metrics
 from hymt_chat.service.ratelimit import RateLimiter
@@ -297,7 +298,8 @@ class Session:
             job.partial, user=self.id, on_progress=progress.progress, on_event=progress.event))
         if result is not None:
             meta = wording.format_meta(result, demo=self.services.demo())
-            await self.show(Reply(wording.answer_markdown(result.text, meta)))
+            await self.show(Reply(with_warnings(wording.answer_markdown(result.text, meta),
+                                                result.warnings)))
 
     async def say_partial(self, err: IncompleteTranslationError, job: Job) -> None:
         """Everything translated so far, in place, and a button that resends only the rest."""
@@ -313,4 +315,6 @@ class Session:
             content = f"{wording.escape_markdown(str(err))} {wording.RETRY_REST_HINT}"
             await self.show(Reply(content, buttons, files))
             return
-        await self.show(Reply(wording.partial_answer_markdown(text, str(err)), buttons))
+        found = [f for _, part in getattr(err.partial, "findings", ()) for f in part]
+        await self.show(Reply(with_warnings(wording.partial_answer_markdown(text, str(err)),
+                                            found), buttons))

@@ -33,6 +33,7 @@ from hymt_chat.modes.screen import (
     Toggle,
 )
 from hymt_chat.modes.session import Job, Services, Session, Upload
+from hymt_chat.modes.warnings import with_warnings
 from hymt_chat.service.metrics import outcome_of
 from hymt_chat.text.cleanup import clean_text, is_blank
 
@@ -229,9 +230,10 @@ class TranslatorSession(Session):
         meta = wording.format_meta(result, demo=self.services.demo())
         if best:
             note = wording.best_meta(meta, chimera.best_note(fused), downgraded=fused.downgraded)
-            await self.show(Reply(f"{wording.literal_block(result.text)}\n\n{note}"))
+            body = f"{wording.literal_block(result.text)}\n\n{note}"
         else:
-            await self.show(Reply(wording.answer_markdown(result.text, meta)))
+            body = wording.answer_markdown(result.text, meta)
+        await self.show(Reply(with_warnings(body, result.warnings)))
 
     async def _translate_best(self, text: str, progress: Progress) -> chimera.BestTranslation:
         """Best quality through the translator inside the metrics' wrapper (chimera re-sizes

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from hymt_chat.modes.wording import escape_markdown
 
-__all__ = ["WARNING_MARK", "warning_lines", "warnings_markdown"]
+__all__ = ["WARNING_MARK", "warning_lines", "warnings_markdown", "with_warnings"]
 
 WARNING_MARK = "⚠"
 
@@ -35,3 +35,9 @@ def warnings_markdown(warnings: Sequence[_Finding | str]) -> str:
     escaped; the empty string when every check passed."""
     return "\n".join(f"- {WARNING_MARK} {escape_markdown(line)}"
                      for line in warning_lines(warnings))
+
+
+def with_warnings(markdown: str, warnings: Sequence[_Finding | str]) -> str:
+    """*markdown* (an answer) followed by its warnings, if any: never hidden, right under it."""
+    lines = warnings_markdown(warnings)
+    return f"{markdown}\n\n{lines}" if lines else markdown

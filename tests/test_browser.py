@@ -153,7 +153,10 @@ def echo_app(tmp_path_factory):
     """The app against a stand-in model whose 'translation' is the text itself, HTML included."""
     tmp = tmp_path_factory.mktemp("xss")
     with StubModel() as stub:
+        # HYMT_CHECKS=0: the stand-in echoes (a marker, not a translation), which the answer
+        # checks would rightly send again as the wrong language; these tests count the calls.
         env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
+                      HYMT_CHECKS="0",
                       HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()))
         with running_app(env, free_port(), tmp / "app.log") as url:
             yield url, stub
@@ -243,7 +246,10 @@ def test_the_page_does_not_send_a_text_over_the_limit_and_keeps_it(browser, tmp_
     says so, and leaves the text in the box."""
     tmp = tmp_path_factory.mktemp("limit")
     with StubModel() as stub:
+        # HYMT_CHECKS=0: the stand-in echoes (a marker, not a translation), which the answer
+        # checks would rightly send again as the wrong language; these tests count the calls.
         env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
+                      HYMT_CHECKS="0",
                       HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()),
                       HYMT_MAX_INPUT_CHARS="300")
         with running_app(env, free_port(), tmp / "app.log") as url:

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
-from tests.support.stub_model import echo_source  # noqa: E402
+from tests.support.stub_model import echo_source
 
 
 async def health(_: Request) -> JSONResponse:

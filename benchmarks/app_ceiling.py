@@ -8,7 +8,7 @@ Beside it, in the same run, a raw ``openai`` client with N concurrent calls agai
 stand-in: the ratio app/raw says how much of the stand-in's pace the app keeps.
 
     PYTHONPATH=. .venv/bin/python benchmarks/app_ceiling.py [--seconds 8] [--sessions 1 8 32 128]
-        [--profile app.svg]   # py-spy flame graph of the app process during the run
+        [--profile app.svg]   # py-spy flame graph of the app (.svg; else collapsed stacks)
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
-import openai  # noqa: E402
-import socketio  # noqa: E402
+import httpx
+import openai
+import socketio
 
-from tests.support.chainlit_app import app_env, running_app  # noqa: E402
+from tests.support.chainlit_app import app_env, running_app
 
 SENTENCE = "Bonjour, je voudrais réserver une table pour deux personnes ce soir, merci {}."
 
@@ -195,7 +195,9 @@ def main() -> None:
                     ["pgrep", "-f", f"chainlit run {ROOT / 'app.py'} .*--port {url.rsplit(':', 1)[1]}"]
                 ).split()[0])
                 spy = subprocess.Popen([str(Path(sys.executable).with_name("py-spy")), "record",
-                                        "--pid", str(pid), "-o", args.profile, "--nonblocking"])
+                                        "--pid", str(pid), "-o", args.profile, "--nonblocking",
+                                        "--format", "flamegraph" if args.profile.endswith(".svg")
+                                        else "raw"])
             try:
                 asyncio.run(run(url, base_url, args.sessions, args.seconds))
             finally:

@@ -85,4 +85,9 @@ if [[ $WITH_TEST == 1 ]] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&
   say "installing PostgreSQL for the history tests…"
   as_root apt-get update -qq && as_root apt-get install -y -qq postgresql >/dev/null
 fi
+# Redis for the tests of state shared by app replicas (rate limits): Debian's redis-server.
+if [[ $WITH_TEST == 1 ]] && ! command -v redis-server >/dev/null 2>&1; then
+  say "installing Redis for the shared-state tests…"
+  as_root apt-get update -qq && as_root apt-get install -y -qq redis-server >/dev/null
+fi
 say "ready."

@@ -209,7 +209,7 @@ class Session:
     async def admit(self, chars: int) -> bool:
         """Charge one job of *chars* characters to its user; False, said, when over a limit."""
         try:
-            self.services.limiter.hit(self.user_key, chars=chars)
+            await self.services.limiter.ahit(self.user_key, chars=chars)
         except RateLimitedError as err:
             await self.say(str(err))
             return False

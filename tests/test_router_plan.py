@@ -23,6 +23,7 @@ def test_the_router_lists_every_replica_with_short_health_checks() -> None:
     assert argv[argv.index("--policy") + 1] == "power_of_two"
     assert argv[argv.index("--health-check-interval-secs") + 1] == "5"
     assert argv[argv.index("--api-key") + 1] == "s3"
+    assert argv[argv.index("--cb-failure-threshold") + 1] == "1"  # a dead replica: out at once
     assert plan.root == "http://127.0.0.1:8000" and plan.metrics_port == 29001
 
 

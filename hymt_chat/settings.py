@@ -103,6 +103,10 @@ class Settings(BaseSettings):
     rate_limit_chars: str = Field(
         default="400000/hour", description="Per-user characters (messages, files, buttons)."
     )
+    redis_url: str = Field(
+        default="", description="Redis for state shared by app replicas (rate limits); "
+        "empty: each process keeps its own."
+    )
     trusted_proxies: str = Field(
         default="", description="Proxy addresses whose X-Forwarded-For names the client."
     )

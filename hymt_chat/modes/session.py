@@ -27,6 +27,7 @@ from hymt_chat.errors import (
     ModelUnavailableError,
     RateLimitedError,
 )
+from hymt_chat.lang import detect
 from hymt_chat.modes import documents, wording
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Rooms
@@ -58,6 +59,11 @@ class Services:
     metrics: Metrics
     max_files: int = 5  # per message; Chainlit enforces its own cap only in the browser
     rooms: Rooms | None = None  # the agents' rooms (None: no rooms in this process)
+
+    def __post_init__(self) -> None:
+        # Load the detector's profiles now, at the app's start, not inside the first message
+        # (a quarter of a second with the event loop blocked, every tab waiting).
+        detect.warm_up()
 
     def demo(self) -> bool:
         """Is the model the small demo stand-in (said under every answer)?"""
@@ -203,7 +209,7 @@ class Session:
     async def admit(self, chars: int) -> bool:
         """Charge one job of *chars* characters to its user; False, said, when over a limit."""
         try:
-            self.services.limiter.hit(self.user_key, chars=chars)
+            await self.services.limiter.ahit(self.user_key, chars=chars)
         except RateLimitedError as err:
             await self.say(str(err))
             return False

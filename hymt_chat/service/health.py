@@ -8,7 +8,9 @@ loading is "starting", while it is being brought back is "restarting", otherwise
 
 from __future__ import annotations
 
+import functools
 import os
+import ssl
 from dataclasses import dataclass
 from typing import Literal
 
@@ -67,6 +69,15 @@ async def _model_root(endpoint: Endpoint, http: httpx.AsyncClient) -> str | None
     return str(first.get("root") or first.get("id") or "") or None
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """httpx's default TLS context, made once: building one costs ~20 ms of CPU (it loads the
+    CA bundle), which a probe per client would pay again each time, on the event loop."""
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 async def probe_model(
     settings: Settings, *, timeout: float = 3.0, with_model: bool = False
 ) -> Probe:
@@ -74,7 +85,7 @@ async def probe_model(
     endpoint = resolve_endpoint(settings)
     sidecar = read_state(settings).get("state")
     try:
-        async with httpx.AsyncClient(timeout=timeout) as http:
+        async with httpx.AsyncClient(timeout=timeout, verify=_tls()) as http:
             ok = await HealthCheck.of(endpoint).ask(http)
             root = await _model_root(endpoint, http) if ok and with_model else None
     except httpx.HTTPError:

@@ -1,18 +1,24 @@
-"""One limiter for all work, per user (moving windows, in memory; one process, no gateway).
+"""One limiter for all work, per user (moving windows; in memory, or in Redis for replicas).
 
 Every job draws from it — a message, a file, a Retry / Swap / Translate-into button — and is
 charged one job plus its characters, so a 2 MB file costs what it costs, not "one message".
 The key is the signed-in identity, else the client's address (:func:`client_address`): a new
 browser session per message does not start a new allowance.
+
+With ``HYMT_REDIS_URL`` the windows live in Redis (``limits``' Redis storage), so several app
+replicas share each user's allowance: a user cannot get N times the limit by landing on N
+replicas. The app calls :meth:`RateLimiter.ahit`, which does the Redis round trips off the
+event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING
 
 from limits import RateLimitItem, parse_many
-from limits.storage import MemoryStorage
+from limits.storage import MemoryStorage, Storage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
 from hymt_chat.errors import RateLimitedError
@@ -31,16 +37,26 @@ class RateLimiter:
     ("20/minute", or several: "3/second; 20/minute"); an empty spec disables that limit.
     """
 
-    def __init__(self, spec: str = "20/minute", chars: str = "") -> None:
+    def __init__(self, spec: str = "20/minute", chars: str = "", storage: str = "") -> None:
+        """*storage*: a ``limits`` storage URI (``redis://host:6379/0``); empty: this process's
+        memory."""
         self.spec = spec.strip()
         self._items = [(item, "jobs") for item in parse_many(self.spec)] if self.spec else []
         if chars.strip():
             self._items += [(item, "chars") for item in parse_many(chars.strip())]
-        self._limiter = MovingWindowRateLimiter(MemoryStorage()) if self._items else None
+        self.shared = bool(storage.strip())
+        self._limiter = (MovingWindowRateLimiter(_storage(storage)) if self._items else None)
 
     @property
     def enabled(self) -> bool:
         return self._limiter is not None
+
+    async def ahit(self, key: str, chars: int = 0) -> None:
+        """:meth:`hit` for the event loop: a shared (Redis) storage is asked from a thread."""
+        if self.shared and self._limiter is not None:
+            await asyncio.to_thread(self.hit, key, chars)
+        else:
+            self.hit(key, chars)
 
     def hit(self, key: str, chars: int = 0) -> None:
         """Charge one job of *chars* characters to *key*, or raise ``RateLimitedError`` (and
@@ -71,6 +87,16 @@ class RateLimiter:
         return max(0.0, stats.reset_time - time.time())  # limits keeps wall-clock timestamps
 
 
+def _storage(uri: str) -> Storage:
+    """The windows' storage; a Redis that does not answer stops the app at start, said."""
+    if not uri.strip():
+        return MemoryStorage()
+    storage = storage_from_string(uri.strip())
+    if not storage.check():
+        raise RuntimeError(f"the rate-limit storage {uri!r} (HYMT_REDIS_URL) does not answer")
+    return storage
+
+
 def client_address(peer: str | None, forwarded_for: str | None,
                    trusted_proxies: frozenset[str] = frozenset()) -> str:
     """The client's address: the socket's peer, or — only when that peer is a proxy we trust —
@@ -89,4 +115,5 @@ _RATE_LIMITER: Shared[RateLimiter] = Shared()
 
 def get_rate_limiter(settings: Settings) -> RateLimiter:
     """The process-wide limiter, built from ``settings.rate_limit`` on first use."""
-    return _RATE_LIMITER.get(lambda: RateLimiter(settings.rate_limit, settings.rate_limit_chars))
+    return _RATE_LIMITER.get(lambda: RateLimiter(settings.rate_limit, settings.rate_limit_chars,
+                                                 storage=settings.redis_url))

@@ -40,6 +40,7 @@ class Readiness:
         self.checked_at: float | None = None
         self._ready: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
+        self._probing: asyncio.Task[ModelState] | None = None
 
     @property
     def ready(self) -> bool:
@@ -51,7 +52,15 @@ class Readiness:
         return self._ready
 
     async def refresh(self) -> ModelState:
-        """Probe now and record the answer."""
+        """Probe now and record the answer. Callers that arrive while a probe is out share its
+        answer: a burst of messages when the state goes stale makes one probe, not one each."""
+        if self._probing is None or self._probing.done():
+            self._probing = asyncio.get_running_loop().create_task(
+                self._probe_once(), name="hymt-readiness-probe")
+        # Shielded: a caller cancelled (Stop, a closed tab) leaves the probe to the others.
+        return await asyncio.shield(self._probing)
+
+    async def _probe_once(self) -> ModelState:
         try:
             result = await self._probe()
         except Exception:  # a broken probe must not break messages: count it as down

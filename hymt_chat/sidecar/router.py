@@ -1,0 +1,76 @@
+"""vllm-router (the vLLM project's Rust router) in front of several vLLM replicas.
+
+The app talks to one address; the router spreads requests over the replicas (power of two
+choices by default: the less loaded of two picked at random), checks their ``/health``, opens a
+circuit breaker on a replica that fails and retries the request on another, so a replica that
+dies mid-burst costs no message. We only build its command line; the router is started and
+restarted by the same :class:`~hymt_chat.sidecar.supervisor.Supervisor` as vLLM itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hymt_chat.errors import SidecarError
+from hymt_chat.sidecar.profiles import LaunchSpec
+
+__all__ = ["POLICIES", "RouterPlan", "plan_router", "router_binary"]
+
+POLICIES = ("power_of_two", "round_robin", "cache_aware", "consistent_hash", "random")
+
+
+def router_binary(vllm_python: str) -> Path:
+    """``vllm-router`` as installed beside vLLM (PyPI ``vllm-router``, in the sidecar's venv)."""
+    binary = Path(vllm_python).with_name("vllm-router")
+    if not binary.exists():
+        raise SidecarError(f"{binary} is missing: install it with "
+                           f"`{vllm_python} -m pip install vllm-router`")
+    return binary
+
+
+@dataclass(frozen=True, slots=True)
+class RouterPlan:
+    spec: LaunchSpec
+    root: str  # http://host:port, what the app's base URL points at (+ /v1)
+    metrics_port: int
+
+
+def plan_router(
+    workers: Sequence[str],
+    *,
+    vllm_python: str,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    metrics_port: int = 29000,
+    policy: str = "power_of_two",
+    api_key: str = "",
+    health_interval: int = 5,
+    retries: int = 3,
+    breaker_failures: int = 1,
+) -> RouterPlan:
+    """The router's command for *workers* (``http://host:port`` roots of vLLM servers).
+
+    *health_interval*: seconds between its health checks (its default, 60 s, leaves a dead
+    replica in the rotation for a minute; its circuit breaker and retries cover the gap).
+    *breaker_failures*: failed sends that open a replica's circuit breaker. One: measured with
+    vllm-router 0.1.17 and a replica SIGKILLed, its default let a burst's request come back as
+    HTTP 500 (its retries went to the same dead replica); with 1 the retry goes elsewhere.
+    """
+    if not workers:
+        raise SidecarError("the router needs at least one vLLM replica")
+    if policy not in POLICIES:
+        raise SidecarError(f"unknown router policy {policy!r}; one of {', '.join(POLICIES)}")
+    if policy == "power_of_two" and len(workers) < 2:  # the router refuses it with one
+        policy = "round_robin"
+    argv = [str(router_binary(vllm_python)), "--host", host, "--port", str(port),
+            "--worker-urls", *[w.rstrip("/") for w in workers], "--policy", policy,
+            "--health-check-interval-secs", str(health_interval),
+            "--retry-max-retries", str(retries),
+            "--cb-failure-threshold", str(breaker_failures),
+            "--prometheus-host", host, "--prometheus-port", str(metrics_port),
+            "--log-level", "warning"]
+    if api_key:
+        argv += ["--api-key", api_key]
+    return RouterPlan(LaunchSpec(argv, {}), f"http://{host}:{port}", metrics_port)

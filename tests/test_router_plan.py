@@ -1,0 +1,46 @@
+"""The router's command line (no process: tests/test_e2e_router.py runs the real one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hymt_chat.errors import SidecarError
+from hymt_chat.sidecar.router import plan_router
+
+ROOT = Path(__file__).resolve().parents[1]
+VLLM_PYTHON = str(ROOT / ".venv-vllm" / "bin" / "python")
+
+
+def test_the_router_lists_every_replica_with_short_health_checks() -> None:
+    plan = plan_router(["http://127.0.0.1:8001/", "http://127.0.0.1:8002"],
+                       vllm_python=VLLM_PYTHON, port=8000, metrics_port=29001, api_key="s3")
+    argv = plan.spec.argv
+    assert Path(argv[0]).name == "vllm-router" and Path(argv[0]).exists()
+    i = argv.index("--worker-urls")
+    assert argv[i + 1:i + 3] == ["http://127.0.0.1:8001", "http://127.0.0.1:8002"]
+    assert argv[argv.index("--policy") + 1] == "power_of_two"
+    assert argv[argv.index("--health-check-interval-secs") + 1] == "5"
+    assert argv[argv.index("--api-key") + 1] == "s3"
+    assert argv[argv.index("--cb-failure-threshold") + 1] == "1"  # a dead replica: out at once
+    assert plan.root == "http://127.0.0.1:8000" and plan.metrics_port == 29001
+
+
+def test_one_replica_gets_round_robin_which_the_router_accepts_for_one() -> None:
+    argv = plan_router(["http://a:1"], vllm_python=VLLM_PYTHON).spec.argv
+    assert argv[argv.index("--policy") + 1] == "round_robin"
+
+
+@pytest.mark.parametrize(("workers", "policy", "said"), [
+    ([], "power_of_two", "at least one"),
+    (["http://a:1"], "fastest", "unknown router policy"),
+])
+def test_bad_plans_are_refused_with_the_reason(workers, policy, said) -> None:
+    with pytest.raises(SidecarError, match=said):
+        plan_router(workers, vllm_python=VLLM_PYTHON, policy=policy)
+
+
+def test_a_missing_router_says_how_to_install_it(tmp_path) -> None:
+    with pytest.raises(SidecarError, match="pip install vllm-router"):
+        plan_router(["http://a:1"], vllm_python=str(tmp_path / "python"))

@@ -6,6 +6,7 @@ it and presents what it shows (``_Screen``) as Chainlit messages."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -36,11 +37,14 @@ from hymt_chat.room import counter
 from hymt_chat.room import page as room_page
 from hymt_chat.service import auth, history, logs, web
 from hymt_chat.service.metrics import get_metrics
+from hymt_chat.service.nonblocking import drop_blocking_sleep
 from hymt_chat.service.ratelimit import get_rate_limiter
 from hymt_chat.service.readiness import get_readiness
 from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
 
+# Chainlit sleeps 1 ms in every Message/Step constructor, on the event loop (benchmarks/app_ceiling).
+drop_blocking_sleep(*(importlib.import_module(f"chainlit.{m}") for m in ("message", "step")))
 SETTINGS = get_settings()
 make_private(SETTINGS.cache_dir)  # history, logs, uploads, keys: 0600 files in 0700 folders
 logs.configure_logging(SETTINGS)  # JSON lines with a request id, rotating file

@@ -473,7 +473,10 @@ async def translate_best(
     budget = chimera_segment_budget(settings.max_model_len, settings.chimera_candidates)
     if settings.segment_chars:
         budget = min(budget, settings.segment_chars)
-    sized = Translator(settings.model_copy(update={"segment_chars": budget}),
+    # Checked, but not repaired: the candidates and their fusion are already the extra samples,
+    # and a repair would run all of them again and count the part twice ("fused 2 of 1").
+    sized = Translator(settings.model_copy(update={"segment_chars": budget,
+                                                   "check_repair": False}),
                        translator.client, translator.policy)
     fusion = fusion or get_fusion_client(settings, translator.client)
     fusion_policy = fusion_policy or get_fusion_policy(settings, translator.client.endpoint)

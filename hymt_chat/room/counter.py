@@ -5,34 +5,25 @@ and the page wipes itself (and reconnects afresh) after the kiosk's idle time.""
 from __future__ import annotations
 
 import asyncio
-import json
-from importlib import resources
 from typing import Any
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse
 
 from hymt_chat.engine.translator import Translator
-from hymt_chat.lang.languages import LANGUAGES
-from hymt_chat.lang.names import language_label
 from hymt_chat.modes.counter import Counter
-from hymt_chat.room.page import browser_language
+from hymt_chat.room.page import HELLO_SECONDS, browser_language, render_page
 from hymt_chat.service.ratelimit import RateLimiter, client_address
 from hymt_chat.service.web import to_front
 from hymt_chat.settings import Settings
 
 __all__ = ["mount"]
 
-_HELLO_SECONDS = 20.0
-
-
 def _page(settings: Settings, first: str, second: str) -> str:
-    template = resources.files("hymt_chat.room").joinpath("counter.html").read_text("utf-8")
-    config = {"defaults": {"a": first, "b": second}, "idle": settings.kiosk_idle_seconds,
-              "max_chars": settings.max_input_chars,
-              "languages": [{"code": l.code, "label": language_label(l)} for l in LANGUAGES]}
-    data = json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")
-    return template.replace("{title}", "Counter · hymt-chat").replace("{config}", data)
+    return render_page("counter.html", {"defaults": {"a": first, "b": second},
+                                        "idle": settings.kiosk_idle_seconds,
+                                        "max_chars": settings.max_input_chars},
+                       {"title": "Counter · hymt-chat"})
 
 
 def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, settings: Settings,
@@ -58,7 +49,7 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
         counter = Counter(translator, user=f"counter:{id(websocket)}",
                           charge=lambda chars: limiter.hit(key, chars=chars))
         try:
-            hello = await asyncio.wait_for(websocket.receive_json(), _HELLO_SECONDS)
+            hello = await asyncio.wait_for(websocket.receive_json(), HELLO_SECONDS)
             if isinstance(hello, dict):
                 for side in ("a", "b"):
                     counter.set_language(side, hello.get(side))

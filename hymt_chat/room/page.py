@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import html
 import json
 import re
@@ -27,10 +28,10 @@ from hymt_chat.modes.room import Room, RoomError, Rooms
 from hymt_chat.service.web import to_front
 from hymt_chat.settings import Settings
 
-__all__ = ["browser_language", "mount"]
+__all__ = ["HELLO_SECONDS", "browser_language", "mount", "render_page"]
 
 _GUEST_KEY = re.compile(r"\A[0-9a-f]{16,64}\Z")
-_HELLO_SECONDS = 20.0  # a connection that does not say hello in time is closed
+HELLO_SECONDS = 20.0  # a connection that does not say hello in time is closed
 _RTL = frozenset({"ar", "fa", "he", "ur", "ug"})
 
 
@@ -52,18 +53,30 @@ def browser_language(accept_language: str | None) -> str | None:
     return None
 
 
-def _page(words: dict[str, str], *, lang: str, token: str, language: str | None,
-          max_chars: int) -> str:
-    template = resources.files("hymt_chat.room").joinpath("guest.html").read_text("utf-8")
-    config = {"token": token, "words": words, "language": language,
+@functools.cache
+def _template(name: str) -> str:
+    """A page of this package, read once (not at every page load)."""
+    return resources.files("hymt_chat.room").joinpath(name).read_text("utf-8")
+
+
+def render_page(name: str, config: dict[str, object], fields: dict[str, str]) -> str:
+    """Page *name* with its ``{field}`` marks filled and *config* (plus every language, for
+    the pickers) as the JSON its script reads."""
+    config = {**config,
               "languages": [{"code": l.code, "label": language_label(l)} for l in LANGUAGES]}
     # JSON inside <script>: "</" and "<!--" could end or bend the element, so they are escaped.
-    data = json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")
-    for name, value in (("{lang}", lang), ("{dir}", "rtl" if lang in _RTL else "ltr"),
-                        ("{title}", html.escape(words["title"])),
-                        ("{max_chars}", str(max_chars)), ("{config}", data)):
-        template = template.replace(name, value)
-    return template
+    fields = {**fields, "config": json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")}
+    page = _template(name)
+    for mark, value in fields.items():
+        page = page.replace("{" + mark + "}", value)
+    return page
+
+
+def _page(words: dict[str, str], *, lang: str, token: str, language: str | None,
+          max_chars: int) -> str:
+    return render_page("guest.html", {"token": token, "words": words, "language": language},
+                       {"lang": lang, "dir": "rtl" if lang in _RTL else "ltr",
+                        "title": html.escape(words["title"]), "max_chars": str(max_chars)})
 
 
 def _refused_page(words: dict[str, str], lang: str, sentence: str, status: int) -> HTMLResponse:
@@ -126,7 +139,7 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings) -> None:
 async def _serve(websocket: WebSocket, room: Room) -> None:
     """One guest connection: hello, then events out and messages in, until either side ends."""
     try:
-        hello = await asyncio.wait_for(websocket.receive_json(), _HELLO_SECONDS)
+        hello = await asyncio.wait_for(websocket.receive_json(), HELLO_SECONDS)
     except (asyncio.TimeoutError, WebSocketDisconnect, ValueError):
         await _close(websocket, 4400, "Say hello first.")
         return

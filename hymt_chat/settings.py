@@ -239,6 +239,18 @@ class Settings(BaseSettings):
     data_parallel_size: int = Field(
         default=1, ge=1, description="Model replicas behind the one vLLM server (vLLM -dp)."
     )
+    replicas: int = Field(
+        default=1, ge=1, description="vLLM servers behind vllm-router (serve-model/up "
+        "--replicas; for an external router: how many replicas it spreads over)."
+    )
+    router_policy: str = Field(
+        default="round_robin", description="vllm-router's --policy over the replicas "
+        "(round_robin: see hymt_chat/sidecar/router.py for why not power_of_two)."
+    )
+    app_replicas: int = Field(
+        default=1, ge=1, description="App processes sharing the engine (up --app-replicas; in "
+        "Kubernetes the Deployment's replicas): each takes its share of the engine's slots."
+    )
     cache_dir: Path = Field(default_factory=_default_cache_dir)
     startup_timeout: float = Field(default=900.0, gt=0, description="Seconds to wait for /health.")
 

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # One-command setup, idempotent: the app's venv, the vLLM sidecar's own venv, the demo model,
-# and (with --test) the browser the UI tests drive. Safe to run again: finished steps are skipped.
+# and (with --test) the browser the UI tests drive; (with --scale, implied by --test) Redis and
+# HAProxy for `hymt-chat up --app-replicas`. Safe to run again: finished steps are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PY=${PYTHON:-python3}
 CACHE=${HYMT_CACHE_DIR:-$HOME/.cache/hymt-chat}
 WITH_TEST=0
-[[ "${1:-}" == "--test" ]] && WITH_TEST=1
+WITH_SCALE=0
+[[ "${1:-}" == "--test" ]] && WITH_TEST=1 && WITH_SCALE=1
+[[ "${1:-}" == "--scale" ]] && WITH_SCALE=1
 
 say() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 pip_install() { # venv-python, args...  (pip's noise about missing local index folders is dropped)
@@ -85,9 +88,14 @@ if [[ $WITH_TEST == 1 ]] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&
   say "installing PostgreSQL for the history tests…"
   as_root apt-get update -qq && as_root apt-get install -y -qq postgresql >/dev/null
 fi
-# Redis for the tests of state shared by app replicas (rate limits): Debian's redis-server.
-if [[ $WITH_TEST == 1 ]] && ! command -v redis-server >/dev/null 2>&1; then
-  say "installing Redis for the shared-state tests…"
+# Several app replicas on one machine (and their tests): Debian's redis-server for the state
+# they share (rate limits), HAProxy as the sticky proxy in front (it lives in /usr/sbin).
+if [[ $WITH_SCALE == 1 ]] && ! command -v redis-server >/dev/null 2>&1; then
+  say "installing Redis for state shared by app replicas…"
   as_root apt-get update -qq && as_root apt-get install -y -qq redis-server >/dev/null
+fi
+if [[ $WITH_SCALE == 1 ]] && ! PATH="$PATH:/usr/sbin" command -v haproxy >/dev/null 2>&1; then
+  say "installing HAProxy, the sticky proxy in front of app replicas…"
+  as_root apt-get update -qq && as_root apt-get install -y -qq haproxy >/dev/null
 fi
 say "ready."

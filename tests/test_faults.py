@@ -61,6 +61,19 @@ async def test_http_500_is_a_clear_error_and_not_retried():
     _no_leak(policy)
 
 
+@pytest.mark.parametrize("status", [502, 504])
+async def test_a_gateway_that_lost_its_upstream_is_retried(status):
+    """vllm-router or an ingress in front: 502/504 means the replica went away, not that the
+    request is bad; the retry goes to another replica (here: the same fake, answering now)."""
+    with fake_server(Reply(status, b"upstream gone"), OK) as fake:
+        translator, policy = _translator(fake.base_url)
+        events: list[PolicyEvent] = []
+        result = await translator.translate(FRENCH, "en", on_event=events.append)
+    assert result.text == "ok" and len(fake.calls) == 2
+    assert [e.error for e in events if e.kind == "retrying"] == ["unavailable"]
+    _no_leak(policy)
+
+
 @pytest.mark.parametrize("body", [b"{not json", b"", b"<html>Bad Gateway</html>"],
                          ids=["truncated", "empty", "html"])
 async def test_malformed_json_is_a_clear_error_and_not_retried(body):

@@ -6,15 +6,18 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
+from hymt_chat.cli.apps import plan_apps
 from hymt_chat.engine.families import Family, detect_family, get_family
 from hymt_chat.errors import SidecarError
-from hymt_chat.settings import PROJECT_DIR, Settings
-from hymt_chat.sidecar.endpoint import state_file, write_state
+from hymt_chat.settings import Settings
+from hymt_chat.sidecar.endpoint import Endpoint, state_file, write_state
+from hymt_chat.sidecar.fleet import Fleet, FleetPlan, plan_fleet
 from hymt_chat.sidecar.launch import Launch, plan_launch
 from hymt_chat.sidecar.private import make_private
 from hymt_chat.sidecar.supervisor import Supervisor
@@ -34,41 +37,76 @@ def _say(message: str) -> None:
 
 
 class _Stop:
-    """SIGINT/SIGTERM set an event (and stop a starting sidecar) instead of raising anywhere."""
+    """SIGINT/SIGTERM set an event (and stop whatever is starting) instead of raising anywhere."""
 
     def __init__(self) -> None:
         self.event = threading.Event()
-        self.supervisor: Supervisor | None = None
+        self.runners: list[Runner] = []
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._handle)
 
     def _handle(self, *_: object) -> None:
         self.event.set()
-        if self.supervisor is not None:
-            self.supervisor.request_stop()
+        for runner in self.runners:
+            runner.request_stop()
 
 
-def _make_supervisor(settings: Settings, launch: Launch) -> Supervisor:
-    def on_state(state: str) -> None:
-        write_state(settings, launch.endpoint, os.getpid(), state=state,
-                    vllm_pid=supervisor.pid, restarts=supervisor.restarts)
-        if state in ("restarting", "ready") and supervisor.restarts:
-            _say(f"vLLM is {state} (restarts so far: {supervisor.restarts})")
+class Runner(Protocol):
+    """A Supervisor, or a Fleet of them (replicas and their router)."""
 
-    supervisor = Supervisor(
-        launch.spec, health_url=f"{launch.endpoint.root}/health", log_path=launch.log_path,
-        on_state=on_state,
-    )
-    return supervisor
+    def start(self, *, timeout: float, progress: Callable[[float], None] | None = None) -> None: ...
+    def request_stop(self) -> None: ...
+    def stop(self) -> None: ...
 
 
-def _start_sidecar(settings: Settings, launch: Launch, stop: _Stop) -> Supervisor | None:
+@dataclass
+class Model:
+    """The model server to start: one vLLM, or N replicas behind vllm-router."""
+
+    launch: Launch  # the (first) replica's: profile, model, demo or not
+    endpoint: Endpoint  # what the app talks to
+    fleet: FleetPlan | None = None
+
+    @property
+    def replicas(self) -> int:
+        return len(self.fleet.replicas) if self.fleet else 1
+
+    def lines(self) -> list[str]:
+        return self.fleet.shell_lines() if self.fleet else [self.launch.spec.shell_line()]
+
+    def runner(self, settings: Settings) -> Runner:
+        """Its supervisor(s), writing the sidecar's state file at every change."""
+        if self.fleet is None:
+            def on_state(state: str) -> None:
+                write_state(settings, self.endpoint, os.getpid(), state=state,
+                            vllm_pid=one.pid, restarts=one.restarts)
+                if state in ("restarting", "ready") and one.restarts:
+                    _say(f"vLLM is {state} (restarts so far: {one.restarts})")
+
+            one = Supervisor(self.launch.spec, health_url=f"{self.endpoint.root}/health",
+                             log_path=self.launch.log_path, on_state=on_state)
+            return one
+
+        def on_fleet(state: str) -> None:
+            write_state(settings, self.endpoint, os.getpid(), state=state, vllm_pid=fleet.pid,
+                        restarts=fleet.restarts, replicas=self.replicas)
+
+        fleet = Fleet(self.fleet, on_state=on_fleet)
+        return fleet
+
+
+def _start_model(settings: Settings, model: Model, stop: _Stop) -> Runner | None:
     """Start and wait until ready; None when a stop signal came first (all stopped)."""
-    supervisor = _make_supervisor(settings, launch)
-    stop.supervisor = supervisor
+    runner = model.runner(settings)
+    stop.runners.append(runner)
+    launch = model.launch
     if launch.is_demo:
         _say("serving the small DEMO model (Qwen2.5-Coder-0.5B), not Hunyuan-MT quality.")
-    _say(f"starting vLLM ({launch.profile.name} profile); log: {launch.log_path}")
+    if model.fleet is None:
+        _say(f"starting vLLM ({launch.profile.name} profile); log: {launch.log_path}")
+    else:
+        _say(f"starting {model.replicas} vLLM replicas ({launch.profile.name} profile) behind "
+             f"vllm-router; logs: {launch.log_path.parent}")
     last = [0.0]
 
     def progress(elapsed: float) -> None:
@@ -77,13 +115,13 @@ def _start_sidecar(settings: Settings, launch: Launch, stop: _Stop) -> Superviso
             _say(f"waiting for the model to load… {elapsed:.0f} s")
 
     try:
-        supervisor.start(timeout=settings.startup_timeout, progress=progress)
+        runner.start(timeout=settings.startup_timeout, progress=progress)
     except SidecarError:
         if stop.event.is_set():
             return None
         raise
-    _say(f"model ready at {launch.endpoint.base_url}")
-    return supervisor
+    _say(f"model ready at {model.endpoint.base_url}")
+    return runner
 
 
 def _family_of(settings: Settings, model: str | None) -> Family | None:
@@ -107,35 +145,62 @@ def generation_config(family: Family | None) -> dict[str, float | int] | None:
     return sampling
 
 
-def _plan(settings: Settings, args: argparse.Namespace, *, check: bool = True) -> Launch:
+def _plan(settings: Settings, args: argparse.Namespace, *, check: bool = True) -> Model:
     family = _family_of(settings, args.model)
-    launch = plan_launch(settings, profile=args.profile, model=args.model, check=check,
-                         generation_config=generation_config(family))
+    config = generation_config(family)
+    replicas = args.replicas or settings.replicas
+    if replicas > 1:
+        fleet = plan_fleet(settings, replicas, profile=args.profile, model=args.model,
+                           check=check, generation_config=config)
+        model = Model(fleet.replicas[0], fleet.endpoint, fleet)
+    else:
+        launch = plan_launch(settings, profile=args.profile, model=args.model, check=check,
+                             generation_config=config)
+        model = Model(launch, launch.endpoint)
     if family is not None:
         sampling = ", ".join(f"{k} {v}" for k, v in family.sampling.as_dict().items())
         _say(f"{family.title} {family.size.upper()}: its official prompts ({', '.join(family.kinds)}) "
              f"and sampling ({sampling})")
-    return launch
+    return model
 
 
 def cmd_serve_model(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    launch = _plan(settings, args, check=not args.dry_run)
+    model = _plan(settings, args, check=not args.dry_run)
     if args.dry_run:
-        print(launch.spec.shell_line())
+        print("\n".join(model.lines()))
         return 0
     make_private(settings.cache_dir)  # its log, its state file with the key
     stop = _Stop()
     try:
-        supervisor = _start_sidecar(settings, launch, stop)
-        if supervisor is None:
+        runner = _start_model(settings, model, stop)
+        if runner is None:
             return 0
         stop.event.wait()
         _say("stopping vLLM…")
-        supervisor.stop()
+        runner.stop()
         return 0
     finally:
         state_file(settings).unlink(missing_ok=True)
+
+
+def _model_env(settings: Settings, model: Model) -> dict[str, str]:
+    """What the app replicas need to find the model we serve (and its state file)."""
+    launch = model.launch
+    return dict(
+        HYMT_BASE_URL=model.endpoint.base_url,
+        HYMT_API_KEY=model.endpoint.api_key,
+        HYMT_MODEL=settings.served_name,
+        HYMT_DEMO_MODEL="1" if launch.is_demo else "0",
+        # The window: this profile's --max-num-seqs, times the replicas behind the router.
+        HYMT_PROFILE=launch.profile.name,
+        HYMT_REPLICAS=str(model.replicas),
+        # What HYMT_MODEL_FAMILY=auto reads before the first /v1/models answer.
+        **({} if launch.is_demo else {"HYMT_MODEL_PATH": launch.model}),
+        # The app reads the sidecar's state file (warming up / restarting) by port and cache.
+        HYMT_PORT=str(settings.port),
+        HYMT_CACHE_DIR=str(settings.cache_dir),
+    )
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -143,49 +208,30 @@ def cmd_up(args: argparse.Namespace) -> int:
     make_private(settings.cache_dir)  # the app (its child) inherits the umask too
     stop = _Stop()
     env = dict(os.environ)
-    supervisor: Supervisor | None = None
+    model: Model | None = None
+    runner: Runner | None = None
     if settings.base_url:
         _say(f"using the model server at {settings.base_url}")
     else:
-        launch = _plan(settings, args)
-        env.update(
-            HYMT_BASE_URL=launch.endpoint.base_url,
-            HYMT_API_KEY=launch.endpoint.api_key,
-            HYMT_MODEL=settings.served_name,
-            HYMT_DEMO_MODEL="1" if launch.is_demo else "0",
-            # What HYMT_MODEL_FAMILY=auto reads before the first /v1/models answer.
-            **({} if launch.is_demo else {"HYMT_MODEL_PATH": launch.model}),
-            # The app reads the sidecar's state file (warming up / restarting) by port and cache.
-            HYMT_PORT=str(settings.port),
-            HYMT_CACHE_DIR=str(settings.cache_dir),
-        )
-        write_state(settings, launch.endpoint, os.getpid(), state="starting")
+        model = _plan(settings, args)
+        env.update(_model_env(settings, model))
+        write_state(settings, model.endpoint, os.getpid(), state="starting")
     # The page works while the model loads: start the app first, then the model.
-    app = subprocess.Popen(
-        [str(Path(sys.executable).with_name("chainlit")), "run", str(PROJECT_DIR / "app.py"),
-         "--headless", "--host", args.app_host, "--port", str(args.app_port)],
-        cwd=PROJECT_DIR, env=env, start_new_session=True,
-    )
-    _say(f"chat page: http://{args.app_host}:{args.app_port}")
+    apps = plan_apps(settings, env, host=args.app_host, port=args.app_port,
+                     replicas=args.app_replicas or settings.app_replicas)
     try:
-        if not settings.base_url:
-            supervisor = _start_sidecar(settings, launch, stop)
-        while not stop.event.wait(0.5):
-            if app.poll() is not None:
-                _say(f"the chat app exited with code {app.returncode}")
-                return app.returncode or 1
+        front = apps.start(stop)
+        _say(f"chat page: {front}")
+        if model is not None:
+            runner = _start_model(settings, model, stop)
+        stop.event.wait()  # every process has a supervisor that restarts it
         return 0
     finally:
         _say("stopping…")
-        if app.poll() is None:
-            os.killpg(app.pid, signal.SIGTERM)
-            try:
-                app.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(app.pid, signal.SIGKILL)
-        if supervisor is not None:
-            supervisor.stop()
-        if not settings.base_url:
+        apps.stop()
+        if runner is not None:
+            runner.stop()
+        if model is not None:
             state_file(settings).unlink(missing_ok=True)
 
 
@@ -201,13 +247,20 @@ def add_sidecar_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
     p.add_argument("--model", default=None, help="model folder or hub name")
     p.add_argument("--port", type=int, default=None)
     p.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
-    p.add_argument("--dry-run", action="store_true", help="print the command and exit")
+    p.add_argument("--replicas", type=int, default=None, metavar="N",
+                   help="N vLLM servers (GPUs split between them) behind vllm-router on --port")
+    p.add_argument("--dry-run", action="store_true", help="print the command(s) and exit")
     p.set_defaults(func=cmd_serve_model)
 
     p = sub.add_parser("up", help="start the model sidecar and the chat app")
     p.add_argument("--profile", default=None)
     p.add_argument("--model", default=None)
     p.add_argument("--port", type=int, default=None, help="model server port")
+    p.add_argument("--replicas", type=int, default=None, metavar="N",
+                   help="N vLLM servers behind vllm-router (HYMT_REPLICAS)")
     p.add_argument("--app-host", default="127.0.0.1")
     p.add_argument("--app-port", type=int, default=8000)
+    p.add_argument("--app-replicas", type=int, default=None, metavar="M",
+                   help="M chat app processes behind HAProxy on --app-port, sharing a Redis "
+                        "(HYMT_APP_REPLICAS)")
     p.set_defaults(func=cmd_up)

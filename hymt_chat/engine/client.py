@@ -65,6 +65,11 @@ def map_error(err: Exception, timeout: float, url: str | None = None) -> Excepti
             busy = ModelBusyError(f"The translation model is busy (HTTP {status}).")
             busy.retry_after = _retry_after(err.response.headers)  # type: ignore[attr-defined]
             return busy
+        if status in (502, 504):  # a gateway (the router, an ingress) lost its upstream
+            gone = ModelUnavailableError(
+                f"The translation model is not reachable (HTTP {status} from a gateway).")
+            gone.detail = f"HTTP {status}"  # type: ignore[attr-defined]
+            return gone
         known = status_words(status)
         if known is not None:
             did, setting = known

@@ -41,6 +41,18 @@ def gpu_memory_gib() -> float | None:
         return None
 
 
+def gpu_count() -> int:
+    """NVIDIA GPUs on this host (0 without nvidia-smi)."""
+    if not shutil.which("nvidia-smi"):
+        return 0
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10, check=True).stdout
+    except (subprocess.SubprocessError, OSError):
+        return 0
+    return len([line for line in out.splitlines() if line.strip()])
+
+
 def auto_profile(memory_gib: float | None) -> str:
     """The safest profile for the GPU found: the smallest one it can hold."""
     if memory_gib is None:

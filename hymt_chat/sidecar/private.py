@@ -9,6 +9,7 @@ which creates the file 0600 with ``O_EXCL`` — there is no moment when another 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 __all__ = ["make_private", "write_private"]
@@ -32,7 +33,7 @@ def make_private(*folders: Path) -> None:
 def write_private(path: Path, text: str) -> None:
     """Write *text* to *path* atomically, readable by the owner only from the start."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.unlink(missing_ok=True)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

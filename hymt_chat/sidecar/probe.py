@@ -5,10 +5,12 @@ The question is written once, as the GETs to send and how to read their answers
 (:meth:`HealthCheck.steps`, a generator: it yields a GET and is sent the response); two
 drivers of a few lines send them, one blocking (the supervisor's threads) and one async (the
 app's event loop). So a change to what "healthy" means lands in every caller at once.
+(:class:`RedisPing` is the one server here that speaks no HTTP.)
 """
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Generator
 from dataclasses import dataclass
 
@@ -16,7 +18,7 @@ import httpx
 
 from hymt_chat.sidecar.endpoint import Endpoint
 
-__all__ = ["HealthCheck"]
+__all__ = ["HealthCheck", "RedisPing"]
 
 # A /health that is absent, or behind a gateway that wants the key: the keyed /v1/models decides.
 # (A 5xx from a real /health means the engine is down, whatever /v1/models says.)
@@ -74,3 +76,19 @@ class HealthCheck:
                 url, headers = steps.send(await http.get(url, headers=headers))
         except StopIteration as done:
             return bool(done.value)
+
+
+@dataclass(frozen=True, slots=True)
+class RedisPing:
+    """Redis speaks its own protocol, not HTTP: healthy when ``PING`` gets ``+PONG``."""
+
+    host: str
+    port: int
+
+    def __call__(self, timeout: float = 2.0) -> bool:
+        try:
+            with socket.create_connection((self.host, self.port), timeout=timeout) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(64).startswith(b"+PONG")
+        except OSError:
+            return False

@@ -313,10 +313,11 @@ def parallel_flags(tensor_parallel_size: int = 1, data_parallel_size: int = 1) -
 
 @dataclass(frozen=True, slots=True)
 class LaunchSpec:
-    """Everything needed to start the server: argv and the extra environment."""
+    """Everything needed to start the server: argv, the extra environment, the folder."""
 
     argv: list[str]
     env: dict[str, str]
+    cwd: str | None = None  # None: the supervisor's own
 
     def shell_line(self) -> str:
         prefix = [f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items())]

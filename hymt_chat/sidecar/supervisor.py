@@ -1,5 +1,6 @@
-"""Runs the vLLM server as a child in its own process group, restarts it when it dies,
-and stops the whole group on the way out: no orphans holding the port or the memory."""
+"""Runs a server (vLLM; with replicas also vllm-router, and for ``up`` the app replicas,
+HAProxy and Redis) as a child in its own process group, restarts it when it dies, and stops
+the whole group on the way out: no orphans holding the port or the memory."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hymt_chat.errors import SidecarError
@@ -18,6 +19,7 @@ from hymt_chat.sidecar.probe import HealthCheck
 from hymt_chat.sidecar.profiles import LaunchSpec
 
 StateSink = Callable[[str], None]
+Check = Callable[[float], bool]  # timeout -> healthy
 _PR_SET_PDEATHSIG = 1
 
 
@@ -39,7 +41,10 @@ def tail(path: Path, lines: int = 30) -> str:
 
 
 class Supervisor:
-    """One vLLM server: start, wait for /health, watch, restart with backoff, stop."""
+    """One server: start, wait for its health check, watch, restart with backoff, stop.
+
+    The check is an HTTP GET of *health_url* answering 200 (vLLM's ``/health``) unless
+    *check* is given (Redis answers PING, not HTTP); *name* is what its log lines call it."""
 
     def __init__(
         self,
@@ -50,10 +55,13 @@ class Supervisor:
         on_state: StateSink | None = None,
         max_backoff: float = 30.0,
         unhealthy_after: float = 30.0,
+        check: Check | None = None,
+        name: str = "vLLM",
     ) -> None:
         self.spec = spec
         self.health_url = health_url
-        self._check = HealthCheck(health_url)
+        self.name = name
+        self._check: Check = check or HealthCheck(health_url)
         self.log_path = log_path
         self.max_backoff = max_backoff
         self.unhealthy_after = unhealthy_after
@@ -79,7 +87,7 @@ class Supervisor:
     def _spawn(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab", buffering=0)
-        log.write(f"\n=== hymt-chat: starting vLLM at {time.strftime('%F %T')} ===\n".encode())
+        log.write(f"\n=== hymt-chat: starting {self.name} at {time.strftime('%F %T')} ===\n".encode())
         with self._lock:
             if self._stopping.is_set() and self._proc is not None:
                 log.close()
@@ -87,6 +95,7 @@ class Supervisor:
             self._proc = subprocess.Popen(
                 self.spec.argv,
                 env={**os.environ, **self.spec.env},
+                cwd=self.spec.cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -95,8 +104,8 @@ class Supervisor:
         log.close()
 
     def healthy(self, timeout: float = 2.0) -> bool:
-        """True when vLLM's /health answers 200 (the shared probe, without the /v1/models
-        fallback: this server is vLLM, and a 404 there is not health)."""
+        """True when the check passes (for vLLM: /health answers 200; the shared probe without
+        the /v1/models fallback: this server is vLLM, and a 404 there is not health)."""
         return self._check(timeout)
 
     def _wait_healthy(self, timeout: float, progress: Callable[[float], None] | None) -> str:
@@ -125,23 +134,39 @@ class Supervisor:
         A server that exits or never becomes healthy during its first start is a
         configuration problem: stop it and raise with the end of its log, no restart loop.
         """
+        self.spawn()
+        self.wait_ready(timeout=timeout, progress=progress)
+
+    def spawn(self) -> None:
+        """The first half of :meth:`start`: the process, without waiting for it.
+
+        Several servers starting side by side are spawned from the caller's thread and then
+        waited for in threads of their own: the child's parent-death signal fires when the
+        *thread* that forked it ends, so a child spawned by a short-lived thread would get
+        SIGTERM the moment that thread returned."""
         self._stopping.clear()
         self._set_state("starting")
         self._spawn()
+
+    def wait_ready(
+        self, *, timeout: float = 900.0, progress: Callable[[float], None] | None = None
+    ) -> None:
+        """The second half of :meth:`start`: block until healthy (or stop and raise)."""
         outcome = self._wait_healthy(timeout, progress)
         if outcome != "ready":
             code = self._proc.poll() if self._proc else None
             self.stop()
             why = {
-                "exited": f"vLLM exited with code {code} while starting",
-                "timeout": f"vLLM did not become healthy within {timeout:g} s",
+                "exited": f"{self.name} exited with code {code} while starting",
+                "timeout": f"{self.name} did not become healthy within {timeout:g} s",
                 "stopped": "stopped while starting",
             }[outcome]
             raise SidecarError(
                 f"{why}. Last lines of {self.log_path}:\n{tail(self.log_path)}"
             )
         self._set_state("ready")
-        self._watcher = threading.Thread(target=self._watch, name="vllm-watch", daemon=True)
+        self._watcher = threading.Thread(target=self._watch, name=f"{self.name}-watch",
+                                         daemon=True)
         self._watcher.start()
 
     def _watch(self) -> None:
@@ -153,7 +178,7 @@ class Supervisor:
             why = self._wait_until_dead(proc)
             if self._stopping.is_set():
                 return
-            self._log_line(f"vLLM {why}: restarting it")
+            self._log_line(f"{self.name} {why}: restarting it")
             self._kill_group(proc)  # its engine children may outlive it
             if time.monotonic() - up_since > 120:
                 delay = 1.0  # it ran fine for a while: not a crash loop
@@ -181,7 +206,7 @@ class Supervisor:
             elif failing_since is None:
                 failing_since = time.monotonic()
             elif time.monotonic() - failing_since > self.unhealthy_after:
-                return f"answered no /health for {self.unhealthy_after:g} s"
+                return f"failed its health check for {self.unhealthy_after:g} s"
         return "stopping"
 
     def _log_line(self, text: str) -> None:
@@ -233,3 +258,30 @@ def _group_alive(pgid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def start_together(supervisors: Sequence[Supervisor], *, timeout: float,
+                   progress: Callable[[float], None] | None = None) -> None:
+    """Start several servers side by side (N model loads in the time of one where the machine
+    allows): all spawned from this thread (see :meth:`Supervisor.spawn`), then waited for in
+    parallel. When one fails its first start, all are stopped and its error is raised."""
+    for supervisor in supervisors:
+        supervisor.spawn()
+    errors: list[BaseException] = []
+
+    def wait(index: int, supervisor: Supervisor) -> None:
+        try:
+            supervisor.wait_ready(timeout=timeout, progress=progress if index == 0 else None)
+        except BaseException as err:  # noqa: BLE001 - raised below, in the caller's thread
+            errors.append(err)
+
+    threads = [threading.Thread(target=wait, args=(i, s), name=f"{s.name}-start")
+               for i, s in enumerate(supervisors)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        for supervisor in supervisors:
+            supervisor.stop()
+        raise errors[0]

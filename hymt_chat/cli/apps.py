@@ -1,0 +1,119 @@
+"""The chat app processes of ``hymt-chat up``: one, or M behind HAProxy with a shared Redis.
+
+One replica is the plain case: Chainlit on ``--app-port``.
+With ``--app-replicas M`` each replica listens on the next port up (``--app-port`` + 1 … + M,
+on 127.0.0.1), HAProxy takes ``--app-port`` with cookie affinity, and a Redis started here
+(unless ``HYMT_REDIS_URL`` names one) holds the rate limits they share. Each of them has a
+supervisor: a replica that dies is restarted while its browsers reconnect to another one.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from hymt_chat.errors import SidecarError
+from hymt_chat.settings import PROJECT_DIR, Settings
+from hymt_chat.sidecar.launch import port_free
+from hymt_chat.sidecar.private import write_private
+from hymt_chat.sidecar.probe import RedisPing
+from hymt_chat.sidecar.profiles import LaunchSpec
+from hymt_chat.sidecar.proxy import ProxyPlan, plan_proxy
+from hymt_chat.sidecar.redis_server import plan_redis
+from hymt_chat.sidecar.supervisor import Supervisor, start_together
+
+__all__ = ["Apps", "plan_apps"]
+
+_COOKIE = "hymt-route"  # the proxy's affinity cookie when HYMT_AFFINITY_COOKIE is empty
+
+
+class _Stop(Protocol):
+    runners: list  # type: ignore[type-arg]
+
+
+def _chainlit(host: str, port: int, env: Mapping[str, str]) -> LaunchSpec:
+    return LaunchSpec([str(Path(sys.executable).with_name("chainlit")), "run",
+                       str(PROJECT_DIR / "app.py"), "--headless", "--host", host,
+                       "--port", str(port)], dict(env), cwd=str(PROJECT_DIR))
+
+
+def _status_url(host: str, port: int) -> str:
+    connect = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    return f"http://{connect}:{port}/hymt/status"  # 200 while the process serves, model or not
+
+
+@dataclass
+class Apps:
+    """What ``up`` starts in front of the model: the app replica(s), and for several Redis and
+    the proxy. :meth:`start` starts them in that order and returns the page's address."""
+
+    front: str
+    apps: list[Supervisor]
+    redis: Supervisor | None = None
+    proxy: Supervisor | None = None
+    proxy_plan: ProxyPlan | None = None
+
+    def _all(self) -> list[Supervisor]:
+        return [s for s in (self.redis, *self.apps, self.proxy) if s is not None]
+
+    def start(self, stop: _Stop) -> str:
+        stop.runners.extend(self._all())
+        if self.redis is not None:
+            self.redis.start(timeout=30)
+        try:
+            start_together(self.apps, timeout=180)
+        except BaseException:
+            self.stop()
+            raise
+        if self.proxy is not None and self.proxy_plan is not None:
+            write_private(self.proxy_plan.config_path, self.proxy_plan.config)
+            self.proxy.start(timeout=30)
+        return self.front
+
+    def stop(self) -> None:
+        """The proxy first (no new connections), then the apps, Redis last."""
+        for supervisor in reversed(self._all()):
+            supervisor.stop()
+
+
+def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: int,
+              replicas: int) -> Apps:
+    """The app process(es) for *replicas*, checked: ports free, HAProxy and Redis installed."""
+    if replicas < 1:
+        raise SidecarError("--app-replicas is 1 or more")
+    logs = settings.cache_dir / "logs"
+    connect = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    if replicas == 1:
+        app = Supervisor(_chainlit(host, port, env), health_url=_status_url(host, port),
+                         log_path=logs / f"app-{port}.log", name="the chat app")
+        return Apps(f"http://{connect}:{port}", [app])
+    ports = [port + i for i in range(1, replicas + 1)]
+    redis_port = port + replicas + 1
+    for taken in [port, *ports]:
+        if not port_free(host if taken == port else "127.0.0.1", taken):
+            raise SidecarError(f"Port {taken} is already in use: stop what uses it or pick "
+                               "--app-port.")
+    redis: Supervisor | None = None
+    redis_url = settings.redis_url
+    if not redis_url:
+        if not port_free("127.0.0.1", redis_port):
+            raise SidecarError(f"Port {redis_port} (Redis) is already in use: set "
+                               "HYMT_REDIS_URL or pick --app-port.")
+        spec, redis_url = plan_redis(redis_port)
+        redis = Supervisor(spec, health_url=redis_url, log_path=logs / f"redis-{redis_port}.log",
+                           check=RedisPing("127.0.0.1", redis_port), name="redis")
+    cookie = settings.affinity_cookie or _COOKIE
+    proxies = ",".join(p for p in (settings.trusted_proxies, "127.0.0.1") if p)
+    shared = {**env, "HYMT_REDIS_URL": redis_url, "HYMT_APP_REPLICAS": str(replicas),
+              "HYMT_AFFINITY_COOKIE": cookie, "HYMT_TRUSTED_PROXIES": proxies}
+    apps = [Supervisor(_chainlit("127.0.0.1", p, shared), health_url=_status_url("127.0.0.1", p),
+                       log_path=logs / f"app-{p}.log", name=f"app replica {i}")
+            for i, p in enumerate(ports, start=1)]
+    proxy = plan_proxy([("127.0.0.1", p) for p in ports], host=host, port=port, cookie=cookie,
+                       config_path=settings.cache_dir / f"haproxy-{port}.cfg")
+    front = Supervisor(proxy.spec, health_url=proxy.health_url,
+                       log_path=logs / f"haproxy-{port}.log", name="haproxy")
+    return Apps(f"http://{connect}:{port}", apps, redis, front, proxy)

@@ -1,0 +1,159 @@
+"""Several vLLM replicas behind vllm-router on the sidecar's port: ``serve-model --replicas N``.
+
+Each replica is an ordinary sidecar launch (the same profile, flags and checks) on its own
+port, with its own GPUs (``CUDA_VISIBLE_DEVICES``, tensor-parallel size each) or, on CPU, a
+small server of its own. All share one API key: the router passes the client's key through to
+whichever replica it picks. The router takes the sidecar's port, so the app, the state file
+and ``/health`` see one server, as with a single replica.
+
+Each replica has its own :class:`~hymt_chat.sidecar.supervisor.Supervisor` (restarted when
+it dies, while the router's health checks and circuit breaker send its share elsewhere); the
+router has one too. They start side by side: N model loads in the time of one where the
+machine allows (:func:`~hymt_chat.sidecar.supervisor.start_together`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from hymt_chat.errors import SidecarError
+from hymt_chat.settings import Settings
+from hymt_chat.sidecar.endpoint import Endpoint
+from hymt_chat.sidecar.launch import Launch, gpu_count, plan_launch, port_free
+from hymt_chat.sidecar.router import RouterPlan, plan_router
+from hymt_chat.sidecar.supervisor import Supervisor, start_together
+
+__all__ = ["Fleet", "FleetPlan", "device_groups", "plan_fleet"]
+
+
+def device_groups(replicas: int, per_replica: int, available: int) -> list[str]:
+    """``CUDA_VISIBLE_DEVICES`` of each replica: consecutive GPUs, *per_replica* each."""
+    need = replicas * per_replica
+    if need > available:
+        raise SidecarError(
+            f"{replicas} replicas of {per_replica} GPU(s) each need {need} GPUs; this host has "
+            f"{available}. Lower --replicas or HYMT_TENSOR_PARALLEL_SIZE.")
+    return [",".join(str(g) for g in range(i * per_replica, (i + 1) * per_replica))
+            for i in range(replicas)]
+
+
+@dataclass(frozen=True, slots=True)
+class FleetPlan:
+    replicas: tuple[Launch, ...]
+    router: RouterPlan
+    endpoint: Endpoint  # the router's: what the app talks to
+    log_path: Path  # the router's log
+
+    def shell_lines(self) -> list[str]:
+        return [launch.spec.shell_line() for launch in self.replicas] + [
+            self.router.spec.shell_line()]
+
+
+def plan_fleet(
+    settings: Settings,
+    replicas: int,
+    *,
+    profile: str | None = None,
+    model: str | None = None,
+    check: bool = True,
+    generation_config: Mapping[str, float | int] | None = None,
+    gpus: Callable[[], int] = gpu_count,
+) -> FleetPlan:
+    """N replica launches on the ports after the sidecar's, and the router on the sidecar's.
+
+    Checked before anything starts (as :func:`~hymt_chat.sidecar.launch.plan_launch`): every
+    port free, enough GPUs for N × tensor-parallel size, the router installed."""
+    if replicas < 2:
+        raise SidecarError("--replicas is 2 or more (one replica needs no router)")
+    key = settings.api_key if settings.api_key not in ("", "EMPTY") else secrets.token_urlsafe(24)
+    shared = settings.model_copy(update={"api_key": key})
+    ports = [settings.port + 1 + i for i in range(replicas)]
+    metrics_port = settings.port + replicas + 1
+    launches = [plan_launch(shared, profile=profile, model=model, port=port, check=check,
+                            generation_config=generation_config) for port in ports]
+    if launches[0].profile.device != "cpu":
+        per = settings.tensor_parallel_size * settings.data_parallel_size
+        devices = device_groups(replicas, per, gpus() if check else replicas * per)
+        launches = [replace(launch, spec=replace(
+            launch.spec, env={**launch.spec.env, "CUDA_VISIBLE_DEVICES": group}))
+            for launch, group in zip(launches, devices, strict=True)]
+    if check:
+        for port in (settings.port, metrics_port):
+            if not port_free(settings.host, port):
+                raise SidecarError(f"Port {port} on {settings.host} is already in use: stop "
+                                   "what uses it or pick --port.")
+    router = plan_router([launch.endpoint.root for launch in launches],
+                         vllm_python=str(settings.vllm_python), host=settings.host,
+                         port=settings.port, metrics_port=metrics_port, api_key=key,
+                         policy=settings.router_policy, check=check)
+    connect = launches[0].endpoint.root.rsplit(":", 1)[0]  # http://host, as the replicas'
+    endpoint = Endpoint(f"{connect}:{settings.port}/v1", key, settings.served_name)
+    log_path = settings.cache_dir / "logs" / f"router-{settings.port}.log"
+    return FleetPlan(tuple(launches), router, endpoint, log_path)
+
+
+@dataclass
+class Fleet:
+    """The running replicas and router; :meth:`state` is what the state file says."""
+
+    plan: FleetPlan
+    on_state: Callable[[str], None] | None = None
+    replicas: list[Supervisor] = field(init=False)
+    router: Supervisor = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()  # the supervisors' threads report at the same time
+        notify = (lambda _state: self._notify())
+        self.replicas = [Supervisor(launch.spec, health_url=f"{launch.endpoint.root}/health",
+                                    log_path=launch.log_path, on_state=notify)
+                         for launch in self.plan.replicas]
+        self.router = Supervisor(self.plan.router.spec,
+                                 health_url=f"{self.plan.router.root}/health",
+                                 log_path=self.plan.log_path, on_state=notify,
+                                 name="vllm-router")
+
+    def state(self) -> str:
+        """"ready" while the router and at least one replica are; else the router's state, or
+        "restarting" when every replica is down (the router cannot answer then)."""
+        if self.router.state != "ready":
+            return self.router.state if self.router.state != "stopped" else "starting"
+        states = [r.state for r in self.replicas]
+        if "ready" in states:
+            return "ready"
+        return "restarting" if "restarting" in states else "starting"
+
+    @property
+    def restarts(self) -> int:
+        return sum(r.restarts for r in [*self.replicas, self.router])
+
+    def _notify(self) -> None:
+        if self.on_state is not None:
+            with self._lock:
+                self.on_state(self.state())
+
+    def start(self, *, timeout: float, progress: Callable[[float], None] | None = None) -> None:
+        """All replicas side by side, then the router; SidecarError (all stopped) when any
+        replica fails its first start: a configuration problem, as for one replica."""
+        start_together(self.replicas, timeout=timeout, progress=progress)
+        try:
+            self.router.start(timeout=120)
+        except BaseException:
+            self.stop()
+            raise
+
+    def request_stop(self) -> None:
+        for supervisor in [self.router, *self.replicas]:
+            supervisor.request_stop()
+
+    def stop(self) -> None:
+        self.router.stop()
+        for supervisor in self.replicas:
+            supervisor.stop()
+
+    @property
+    def pid(self) -> int | None:
+        return self.router.pid

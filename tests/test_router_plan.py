@@ -1,4 +1,4 @@
-"""The router's command line (no process: tests/test_e2e_router.py runs the real one)."""
+"""The router's command line (no process: tests/test_e2e_scale.py runs the real one)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,266 @@
+"""Scale-out on real parts, started the way an operator would: ``hymt-chat up --replicas 2
+--app-replicas 2``. Two vLLM CPU replicas of the demo model behind the real vllm-router, two
+real app processes behind the real HAProxy (Debian's), a real redis-server for the rate
+limits they share. The clients are socket.io clients that behave like Chainlit's page (a
+websocket through the proxy; on a lost connection socket.io reconnects and the page says
+``connection_successful`` again, as Chainlit's frontend does).
+
+The stack starts once for the module (two model loads on 2 cores) and the tests run in file
+order: the kills come last, the vLLM replica's before the app replica's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from hymt_chat.settings import Settings
+from hymt_chat.sidecar.launch import port_free
+from tests.support.tabs import Tab
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+COOKIE = "hymt-route"  # HAProxy's affinity cookie (HYMT_AFFINITY_COOKIE's default)
+
+
+def _free_block(size: int) -> int:
+    """A first port with *size* free ports from it (up puts the replicas on the next ones)."""
+    for _ in range(200):
+        base = random.randrange(20000, 40000)
+        if all(port_free("127.0.0.1", base + i) for i in range(size)):
+            return base
+    raise RuntimeError("no block of free ports")
+
+
+@dataclass
+class Stack:
+    model_port: int  # the router's; the vLLM replicas are on the next two
+    app_port: int  # HAProxy's; the app replicas are on the next two
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.app_port}"
+
+    @property
+    def replicas(self) -> list[int]:
+        return [self.model_port + 1, self.model_port + 2]
+
+    @property
+    def apps(self) -> list[int]:
+        return [self.app_port + 1, self.app_port + 2]
+
+
+def _wait(predicate, timeout: float, what: str, stack: Stack | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if stack is not None and stack.process.poll() is not None:
+            raise AssertionError(f"up exited ({stack.process.returncode}) waiting for {what}:\n"
+                                 + stack.log.read_text(errors="replace")[-3000:])
+        if predicate():
+            return
+        time.sleep(1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    tmp = tmp_path_factory.mktemp("scale")
+    cache = tmp / "cache"
+    (cache / "models").mkdir(parents=True)
+    models = Settings().cache_dir / "models"  # the demo model setup prepared
+    for model in models.iterdir():
+        (cache / "models" / model.name).symlink_to(model)
+    model_port, app_port = _free_block(4), _free_block(4)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HYMT_", "CHAINLIT_"))}
+    env.update(HYMT_CACHE_DIR=str(cache), HYMT_AGENTS="", HYMT_CHECKS="true",
+               HYMT_VLLM_ARGS="--max-num-seqs 2 --no-disable-log-stats",
+               HYMT_RATE_LIMIT="3/minute")
+    log = tmp / "up.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "hymt_chat.cli.main", "up", "--replicas", "2",
+             "--app-replicas", "2", "--port", str(model_port), "--app-port", str(app_port)],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    stack = Stack(model_port, app_port, log, process)
+    try:
+        _wait(lambda: b"model ready at" in log.read_bytes(), 900, "the model replicas", stack)
+        yield stack
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            raise
+        finally:
+            print(log.read_text(errors="replace")[-2000:])
+
+
+def _served(port: int) -> float:
+    """Requests a vLLM replica finished (its own vllm:request_success_total)."""
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
+    return sum(float(m) for m in re.findall(
+        r"^vllm:request_success_total\{[^}]*\} ([0-9.e+]+)$", text, re.MULTILINE))
+
+
+def _running(port: int) -> float:
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
+    return sum(float(m) for m in re.findall(
+        r"^vllm:num_requests_running\{[^}]*\} ([0-9.e+]+)$", text, re.MULTILINE))
+
+
+def _translated(port: int) -> float:
+    """Translations an app replica answered (its /metrics: local callers need no token)."""
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
+    return sum(float(m) for m in re.findall(
+        r'^hymt_translations_total\{outcome="ok"[^}]*\} ([0-9.e+]+)$', text, re.MULTILINE))
+
+
+def _pid_of(pattern: str) -> int:
+    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout
+    pids = [int(p) for p in out.split()]
+    assert pids, f"no process matches {pattern!r}"
+    return min(pids)
+
+
+class Browser(Tab):
+    """A tab like Chainlit's page: its own client address (X-Forwarded-For, which the app
+    trusts from the proxy), optionally the proxy's cookie of one replica, and on a lost
+    connection socket.io's reconnect followed by ``connection_successful``."""
+
+    def __init__(self, url: str, address: str, replica: int | None = None) -> None:
+        headers = {"X-Forwarded-For": address}
+        if replica is not None:
+            headers["Cookie"] = f"{COOKIE}=app{replica}"
+        super().__init__(url, headers=headers)
+        self.connects = 0
+
+        @self.client.on("connect")
+        async def connected() -> None:
+            self.connects += 1
+            if self.connects > 1:  # what Chainlit's frontend does on every connect
+                await self.client.emit("connection_successful")
+
+    async def ask(self, number: int) -> str:
+        """Send a French sentence carrying *number*; the English answer (never the failure
+        note, which repeats the original)."""
+        await self.send(f"Bonjour, ma commande numéro {number} est arrivée en retard.")
+        await self.wait(str(number), timeout=600)
+        answers = self.said(str(number))
+        assert not any("arrivée" in a for a in answers), answers  # not left in French
+        return answers[-1]
+
+
+def test_the_routers_port_answers_health_and_models(stack: Stack) -> None:
+    state = json.loads((Path(stack.log).parent / "cache" / "run" /
+                        f"sidecar-{stack.model_port}.json").read_text())
+    root = f"http://127.0.0.1:{stack.model_port}"
+    assert httpx.get(f"{root}/health", timeout=10).status_code == 200
+    models = httpx.get(f"{root}/v1/models", timeout=10,
+                       headers={"Authorization": f"Bearer {state['api_key']}"}).json()
+    assert models["data"][0]["id"] == "hymt", models
+    assert state["state"] == "ready" and state["replicas"] == 2
+    assert _answers(f"{stack.url}/-/proxy-health")
+
+
+async def test_forty_users_are_all_answered_and_both_replicas_of_each_serve(
+        stack: Stack) -> None:
+    served = [_served(p) for p in stack.replicas]
+    translated = [_translated(p) for p in stack.apps]
+
+    async def user(n: int) -> str:
+        async with Browser(stack.url, f"10.40.0.{n + 1}") as tab:
+            return await tab.ask(4000 + n)
+
+    answers = await asyncio.gather(*(user(n) for n in range(40)))
+    assert len(answers) == 40 and all(f"{4000 + n}" in a for n, a in enumerate(answers))
+    by_replica = [_served(p) - b for p, b in zip(stack.replicas, served, strict=True)]
+    by_app = [_translated(p) - b for p, b in zip(stack.apps, translated, strict=True)]
+    print(f"vLLM replicas served {by_replica}; app replicas answered {by_app}")
+    assert sum(by_replica) >= 40 and min(by_replica) >= sum(by_replica) / 3, by_replica
+    assert sum(by_app) == 40 and min(by_app) >= 40 / 3, by_app
+
+
+async def test_a_users_rate_limit_holds_across_the_app_replicas(stack: Stack) -> None:
+    """3/minute for the stack; one user, two tabs pinned to different replicas by the
+    proxy's cookie: the fourth message is refused by replica 2, counted by both (Redis)."""
+    async with Browser(stack.url, "10.3.3.3", replica=1) as one, \
+            Browser(stack.url, "10.3.3.3", replica=2) as two:
+        before = [_translated(p) for p in stack.apps]
+        await one.ask(3001)
+        await one.ask(3002)
+        await two.ask(3003)
+        assert [_translated(p) - b for p, b in zip(stack.apps, before, strict=True)] == [2, 1]
+        await two.send("Bonjour, ma commande numéro 3004 est arrivée en retard.")
+        await two.wait("try again in")
+        assert not two.said("3004") or all("arrivée" in a for a in two.said("3004"))
+
+
+async def test_a_vllm_replica_killed_mid_burst_costs_no_message(stack: Stack) -> None:
+    """SIGKILL (not a clean stop) of one replica while it generates: the router's retry and
+    circuit breaker, and the app's retries behind them, deliver every message."""
+    victim = stack.replicas[1]
+    pid = _pid_of(f"api_server.*--port {victim}( |$)")
+
+    async def user(n: int) -> str:
+        async with Browser(stack.url, f"10.12.0.{n + 1}") as tab:
+            return await tab.ask(1200 + n)
+
+    burst = asyncio.gather(*(user(n) for n in range(12)))
+    deadline = time.monotonic() + 300
+    while await asyncio.to_thread(_running, victim) == 0:
+        assert time.monotonic() < deadline, "the victim never got a request"
+        await asyncio.sleep(0.2)
+    os.killpg(pid, signal.SIGKILL)
+    answers = await burst
+    assert all(f"{1200 + n}" in a for n, a in enumerate(answers)), answers
+    # Its supervisor (inside up) brings it back.
+    await asyncio.to_thread(_wait, lambda: _answers(f"http://127.0.0.1:{victim}/health"), 600,
+                            "the killed replica's restart", stack)
+
+
+async def test_a_killed_app_replica_s_browsers_reconnect_to_the_other(stack: Stack) -> None:
+    first, second = stack.apps
+    tabs = [Browser(stack.url, f"10.7.0.{n + 1}", replica=1) for n in range(3)]
+    for tab in tabs:
+        await tab.__aenter__()
+    try:
+        on_first = _translated(first)
+        for n, tab in enumerate(tabs):
+            await tab.ask(7000 + n)
+        assert _translated(first) - on_first == 3  # the cookie pinned them to replica 1
+        on_second = _translated(second)
+        os.killpg(_pid_of(f"chainlit run .*--port {first}( |$)"), signal.SIGKILL)
+        deadline = time.monotonic() + 120
+        while not all(t.connects >= 2 and t.client.connected for t in tabs):
+            assert time.monotonic() < deadline, [t.connects for t in tabs]
+            await asyncio.sleep(0.2)
+        for n, tab in enumerate(tabs):
+            await tab.ask(7100 + n)  # sent after the kill, through the proxy
+        assert _translated(second) - on_second == 3  # replica 2 answered them
+    finally:
+        for tab in tabs:
+            await tab.__aexit__()

@@ -24,9 +24,11 @@ from tests.conftest import free_port
 
 
 @contextmanager
-def server(health: int, models: int, key: str = "k") -> Iterator[tuple[Endpoint, list[str]]]:
+def server(health: int, models: int, key: str = "k",
+           ready: int = 404) -> Iterator[tuple[Endpoint, list[str]]]:
     """GET /health answers *health*; GET /v1/models answers *models* with the right key, 401
-    without it. Yields the endpoint and the paths asked, in order."""
+    without it; GET /readiness *ready* (404 like vLLM's). Yields the endpoint and the paths
+    asked, in order."""
     asked: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -34,6 +36,8 @@ def server(health: int, models: int, key: str = "k") -> Iterator[tuple[Endpoint,
             asked.append(self.path)
             if self.path == "/health":
                 status = health
+            elif self.path == "/readiness":
+                status = ready
             elif self.path == "/v1/models":
                 status = models if self.headers.get("Authorization") == f"Bearer {key}" else 401
             else:
@@ -56,6 +60,16 @@ def server(health: int, models: int, key: str = "k") -> Iterator[tuple[Endpoint,
         httpd.server_close()
 
 
+def test_a_router_with_no_healthy_replica_is_not_ready_for_the_app():
+    """vllm-router 0.1.17 answers /health 200 with every replica gone; /readiness says 503."""
+    with server(200, 200, ready=503) as (endpoint, asked):
+        assert HealthCheck.of(endpoint)() is False
+        assert asked == ["/readiness"]
+    with server(200, 200, ready=200) as (endpoint, asked):
+        assert HealthCheck.of(endpoint)() is True
+        assert asked == ["/readiness"]
+
+
 @pytest.mark.parametrize(("health", "models", "app", "supervisor"), [
     (200, 500, True, True),     # vLLM up: /health alone decides
     (500, 200, False, False),   # a real /health failing: the engine is down, whatever /models says
@@ -74,10 +88,10 @@ async def test_the_async_driver_asks_the_same_requests_in_the_same_order():
     with server(404, 200) as (endpoint, asked):
         async with httpx.AsyncClient(timeout=3) as http:
             assert await HealthCheck.of(endpoint).ask(http) is True
-        assert asked == ["/health", "/v1/models"]
+        assert asked == ["/readiness", "/health", "/v1/models"]
         asked.clear()
         assert HealthCheck.of(endpoint)() is True
-        assert asked == ["/health", "/v1/models"]
+        assert asked == ["/readiness", "/health", "/v1/models"]
 
 
 def test_the_fallback_sends_the_key():
@@ -102,7 +116,7 @@ async def test_get_health_and_the_supervisor_go_through_the_one_probe(tmp_path):
                             cache_dir=tmp_path)
         probe = await probe_model(settings, with_model=True)
         assert (probe.state, probe.model_root) == ("ready", "/models/m")
-        assert asked[:2] == ["/health", "/v1/models"]
+        assert asked[:3] == ["/readiness", "/health", "/v1/models"]
         supervisor = Supervisor(None, health_url=f"{endpoint.root}/health",  # type: ignore[arg-type]
                                 log_path=tmp_path / "log")
         assert supervisor.healthy() is False  # it launched vLLM: a missing /health is not health

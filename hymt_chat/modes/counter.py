@@ -7,7 +7,7 @@ and the page wipes itself after the kiosk's idle time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from hymt_chat.engine.translator import Translator
@@ -25,7 +25,7 @@ class Counter:
     """Two sides, two languages, one translator."""
 
     def __init__(self, translator: Translator, *, user: str, a: str = "en", b: str = "zh",
-                 charge: Callable[[int], None] | None = None) -> None:
+                 charge: Callable[[int], Awaitable[None]] | None = None) -> None:
         self.translator = translator
         self.user = user  # the fair queue's key: this screen
         self.languages: dict[Side, str] = {"a": a, "b": b}
@@ -44,7 +44,7 @@ class Counter:
         source, target = self.languages[side], self.languages[_OTHER[side]]
         try:
             if self.charge is not None:
-                self.charge(len(text))
+                await self.charge(len(text))
             result = await self.translator.translate(text, target, source, user=self.user)
         except InputError as err:
             return {"type": "error", "side": side, "text": str(err)}

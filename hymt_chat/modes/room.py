@@ -68,7 +68,7 @@ class Room:
 
     def __init__(self, token: str, conv: Conversation, *, translate: Translate,
                  to_agent: Deliver, expires_at: float, max_guests: int = 1,
-                 charge: Callable[[str, int], None] | None = None,
+                 charge: Callable[[str, int], Awaitable[None]] | None = None,
                  on_pending: Callable[[], Awaitable[None]] | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.token = token
@@ -145,7 +145,7 @@ class Room:
             return
         try:
             if self.charge is not None:
-                self.charge(f"room:{self.token}", len(text))
+                await self.charge(f"room:{self.token}", len(text))
         except RateLimitedError as err:
             self._queues[guest].put_nowait({"type": "error", "text": str(err)})
             return
@@ -208,7 +208,7 @@ class Rooms:
         self._rooms: dict[str, Room] = {}
 
     def open(self, conv: Conversation, *, translate: Translate, to_agent: Deliver,
-             charge: Callable[[str, int], None] | None = None,
+             charge: Callable[[str, int], Awaitable[None]] | None = None,
              on_pending: Callable[[], Awaitable[None]] | None = None) -> Room:
         self._prune()
         token = secrets.token_urlsafe(24)  # 192 bits: not guessable, not enumerable

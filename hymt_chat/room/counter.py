@@ -47,7 +47,7 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
         key = "addr:" + client_address(peer, websocket.headers.get("x-forwarded-for"),
                                        trusted_proxies)
         counter = Counter(translator, user=f"counter:{id(websocket)}",
-                          charge=lambda chars: limiter.hit(key, chars=chars))
+                          charge=lambda chars: limiter.ahit(key, chars=chars))
         try:
             hello = await asyncio.wait_for(websocket.receive_json(), HELLO_SECONDS)
             if isinstance(hello, dict):

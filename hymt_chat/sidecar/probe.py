@@ -32,19 +32,32 @@ Steps = Generator[Get, httpx.Response, bool]
 class HealthCheck:
     """vLLM's ``/health`` (no key needed); with *models_url*, a server without one is asked
     for its keyed ``/v1/models`` instead. Without it (the supervisor, which launched vLLM
-    itself) only a 200 from ``/health`` counts."""
+    itself) only a 200 from ``/health`` counts.
+
+    With *ready_url*, that is asked first: vllm-router's ``/health`` answers 200 with no
+    replica left behind it (measured, 0.1.17), its ``/readiness`` says 503 "no healthy
+    workers". A server without one (vLLM: 404) goes on to ``/health``."""
 
     health_url: str
     models_url: str | None = None
     api_key: str = ""
+    ready_url: str | None = None
 
     @classmethod
     def of(cls, endpoint: Endpoint) -> HealthCheck:
-        """The check of a server the app talks to (it may not be vLLM: the fallback is on)."""
-        return cls(f"{endpoint.root}/health", f"{endpoint.base_url}/models", endpoint.api_key)
+        """The check of a server the app talks to (it may be a router, or not vLLM at all:
+        both fallbacks are on)."""
+        return cls(f"{endpoint.root}/health", f"{endpoint.base_url}/models", endpoint.api_key,
+                   f"{endpoint.root}/readiness")
 
     def steps(self) -> Steps:
         """The GETs to send, in order, and the verdict (the generator's return value)."""
+        if self.ready_url is not None:
+            ready = yield self.ready_url, {}
+            if ready.status_code == 200:
+                return True
+            if ready.status_code not in _ASK_MODELS:
+                return False  # a router with no healthy replica
         response = yield self.health_url, {}
         if response.status_code == 200:
             return True

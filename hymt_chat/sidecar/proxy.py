@@ -57,7 +57,8 @@ frontend chat
 
 backend apps
     balance leastconn
-    cookie {cookie} insert indirect nocache httponly
+    # Not "indirect": that would strip the cookie before the app, which reads it for room links.
+    cookie {cookie} insert nocache httponly
 {servers}
 """
 

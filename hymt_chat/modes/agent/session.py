@@ -192,8 +192,8 @@ class AgentSession(Session):
             (Button("room_close", "Close the room", {}, "x"),),
             (Attachment("room.png", buffer.getvalue(), "image/png"),)))
 
-    def _charge_guest(self, key: str, chars: int) -> None:
-        self.services.limiter.hit(key, chars=chars)
+    async def _charge_guest(self, key: str, chars: int) -> None:
+        await self.services.limiter.ahit(key, chars=chars)  # Redis: off the event loop
 
     async def _room_translate(self, text: str, side: str) -> turns.AgentTurn:
         """One room message through the agent mode: routed by who wrote it, checked, kept."""

@@ -1,0 +1,155 @@
+"""The plans behind ``--replicas`` and ``--app-replicas`` (tests/test_e2e_scale.py runs them):
+ports, the shared key, GPU groups, the window's share, HAProxy's config (checked by the real
+haproxy), Redis's ping, and servers started side by side surviving the thread that waited."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hymt_chat.cli.apps import plan_apps
+from hymt_chat.errors import SidecarError
+from hymt_chat.settings import Settings
+from hymt_chat.sidecar.capacity import engine_slots
+from hymt_chat.sidecar.fleet import Fleet, device_groups, plan_fleet
+from hymt_chat.sidecar.probe import RedisPing
+from hymt_chat.sidecar.profiles import LaunchSpec
+from hymt_chat.sidecar.proxy import plan_proxy
+from hymt_chat.sidecar.redis_server import plan_redis
+from hymt_chat.sidecar.supervisor import Supervisor, start_together
+from tests.conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _flag(argv: list[str], name: str) -> str:
+    return argv[argv.index(name) + 1]
+
+
+def test_replicas_take_the_next_ports_one_key_and_the_router_the_sidecars(tmp_path) -> None:
+    settings = Settings(profile="cpu", port=9100, api_key="", base_url=None, cache_dir=tmp_path)
+    plan = plan_fleet(settings, 3, check=False)
+    ports = [_flag(launch.spec.argv, "--port") for launch in plan.replicas]
+    assert ports == ["9101", "9102", "9103"]
+    keys = {launch.spec.env["VLLM_API_KEY"] for launch in plan.replicas}
+    assert len(keys) == 1 and plan.endpoint.api_key in keys  # the router passes it through
+    argv = plan.router.spec.argv
+    assert _flag(argv, "--port") == "9100" and _flag(argv, "--prometheus-port") == "9104"
+    i = argv.index("--worker-urls")
+    assert argv[i + 1:i + 4] == [f"http://127.0.0.1:{p}" for p in ports]
+    assert plan.endpoint.base_url == "http://127.0.0.1:9100/v1"
+    assert not any("CUDA_VISIBLE_DEVICES" in launch.spec.env for launch in plan.replicas)
+
+
+def test_gpu_replicas_get_their_own_devices_tensor_parallel_size_each(tmp_path) -> None:
+    settings = Settings(profile="a10", port=9200, base_url=None, tensor_parallel_size=2,
+                        cache_dir=tmp_path)
+    plan = plan_fleet(settings, 2, check=False)
+    assert [launch.spec.env["CUDA_VISIBLE_DEVICES"] for launch in plan.replicas] == [
+        "0,1", "2,3"]
+    with pytest.raises(SidecarError, match="need 6 GPUs; this host has 4"):
+        device_groups(3, 2, 4)
+    with pytest.raises(SidecarError, match="2 or more"):
+        plan_fleet(settings, 1, check=False)
+
+
+def test_serve_model_dry_run_prints_every_replica_and_the_router() -> None:
+    result = subprocess.run([sys.executable, "-m", "hymt_chat.cli.main", "serve-model",
+                             "--replicas", "2", "--profile", "cpu", "--port", "9300",
+                             "--dry-run"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 3
+    assert "--port 9301" in lines[0] and "--port 9302" in lines[1]
+    assert "vllm-router" in lines[2] and "--policy round_robin" in lines[2]
+
+
+@pytest.mark.parametrize(("replicas", "apps", "window"), [(1, 1, 4), (2, 1, 8), (2, 2, 4),
+                                                         (1, 3, 2), (2, 3, 3)])
+def test_each_app_replica_takes_its_share_of_the_engines_slots(replicas, apps, window) -> None:
+    """cpu profile: 4 sequences per vLLM server; shares rounded up (never 0)."""
+    settings = Settings(profile="cpu", base_url="http://router:8000/v1", replicas=replicas,
+                        app_replicas=apps)
+    assert engine_slots(settings) == window
+    assert engine_slots(settings.model_copy(update={"window_max": 5})) == 5  # set: it wins
+
+
+def test_the_proxy_config_is_valid_for_the_real_haproxy_with_cookie_affinity(tmp_path) -> None:
+    plan = plan_proxy([("127.0.0.1", 9401), ("127.0.0.1", 9402)], host="0.0.0.0", port=9400,
+                      cookie="hymt-route", config_path=tmp_path / "haproxy.cfg")
+    plan.config_path.write_text(plan.config)
+    check = subprocess.run([plan.spec.argv[0], "-c", "-f", str(plan.config_path)],
+                           capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "cookie hymt-route insert" in plan.config and "option redispatch" in plan.config
+    assert "insert indirect" not in plan.config  # the app reads the cookie for room links
+    assert "server app1 127.0.0.1:9401" in plan.config and "cookie app2" in plan.config
+    assert plan.health_url == "http://127.0.0.1:9400/-/proxy-health"
+
+
+def test_up_with_app_replicas_plans_redis_the_proxy_and_what_each_replica_is_told(
+        tmp_path) -> None:
+    settings = Settings(cache_dir=tmp_path, affinity_cookie="", trusted_proxies="10.0.0.1")
+    port = free_port()
+    apps = plan_apps(settings, {"HYMT_BASE_URL": "http://x/v1"}, host="127.0.0.1", port=port,
+                     replicas=2)
+    assert apps.redis is not None and apps.proxy is not None and len(apps.apps) == 2
+    env = apps.apps[0].spec.env
+    assert env["HYMT_REDIS_URL"] == f"redis://127.0.0.1:{port + 3}/0"
+    assert env["HYMT_APP_REPLICAS"] == "2" and env["HYMT_BASE_URL"] == "http://x/v1"
+    assert env["HYMT_TRUSTED_PROXIES"] == "10.0.0.1,127.0.0.1"  # the proxy's X-Forwarded-For
+    assert env["HYMT_AFFINITY_COOKIE"] == "hymt-route"
+    assert [_flag(a.spec.argv, "--port") for a in apps.apps] == [str(port + 1), str(port + 2)]
+    given = plan_apps(settings.model_copy(update={"redis_url": "redis://elsewhere:6379/1"}), {},
+                      host="127.0.0.1", port=port, replicas=2)
+    assert given.redis is None and given.apps[1].spec.env["HYMT_REDIS_URL"].endswith("/1")
+    one = plan_apps(settings, {}, host="127.0.0.1", port=port, replicas=1)
+    assert one.proxy is None and one.redis is None and _flag(one.apps[0].spec.argv,
+                                                             "--port") == str(port)
+
+
+def test_redis_ping_tells_a_real_redis_from_nothing(tmp_path) -> None:
+    port = free_port()
+    spec, url = plan_redis(port)
+    redis = Supervisor(spec, health_url=url, log_path=tmp_path / "redis.log",
+                       check=RedisPing("127.0.0.1", port), name="redis")
+    redis.start(timeout=30)
+    try:
+        assert RedisPing("127.0.0.1", port)()
+    finally:
+        redis.stop()
+    assert not RedisPing("127.0.0.1", port)()
+
+
+def test_fleet_state_is_ready_while_the_router_and_one_replica_are(tmp_path) -> None:
+    fleet = Fleet(plan_fleet(Settings(profile="cpu", port=9500, base_url=None,
+                                      cache_dir=tmp_path), 2, check=False))
+    assert fleet.state() == "starting"
+    fleet.router.state = "ready"
+    fleet.replicas[0].state, fleet.replicas[1].state = "ready", "restarting"
+    assert fleet.state() == "ready"  # the router sends everything to the survivor
+    fleet.replicas[0].state = "restarting"
+    assert fleet.state() == "restarting"
+
+
+def test_servers_started_together_outlive_the_thread_that_waited_for_them(tmp_path) -> None:
+    """The children's parent-death signal fires when the thread that forked them ends: a
+    server spawned by a short-lived thread got SIGTERM as soon as it was ready (both vLLM
+    replicas restarted once, measured). start_together spawns from the caller's thread."""
+    ports = [free_port(), free_port()]
+    servers = [Supervisor(LaunchSpec([sys.executable, "-m", "http.server", str(p), "--bind",
+                                      "127.0.0.1"], {}), health_url=f"http://127.0.0.1:{p}/",
+                          log_path=tmp_path / f"http-{p}.log", name="http") for p in ports]
+    try:
+        start_together(servers, timeout=60)
+        pids = [s.pid for s in servers]  # the threads that waited for them have ended
+        time.sleep(3)  # a SIGTERM would have arrived at once; the watch polls every 2 s
+        assert [s.pid for s in servers] == pids and all(s.restarts == 0 for s in servers)
+        assert all(s.healthy() for s in servers)
+    finally:
+        for server in servers:
+            server.stop()

@@ -93,8 +93,8 @@ def _router_container() -> dict:
     return _container(_docs()[("Deployment", "hymt-router")])
 
 
-def _router_argv(namespace: str = "translate") -> list[str]:
-    return [k8s_expand(a, {"POD_NAMESPACE": namespace, "HYMT_API_KEY": "k3y"})
+def _router_argv(namespace: str = "translate", api_key: str = "k3y") -> list[str]:
+    return [k8s_expand(a, {"POD_NAMESPACE": namespace, "HYMT_API_KEY": api_key})
             for a in _router_container()["args"]]
 
 

@@ -404,3 +404,23 @@ def test_redis_runs_with_the_manifests_args_and_the_apps_url_shares_limits(tmp_p
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_check_notices_a_hand_edit_of_the_routers_args(tmp_path, capsys):
+    from hymt_chat.cli.main import main
+
+    (tmp_path / "compose.yaml").write_text((ROOT / "compose.yaml").read_text())
+    (tmp_path / "deploy" / "k8s").mkdir(parents=True)
+    router = tmp_path / deploy.K8S_ROUTER
+    router.write_text((K8S / "router.yaml").read_text())
+    assert main(["compose-args", "--write", "--root", str(tmp_path)]) == 0
+    assert main(["compose-args", "--check", "--root", str(tmp_path)]) == 0
+    text = router.read_text()
+    assert '- "--cb-failure-threshold"\n            - "1"' in text
+    router.write_text(text.replace('- "--cb-failure-threshold"\n            - "1"',
+                                   '- "--cb-failure-threshold"\n            - "5"'))
+    capsys.readouterr()
+    assert main(["compose-args", "--check", "--root", str(tmp_path)]) == 1
+    assert "deploy/k8s/router.yaml" in capsys.readouterr().out
+    assert main(["compose-args", "--write", "--root", str(tmp_path)]) == 0
+    assert router.read_text() == text

@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hymt_chat.settings import Settings
 from hymt_chat.sidecar import deploy
+from hymt_chat.sidecar.capacity import engine_slots
 from hymt_chat.sidecar.launch import DEFAULT_GPU_MODEL
 from hymt_chat.sidecar.profiles import (
     ENTRYPOINT,
@@ -133,11 +135,19 @@ def test_the_api_key_is_required():
 
 
 @pytest.mark.parametrize("profile", GPU)
-def test_app_settings_agree_with_the_server(profile):
-    env = interpolate_tree(_fragment(profile)["services"]["app"]["environment"], {})
+@pytest.mark.parametrize("replicas", ["1", "3"])
+def test_app_settings_agree_with_the_server(profile, replicas):
+    env = interpolate_tree({**_compose()["services"]["app"]["environment"],
+                            **_fragment(profile)["services"]["app"]["environment"]},
+                           {**ENV, "HYMT_GPU_PROFILE": profile, "HYMT_REPLICAS": replicas})
     flags = dict(PROFILES[profile].flags)
     assert env["HYMT_MAX_MODEL_LEN"] == flags["--max-model-len"]
-    assert env["HYMT_WINDOW_MAX"] == flags["--max-num-queued-reqs"]
+    # The window is the app's own sizing (not pinned here): what the replicas behind the router
+    # run at once, so that nothing waits inside vLLM.
+    assert "HYMT_WINDOW_MAX" not in env
+    settings = Settings(_env_file=None, **{k.removeprefix("HYMT_").lower(): v
+                                           for k, v in env.items() if k.startswith("HYMT_")})
+    assert engine_slots(settings) == int(flags["--max-num-seqs"]) * int(replicas)
 
 
 def test_vllm_service_has_the_gpu_host_essentials():
@@ -222,7 +232,7 @@ def _start(tmp_path: Path, replicas: str) -> subprocess.CompletedProcess[str]:
     """deploy/router/start.sh as the router container runs it, with the generated flags."""
     fragment = yaml.safe_load((ROOT / deploy.COMPOSE_ROUTER).read_text())
     args = interpolate_tree(fragment["services"]["router"]["command"], ENV)
-    env = {**os.environ, "HYMT_VLLM_REPLICAS": replicas,
+    env = {**os.environ, "HYMT_REPLICAS": replicas,
            "HYMT_ROUTER_BINARY": str(_parser_as_router(tmp_path))}
     return subprocess.run(["sh", str(START), *args], env=env, capture_output=True, text=True,
                           check=False)
@@ -249,7 +259,7 @@ def test_the_compose_router_is_plan_routers_over_each_replica(tmp_path, replicas
 def test_a_bad_replica_count_stops_the_router_with_the_reason(tmp_path, replicas):
     done = _start(tmp_path, replicas)
     assert done.returncode == 2
-    assert "HYMT_VLLM_REPLICAS must be a number of replicas" in done.stderr
+    assert "HYMT_REPLICAS must be a number of replicas" in done.stderr
     assert done.stdout == ""  # the router was not started
 
 
@@ -259,9 +269,9 @@ def test_the_router_service_scales_with_the_vllm_service():
     assert router["extends"] == {"file": str(deploy.COMPOSE_ROUTER), "service": "router"}
     # One variable scales vLLM and tells the router how many there are.
     for n in ("1", "4"):
-        env = {"HYMT_VLLM_REPLICAS": n}
+        env = {"HYMT_REPLICAS": n}
         assert interpolate(str(vllm["deploy"]["replicas"]), env) == n
-        assert interpolate(router["environment"]["HYMT_VLLM_REPLICAS"], env) == n
+        assert interpolate(router["environment"]["HYMT_REPLICAS"], env) == n
     assert interpolate(str(vllm["deploy"]["replicas"]), {}) == "1"
     # start.sh's container-name prefix is this project's.
     assert f'HYMT_VLLM_CONTAINER_PREFIX:-{compose["name"]}-vllm-' in START.read_text()
@@ -300,7 +310,7 @@ def test_each_vllm_replica_claims_gpus_of_its_own_until_it_exits(tmp_path):
         third = _claim(tmp_path, "0 1 2 3", "2")
         out, err = third.communicate(timeout=30)
         assert third.returncode == 1 and out == ""
-        assert "no 2 free GPU(s) left" in err and "HYMT_VLLM_REPLICAS" in err
+        assert "no 2 free GPU(s) left" in err and "HYMT_REPLICAS" in err
         # The first replica exits: its GPUs are free again for the restarted one.
         first.communicate("\n", timeout=30)
         again = _claim(tmp_path, "0 1 2 3", "2")

@@ -24,6 +24,7 @@ from hymt_chat.errors import RateLimitedError, SidecarError
 from hymt_chat.service.ratelimit import RateLimiter
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar import deploy
+from hymt_chat.sidecar.capacity import engine_slots
 from hymt_chat.sidecar.profiles import ENTRYPOINT, PROFILES, get_profile, parse_flags
 from hymt_chat.sidecar.router import plan_router
 from tests.conftest import free_port
@@ -209,12 +210,21 @@ def test_the_app_replicas_split_the_engines_running_slots():
     app_replicas = app["spec"]["replicas"]
     vllm_replicas = docs[("StatefulSet", "hymt-vllm")]["spec"]["replicas"]
     assert app_replicas > 1 and vllm_replicas > 1
+    # The app is told the shape of the deployment: vLLM's profile and both replica counts.
+    assert env["HYMT_PROFILE"] == _profile()
+    assert env["HYMT_REPLICAS"] == str(vllm_replicas)
     assert env["HYMT_APP_REPLICAS"] == str(app_replicas)
+    assert "HYMT_WINDOW_MAX" not in env
+    # The window the app computes from it (its own code) is its share of the running slots:
+    # nothing waits inside vLLM (the README's rule), no slot is left unused, and one is left
+    # to background work beside the reserved one.
+    settings = Settings(_env_file=None, **{k.removeprefix("HYMT_").lower(): v
+                                           for k, v in env.items()
+                                           if isinstance(v, str) and k.startswith("HYMT_")})
     seqs = int(dict(parse_flags(_container(_workload("hymt-vllm"))["args"]))["--max-num-seqs"])
-    window = int(env["HYMT_WINDOW_MAX"])
-    # Nothing waits inside vLLM (the README's rule), and no slot is left unused.
+    window = engine_slots(settings)
     assert window * app_replicas == vllm_replicas * seqs
-    assert window > int(env.get("HYMT_INTERACTIVE_RESERVE", "1"))  # room for background work
+    assert window > settings.interactive_reserve
 
 
 def test_the_app_replicas_share_redis_and_postgresql():
@@ -324,7 +334,7 @@ def test_the_router_makes_plan_routers_choices():
     for name in ("policy", "health_check_interval_secs", "retry_max_retries",
                  "cb_failure_threshold", "api_key"):
         assert ours[name] == theirs[name], name
-    assert ours["policy"] == "power_of_two" and ours["cb_failure_threshold"] == 1
+    assert ours["policy"] == "round_robin" and ours["cb_failure_threshold"] == 1
 
 
 def test_the_router_is_ready_only_with_a_replica_and_scraped_on_its_metrics_port():

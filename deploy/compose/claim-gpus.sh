@@ -2,7 +2,7 @@
 # Give this vLLM replica GPUs of its own, then run vLLM (compose.yaml's vllm entrypoint).
 #
 # Docker gives a container that asks for `count: N` GPUs the first N (0 … N-1) whatever other
-# containers hold, so `HYMT_VLLM_REPLICAS=2` would put both replicas on GPU 0. So every replica
+# containers hold, so `HYMT_REPLICAS=2` would put both replicas on GPU 0. So every replica
 # sees all GPUs (`count: all`) and claims HYMT_GPU_COUNT of them here (its tensor × data parallel
 # size): group k is GPUs k*COUNT … k*COUNT+COUNT-1, claimed by an flock on
 # $HYMT_GPU_CLAIMS/group-k (a volume the replicas share). The lock's descriptor stays open
@@ -35,5 +35,5 @@ for id in $ids; do
   k=$((k + 1))
 done
 echo "claim-gpus: no $per free GPU(s) left among [$(echo $ids)]: more vLLM replicas" \
-     "(HYMT_VLLM_REPLICAS) x HYMT_GPU_COUNT than GPUs on this host" >&2
+     "(HYMT_REPLICAS) x HYMT_GPU_COUNT than GPUs on this host" >&2
 exit 1

@@ -4,7 +4,7 @@ The table in :mod:`hymt_chat.sidecar.profiles` stays the single source of truth.
 
 * ``deploy/compose/<profile>.yaml``, one per GPU profile: a Compose fragment whose ``vllm``
   service holds the vLLM command and whose ``app`` service holds the app settings that must
-  agree with it (context length, request window). ``compose.yaml`` extends the fragment named
+  agree with it (context length). ``compose.yaml`` extends the fragment named
   by ``HYMT_GPU_PROFILE`` (default ``a10``), so ``HYMT_GPU_PROFILE=a100-80g docker compose up``
   is all it takes to change GPU.
 * the ``args:`` block of ``deploy/k8s/vllm.yaml`` between its ``>>> generated`` markers.
@@ -205,10 +205,10 @@ def compose_fragment(profile: str) -> str:
         *(f"      {line}" for line in _command_lines(compose_args(profile))),
         "  app:",
         "    environment:",
-        "      # Must agree with the server: segments and max_tokens are sized from the context,",
-        "      # and one app process should not keep more requests in flight than vLLM admits.",
+        "      # Must agree with the server: segments and max_tokens are sized from the context.",
+        "      # (The window is not pinned: the app sizes it from HYMT_PROFILE, the profile's",
+        "      # --max-num-seqs, times HYMT_REPLICAS; HYMT_WINDOW_MAX in .env overrides it.)",
         f'      HYMT_MAX_MODEL_LEN: "${{HYMT_MAX_MODEL_LEN:-{flags["--max-model-len"]}}}"',
-        f'      HYMT_WINDOW_MAX: "${{HYMT_WINDOW_MAX:-{flags["--max-num-queued-reqs"]}}}"',
     ]
     return "\n".join(out) + "\n"
 
@@ -274,18 +274,16 @@ def _router_flags(api_key: str) -> list[str]:
 
 
 def compose_router_args() -> list[str]:
-    """The Compose router's flags after those ``deploy/router/start.sh`` adds: the worker URLs
-    (one per vLLM replica, by container name: the router has no DNS discovery) and the policy
-    (plan_router's, or round_robin for one replica, which power_of_two refuses at start)."""
-    return _router_flags(COMPOSE_VARS["api_key"])
+    """The Compose router's flags after the worker URLs ``deploy/router/start.sh`` puts first
+    (one per vLLM replica, by container name: the router has no DNS discovery)."""
+    return ["--policy", router_choices().policy, *_router_flags(COMPOSE_VARS["api_key"])]
 
 
 def k8s_router_args() -> list[str]:
     """The Kubernetes router's args: it watches the pods of its own namespace (the Role allows
     exactly that) and adds each Ready one matching :data:`VLLM_SELECTOR` as
-    ``http://<pod IP>:8000``. power_of_two is accepted with no worker at start (discovery) and
-    sends everything to the only one when one is left (start measured with vllm-router 0.1.17;
-    the one-worker case is its power_of_two.rs)."""
+    ``http://<pod IP>:8000``; the policy is plan_router's (round robin: vLLM serves no
+    ``/get_load``, so the load-aware policies choose blind)."""
     return ["--service-discovery",
             "--selector", *(f"{k}={v}" for k, v in VLLM_SELECTOR.items()),
             "--service-discovery-port", str(SERVER_PORT),
@@ -299,7 +297,7 @@ def compose_router_fragment() -> str:
     out = [
         f"# {ROUTER_NOTE}; do not edit.",
         "# vllm-router in front of the vLLM replicas (compose.yaml extends it). start.sh puts one",
-        "# --worker-urls entry per replica (HYMT_VLLM_REPLICAS) and the policy before these flags.",
+        "# --worker-urls entry per replica (HYMT_REPLICAS) before these flags.",
         "services:",
         "  router:",
         "    command:",

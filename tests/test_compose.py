@@ -1,19 +1,27 @@
-"""compose.yaml and its per-GPU fragments: the vLLM flags are the profile table's, never copies.
+"""compose.yaml and its per-GPU fragments: the vLLM flags are the profile table's, never copies;
+vllm-router in front of the replicas makes plan_router's choices; each replica gets GPUs of its own.
 
 Docker cannot run here, so the files are read with PyYAML and a small interpolator
 (tests/support/compose_env.py). No Compose v2 binary installs from the registries reachable
-here (the docker CLI has no compose plugin), so `docker compose config` is not run.
+here (the docker CLI has no compose plugin), so `docker compose config` is not run. The two
+shell scripts the containers run (deploy/router/start.sh, deploy/compose/claim-gpus.sh) are run
+for real: start.sh hands its command line to vllm-router's own parser instead of the router.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
+from hymt_chat.settings import Settings
 from hymt_chat.sidecar import deploy
+from hymt_chat.sidecar.capacity import engine_slots
 from hymt_chat.sidecar.launch import DEFAULT_GPU_MODEL
 from hymt_chat.sidecar.profiles import (
     ENTRYPOINT,
@@ -23,6 +31,7 @@ from hymt_chat.sidecar.profiles import (
     merge_flags,
     parse_flags,
 )
+from hymt_chat.sidecar.router import plan_router
 from tests.support.compose_env import (
     MissingVariable,
     command_args,
@@ -31,6 +40,9 @@ from tests.support.compose_env import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
+START = ROOT / "deploy" / "router" / "start.sh"
+CLAIM = ROOT / "deploy" / "compose" / "claim-gpus.sh"
 ENV = {"HYMT_API_KEY": "k3y"}
 GPU = deploy.gpu_profiles()
 
@@ -123,33 +135,47 @@ def test_the_api_key_is_required():
 
 
 @pytest.mark.parametrize("profile", GPU)
-def test_app_settings_agree_with_the_server(profile):
-    env = interpolate_tree(_fragment(profile)["services"]["app"]["environment"], {})
+@pytest.mark.parametrize("replicas", ["1", "3"])
+def test_app_settings_agree_with_the_server(profile, replicas):
+    env = interpolate_tree({**_compose()["services"]["app"]["environment"],
+                            **_fragment(profile)["services"]["app"]["environment"]},
+                           {**ENV, "HYMT_GPU_PROFILE": profile, "HYMT_REPLICAS": replicas})
     flags = dict(PROFILES[profile].flags)
     assert env["HYMT_MAX_MODEL_LEN"] == flags["--max-model-len"]
-    assert env["HYMT_WINDOW_MAX"] == flags["--max-num-queued-reqs"]
+    # The window is the app's own sizing (not pinned here): what the replicas behind the router
+    # run at once, so that nothing waits inside vLLM.
+    assert "HYMT_WINDOW_MAX" not in env
+    settings = Settings(_env_file=None, **{k.removeprefix("HYMT_").lower(): v
+                                           for k, v in env.items() if k.startswith("HYMT_")})
+    assert engine_slots(settings) == int(flags["--max-num-seqs"]) * int(replicas)
 
 
 def test_vllm_service_has_the_gpu_host_essentials():
     vllm = _compose()["services"]["vllm"]
     assert vllm["image"] == deploy.VLLM_IMAGE
-    assert vllm["entrypoint"] == ["python3", *ENTRYPOINT]
+    assert vllm["entrypoint"] == ["sh", "/opt/hymt/claim-gpus.sh", "python3", *ENTRYPOINT]
     assert vllm["shm_size"] == "1g"
     assert vllm["ulimits"] == {"memlock": -1, "nofile": 65535}
     (device,) = vllm["deploy"]["resources"]["reservations"]["devices"]
     assert device["driver"] == "nvidia" and device["capabilities"] == ["gpu"]
-    assert interpolate(str(device["count"]), {}) == "1"
+    # Every GPU visible: claim-gpus.sh picks the replica's (Docker's `count: N` is GPUs 0..N-1
+    # for every container).
+    assert device["count"] == "all"
+    assert interpolate(vllm["environment"]["HYMT_GPU_COUNT"], {}) == "1"
+    assert "./deploy/compose/claim-gpus.sh:/opt/hymt/claim-gpus.sh:ro" in vllm["volumes"]
+    assert "gpu-claims:/run/hymt-gpus" in vllm["volumes"] and "gpu-claims" in _compose()["volumes"]
     assert "http://127.0.0.1:8000/health" in " ".join(vllm["healthcheck"]["test"])
     assert "hf-cache:/root/.cache/huggingface" in vllm["volumes"]
     assert "hf-cache" in _compose()["volumes"]
 
 
-def test_app_waits_for_a_healthy_model_and_talks_to_it_by_service_name():
+def test_app_waits_for_a_healthy_router_and_talks_to_it_by_service_name():
     app = _compose()["services"]["app"]
     assert app["build"] == "."
-    assert app["depends_on"] == {"vllm": {"condition": "service_healthy"}}
+    assert app["depends_on"] == {"router": {"condition": "service_healthy"}}
     env = interpolate_tree(app["environment"], ENV)
-    assert env["HYMT_BASE_URL"] == "http://vllm:8000/v1"
+    router_args = deploy.compose_router_args()
+    assert env["HYMT_BASE_URL"] == f"http://router:{router_args[router_args.index('--port') + 1]}/v1"
     assert env["HYMT_API_KEY"] == "k3y" and env["HYMT_MODEL"] == "hymt"
     assert app["ulimits"]["nofile"] == 65535
 
@@ -185,3 +211,112 @@ def test_write_regenerates_and_check_notices_a_hand_edit(tmp_path, capsys):
     assert "deploy/compose/a10.yaml" in capsys.readouterr().out
 
 
+
+
+# --- the router service and the replicas --------------------------------------------------------
+
+def _router_service() -> dict:
+    return _compose()["services"]["router"]
+
+
+def _parser_as_router(tmp_path: Path) -> Path:
+    """An executable that hands its argv to vllm-router's own parser and prints what it read."""
+    binary = tmp_path / "vllm-router"
+    binary.write_text(f'#!/bin/sh\nexec "{VLLM_PYTHON}" '
+                      f'"{ROOT / "tests" / "support" / "router_args.py"}" "$@"\n')
+    binary.chmod(0o755)
+    return binary
+
+
+def _start(tmp_path: Path, replicas: str) -> subprocess.CompletedProcess[str]:
+    """deploy/router/start.sh as the router container runs it, with the generated flags."""
+    fragment = yaml.safe_load((ROOT / deploy.COMPOSE_ROUTER).read_text())
+    args = interpolate_tree(fragment["services"]["router"]["command"], ENV)
+    env = {**os.environ, "HYMT_REPLICAS": replicas,
+           "HYMT_ROUTER_BINARY": str(_parser_as_router(tmp_path))}
+    return subprocess.run(["sh", str(START), *args], env=env, capture_output=True, text=True,
+                          check=False)
+
+
+@pytest.mark.parametrize("replicas", [1, 3])
+def test_the_compose_router_is_plan_routers_over_each_replica(tmp_path, replicas):
+    done = _start(tmp_path, str(replicas))
+    assert done.returncode == 0, done.stderr
+    ours = json.loads(done.stdout)
+    # Compose names the containers <project>-vllm-<n>; the router lists each one.
+    project = _compose()["name"]
+    workers = [f"http://{project}-vllm-{n}:8000" for n in range(1, replicas + 1)]
+    assert ours["worker_urls"] == workers
+    plan = plan_router(workers, vllm_python=str(VLLM_PYTHON), host="0.0.0.0",
+                       port=deploy.ROUTER_PORT, metrics_port=deploy.ROUTER_METRICS_PORT,
+                       api_key="k3y")
+    done = subprocess.run([str(_parser_as_router(tmp_path)), *plan.spec.argv[1:]],
+                          capture_output=True, text=True, check=True)
+    assert ours == json.loads(done.stdout)  # policy (round_robin for one) included
+
+
+@pytest.mark.parametrize("replicas", ["0", "two", "-1"])
+def test_a_bad_replica_count_stops_the_router_with_the_reason(tmp_path, replicas):
+    done = _start(tmp_path, replicas)
+    assert done.returncode == 2
+    assert "HYMT_REPLICAS must be a number of replicas" in done.stderr
+    assert done.stdout == ""  # the router was not started
+
+
+def test_the_router_service_scales_with_the_vllm_service():
+    compose = _compose()
+    router, vllm = _router_service(), compose["services"]["vllm"]
+    assert router["extends"] == {"file": str(deploy.COMPOSE_ROUTER), "service": "router"}
+    # One variable scales vLLM and tells the router how many there are.
+    for n in ("1", "4"):
+        env = {"HYMT_REPLICAS": n}
+        assert interpolate(str(vllm["deploy"]["replicas"]), env) == n
+        assert interpolate(router["environment"]["HYMT_REPLICAS"], env) == n
+    assert interpolate(str(vllm["deploy"]["replicas"]), {}) == "1"
+    # start.sh's container-name prefix is this project's.
+    assert f'HYMT_VLLM_CONTAINER_PREFIX:-{compose["name"]}-vllm-' in START.read_text()
+    assert router["depends_on"] == {"vllm": {"condition": "service_healthy"}}
+    # Healthy once a replica answers (/health says 200 with none).
+    assert "http://127.0.0.1:8000/readiness" in " ".join(router["healthcheck"]["test"])
+
+
+def test_the_router_image_runs_start_sh_and_the_tested_version():
+    router = _router_service()
+    assert router["image"] == deploy.ROUTER_IMAGE
+    context = ROOT / router["build"]
+    dockerfile = (context / "Dockerfile").read_text()
+    assert f"vllm-router=={deploy.ROUTER_VERSION}" in dockerfile
+    assert (context / "start.sh").is_file()
+    assert re.search(r"^COPY --chmod=0755 start\.sh /usr/local/bin/(\S+)$", dockerfile, re.M)[1] \
+        == router["entrypoint"][0]
+
+
+def _claim(tmp_path: Path, ids: str, per: str) -> subprocess.Popen[str]:
+    """claim-gpus.sh running a replica that reports its GPUs and holds them until stdin closes."""
+    env = {**os.environ, "HYMT_GPU_IDS": ids, "HYMT_GPU_COUNT": per,
+           "HYMT_GPU_CLAIMS": str(tmp_path / "claims")}
+    return subprocess.Popen(["sh", str(CLAIM), "sh", "-c", 'echo "$CUDA_VISIBLE_DEVICES"; read x'],
+                            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_each_vllm_replica_claims_gpus_of_its_own_until_it_exits(tmp_path):
+    first, second = _claim(tmp_path, "0 1 2 3", "2"), None
+    try:
+        assert first.stdout.readline().strip() == "0,1"
+        second = _claim(tmp_path, "0 1 2 3", "2")
+        assert second.stdout.readline().strip() == "2,3"
+        # A third replica finds no free pair: it says so and stops (Compose restarts it).
+        third = _claim(tmp_path, "0 1 2 3", "2")
+        out, err = third.communicate(timeout=30)
+        assert third.returncode == 1 and out == ""
+        assert "no 2 free GPU(s) left" in err and "HYMT_REPLICAS" in err
+        # The first replica exits: its GPUs are free again for the restarted one.
+        first.communicate("\n", timeout=30)
+        again = _claim(tmp_path, "0 1 2 3", "2")
+        assert again.stdout.readline().strip() == "0,1"
+        again.communicate("\n", timeout=30)
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.communicate("\n", timeout=30)

@@ -90,9 +90,11 @@ def add_deploy_commands(sub: argparse._SubParsersAction) -> None:  # type: ignor
 
     p = sub.add_parser(
         "compose-args", help="print a GPU profile's vLLM args for compose/k8s, or regenerate them",
-        description="The vLLM flags of the deployment files come from the profile table: this "
-                    "prints them, or rewrites deploy/compose/<profile>.yaml and the args block "
-                    "of deploy/k8s/vllm.yaml (--write), or checks those are current (--check).",
+        description="The vLLM flags of the deployment files come from the profile table, and "
+                    "vllm-router's from plan_router's choices: this prints the vLLM ones, or "
+                    "rewrites deploy/compose/<profile>.yaml, deploy/router/compose.yaml and the "
+                    "args blocks of deploy/k8s/vllm.yaml and deploy/k8s/router.yaml (--write), "
+                    "or checks those are current (--check).",
     )
     p.add_argument("--profile", default="a10", help="a10, l4, a100-40g, a100-80g, h100, h200")
     p.add_argument("--k8s", action="store_true", help="print a YAML args list for Kubernetes")

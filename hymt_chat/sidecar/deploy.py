@@ -4,10 +4,16 @@ The table in :mod:`hymt_chat.sidecar.profiles` stays the single source of truth.
 
 * ``deploy/compose/<profile>.yaml``, one per GPU profile: a Compose fragment whose ``vllm``
   service holds the vLLM command and whose ``app`` service holds the app settings that must
-  agree with it (context length, request window). ``compose.yaml`` extends the fragment named
+  agree with it (context length). ``compose.yaml`` extends the fragment named
   by ``HYMT_GPU_PROFILE`` (default ``a10``), so ``HYMT_GPU_PROFILE=a100-80g docker compose up``
   is all it takes to change GPU.
 * the ``args:`` block of ``deploy/k8s/vllm.yaml`` between its ``>>> generated`` markers.
+* vllm-router's flags in front of the vLLM replicas: ``deploy/router/compose.yaml`` (the
+  ``router`` service's command; ``deploy/router/start.sh`` adds one worker URL per Compose
+  replica) and the ``args:`` block of ``deploy/k8s/router.yaml`` (Kubernetes service discovery
+  of the vLLM pods by label). The policy, health interval, retries and circuit-breaker threshold
+  are :func:`~hymt_chat.sidecar.router.plan_router`'s own defaults, read from its signature, so
+  the one-machine router and the deployed one make the same choices.
 
 ``hymt-chat compose-args --write`` rewrites them; ``--check`` (and the tests) fail when a file
 differs from what the table gives. The vLLM command is built by the launcher's own
@@ -17,6 +23,7 @@ the values an operator sets.
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import textwrap
@@ -36,18 +43,25 @@ from hymt_chat.sidecar.profiles import (
     merge_flags,
     parse_flags,
 )
+from hymt_chat.sidecar.router import plan_router
 
 __all__ = [
     "DEFAULT_GPU_PROFILE",
+    "ROUTER_IMAGE",
     "VLLM_IMAGE",
+    "VLLM_SELECTOR",
     "check_files",
     "compose_args",
     "compose_command_line",
     "compose_fragment",
+    "compose_router_args",
     "generated_files",
     "gpu_profiles",
     "k8s_args",
+    "k8s_router_args",
     "render_k8s_block",
+    "render_k8s_router_block",
+    "router_choices",
     "write_files",
 ]
 
@@ -78,10 +92,27 @@ K8S_VARS = {
     "data_parallel_size": "1",
 }
 GENERATED_NOTE = "GENERATED from hymt_chat/sidecar/profiles.py by `hymt-chat compose-args --write`"
+ROUTER_NOTE = ("GENERATED from plan_router's choices (hymt_chat/sidecar/router.py) by "
+               "`hymt-chat compose-args --write`")
 _K8S_BEGIN = re.compile(
     r"^(?P<indent>[ \t]*)# >>> generated .*\(profile: (?P<profile>[\w.-]+)\).*$", re.MULTILINE
 )
 _K8S_END = re.compile(r"^[ \t]*# <<< generated.*$", re.MULTILINE)
+
+# vllm-router, the vLLM project's router (PyPI `vllm-router`), in an image of our own
+# (deploy/router/Dockerfile: python:3.11-slim + `pip install vllm-router==ROUTER_VERSION`, the
+# version scripts/setup.sh installs and the e2e tests run). Not the project's Docker Hub image:
+# that one runs the Rust binary, whose options differ from the Python launcher's we test.
+ROUTER_VERSION = "0.1.17"
+ROUTER_IMAGE = f"hymt-vllm-router:{ROUTER_VERSION}"
+ROUTER_PORT = 8000  # the router's port in its container / pod: the app's base URL (+ /v1)
+ROUTER_METRICS_PORT = 29000  # its Prometheus metrics (vllm_router_*)
+ROUTER_SERVICE = "hymt-router"  # the Kubernetes Service the app's HYMT_BASE_URL names
+# The label of the vLLM pods (deploy/k8s/vllm.yaml) that the router's discovery selects.
+VLLM_SELECTOR = {"app.kubernetes.io/name": "hymt-vllm"}
+COMPOSE_ROUTER = Path("deploy/router/compose.yaml")
+K8S_ROUTER = Path("deploy/k8s/router.yaml")
+_ROUTER_BEGIN = re.compile(r"^(?P<indent>[ \t]*)# >>> generated .*\(router\).*$", re.MULTILINE)
 
 
 def gpu_profiles() -> list[str]:
@@ -174,10 +205,10 @@ def compose_fragment(profile: str) -> str:
         *(f"      {line}" for line in _command_lines(compose_args(profile))),
         "  app:",
         "    environment:",
-        "      # Must agree with the server: segments and max_tokens are sized from the context,",
-        "      # and one app process should not keep more requests in flight than vLLM admits.",
+        "      # Must agree with the server: segments and max_tokens are sized from the context.",
+        "      # (The window is not pinned: the app sizes it from HYMT_PROFILE, the profile's",
+        "      # --max-num-seqs, times HYMT_REPLICAS; HYMT_WINDOW_MAX in .env overrides it.)",
         f'      HYMT_MAX_MODEL_LEN: "${{HYMT_MAX_MODEL_LEN:-{flags["--max-model-len"]}}}"',
-        f'      HYMT_WINDOW_MAX: "${{HYMT_WINDOW_MAX:-{flags["--max-num-queued-reqs"]}}}"',
     ]
     return "\n".join(out) + "\n"
 
@@ -212,6 +243,86 @@ def k8s_profile(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class RouterChoices:
+    """What :func:`~hymt_chat.sidecar.router.plan_router` chooses unless told otherwise."""
+
+    policy: str
+    health_interval: int
+    retries: int
+    breaker_failures: int
+
+
+def router_choices() -> RouterChoices:
+    """plan_router's defaults, read from its signature: one place decides them (the reasons,
+    e.g. the breaker opened by the first failed send, are in its docstring)."""
+    params = inspect.signature(plan_router).parameters
+    return RouterChoices(*(params[name].default for name in
+                           ("policy", "health_interval", "retries", "breaker_failures")))
+
+
+def _router_flags(api_key: str) -> list[str]:
+    """The flags every deployed router shares: its address in the container, plan_router's
+    health, retry and breaker choices, metrics on all interfaces (to be scraped)."""
+    c = router_choices()
+    return ["--host", "0.0.0.0", "--port", str(ROUTER_PORT),  # in its container or pod
+            "--health-check-interval-secs", str(c.health_interval),
+            "--retry-max-retries", str(c.retries),
+            "--cb-failure-threshold", str(c.breaker_failures),
+            "--prometheus-host", "0.0.0.0", "--prometheus-port", str(ROUTER_METRICS_PORT),
+            "--log-level", "warning",
+            "--api-key", api_key]
+
+
+def compose_router_args() -> list[str]:
+    """The Compose router's flags after the worker URLs ``deploy/router/start.sh`` puts first
+    (one per vLLM replica, by container name: the router has no DNS discovery)."""
+    return ["--policy", router_choices().policy, *_router_flags(COMPOSE_VARS["api_key"])]
+
+
+def k8s_router_args() -> list[str]:
+    """The Kubernetes router's args: it watches the pods of its own namespace (the Role allows
+    exactly that) and adds each Ready one matching :data:`VLLM_SELECTOR` as
+    ``http://<pod IP>:8000``; the policy is plan_router's (round robin: vLLM serves no
+    ``/get_load``, so the load-aware policies choose blind)."""
+    return ["--service-discovery",
+            "--selector", *(f"{k}={v}" for k, v in VLLM_SELECTOR.items()),
+            "--service-discovery-port", str(SERVER_PORT),
+            "--service-discovery-namespace", "$(POD_NAMESPACE)",
+            "--policy", router_choices().policy,
+            *_router_flags(K8S_VARS["api_key"])]
+
+
+def compose_router_fragment() -> str:
+    """``deploy/router/compose.yaml``: the router's command, for compose.yaml to extend."""
+    out = [
+        f"# {ROUTER_NOTE}; do not edit.",
+        "# vllm-router in front of the vLLM replicas (compose.yaml extends it). start.sh puts one",
+        "# --worker-urls entry per replica (HYMT_REPLICAS) before these flags.",
+        "services:",
+        "  router:",
+        "    command:",
+        *(f"      - {json.dumps(arg)}" for arg in compose_router_args()),
+    ]
+    return "\n".join(out) + "\n"
+
+
+def render_k8s_router_block(text: str) -> str:
+    """*text* (deploy/k8s/router.yaml) with its generated ``args`` block rewritten."""
+    begin = _ROUTER_BEGIN.search(text)
+    end = _K8S_END.search(text, begin.end()) if begin else None
+    if begin is None or end is None:
+        raise SidecarError("deploy/k8s/router.yaml has no '# >>> generated … (router)' block.")
+    indent = begin["indent"]
+    lines = [
+        (f"{indent}# >>> generated by `hymt-chat compose-args --write` (router); "
+         "do not edit by hand"),
+        *(f"{indent}- {json.dumps(arg)}" for arg in k8s_router_args()),
+        f"{indent}# <<< generated",
+    ]
+    return text[: begin.start()] + "\n".join(lines) + text[end.end():]
+
+
+@dataclass(frozen=True, slots=True)
 class Generated:
     path: Path  # relative to the project root
     text: str
@@ -221,9 +332,13 @@ def generated_files(root: Path, k8s_profile_name: str | None = None) -> list[Gen
     """Every generated file with the content the table gives."""
     files = [Generated(COMPOSE_DIR / f"{name}.yaml", compose_fragment(name))
              for name in gpu_profiles()]
+    files.append(Generated(COMPOSE_ROUTER, compose_router_fragment()))
     k8s = root / K8S_VLLM
     if k8s.exists():
         files.append(Generated(K8S_VLLM, render_k8s_block(k8s.read_text(), k8s_profile_name)))
+    router = root / K8S_ROUTER
+    if router.exists():
+        files.append(Generated(K8S_ROUTER, render_k8s_router_block(router.read_text())))
     return files
 
 

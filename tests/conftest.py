@@ -85,3 +85,14 @@ def postgres_url() -> Iterator[str]:
 
     with postgres_server() as url:
         yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def keys_at(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """Where a test's API key store lives, once per backend: a SQLite file in *tmp_path*, or a
+    fresh database on the session's PostgreSQL (an asyncpg URL, as HYMT_DATABASE_URL has it)."""
+    if request.param == "sqlite":
+        return tmp_path / "keys.db"
+    from tests.support.postgres import fresh_database
+
+    return fresh_database(request.getfixturevalue("postgres_url"))

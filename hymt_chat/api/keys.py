@@ -204,12 +204,13 @@ class KeyStore:
                                         revoked=None)
         # A revoked name may be given a new key; an active one is refused, in the same
         # statement (two replicas creating one name at once: one wins, the other is told).
+        # RETURNING says which: psycopg reports no rowcount for an upsert that did nothing.
         new = new.on_conflict_do_update(
             index_elements=[KEYS.c.name], where=KEYS.c.revoked.is_not(None),
             set_={c: new.excluded[c] for c in ("key_hash", "chars_per_month", "per_minute",
                                                 "created", "revoked")})
         with self._engine.begin() as db:
-            if db.execute(new).rowcount == 0:
+            if db.execute(new.returning(KEYS.c.name)).first() is None:
                 raise ApiKeyError(f"A key named {name!r} exists; revoke it first or pick "
                                   "another name.")
         return key

@@ -8,7 +8,7 @@ from fastapi import FastAPI
 
 from hymt_chat.api.access import Access
 from hymt_chat.api.deepl import deepl_router
-from hymt_chat.api.keys import KeyStore, open_store
+from hymt_chat.api.keys import KeyStore, open_store, store_location
 from hymt_chat.api.libretranslate import libretranslate_router
 from hymt_chat.api.service import ApiService
 from hymt_chat.api.work import TranslatorLike
@@ -27,17 +27,19 @@ def mount(server: FastAPI, translator: TranslatorLike, settings: Settings, *,
 
     Chainlit's server ends with a catch-all page route that would answer our paths first;
     the new routes are therefore moved to the front, in their own order. Works the same on a
-    plain FastAPI app (tests). Logs one line saying whether the API is on and how. A key file
-    that cannot be opened leaves the API unmounted (logged), never the chat page down.
+    plain FastAPI app (tests). Logs one line saying whether the API is on and how. A key store
+    (file or database, :func:`store_location`) that cannot be opened leaves the API unmounted
+    (logged), never the chat page down.
     """
     if store is None:
         try:
-            store = open_store(settings.api_keys_file)
+            store = open_store(store_location(settings))
         except HymtError as err:
             _log.error("API off: %s", err)
             return None
     access = Access(store, open_local=settings.api_open_local,
-                    local_limit=settings.rate_limit, local_chars=settings.rate_limit_chars)
+                    local_limit=settings.rate_limit, local_chars=settings.rate_limit_chars,
+                    limit_storage=settings.redis_url)
     svc = ApiService(translator, settings, access, metrics)
     routes = server.router.routes
     before = len(routes)

@@ -1,4 +1,5 @@
-"""``hymt-chat api-key create|list|revoke``: the keys of the LibreTranslate/DeepL API."""
+"""``hymt-chat api-key create|list|revoke``: the keys of the LibreTranslate/DeepL API, where the
+app reads them (a PostgreSQL ``HYMT_DATABASE_URL``, else the SQLite file)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ __all__ = ["add_api_key_commands"]
 
 
 def _store(args: argparse.Namespace) -> Any:
-    from hymt_chat.api.keys import open_store
+    from hymt_chat.api.keys import open_store, store_location
 
-    return open_store(Settings().api_keys_file)
+    return open_store(store_location(Settings()))
 
 
 def cmd_create(args: argparse.Namespace) -> int:

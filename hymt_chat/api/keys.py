@@ -178,8 +178,6 @@ class KeyStore:
             self._insert = postgresql.insert
         # The file path, or the URL without its password: what the app's start line shows.
         self.location = str(self.path) if self.path else url.render_as_string(True)
-        # Reads need no transaction: one round trip each on PostgreSQL, no BEGIN/ROLLBACK.
-        self._reads = self._engine.execution_options(isolation_level="AUTOCOMMIT")
         with self._engine.begin() as db:
             if self._engine.dialect.name == "postgresql":  # two replicas starting at once
                 db.execute(sa.select(sa.func.pg_advisory_xact_lock(_SCHEMA_LOCK)))
@@ -231,19 +229,19 @@ class KeyStore:
                  .select_from(KEYS.outerjoin(USAGE, sa.and_(USAGE.c.name == KEYS.c.name,
                                                             USAGE.c.month == month)))
                  .order_by(KEYS.c.name))
-        with self._reads.connect() as db:
+        with self._engine.connect() as db:
             return [ApiKey(*row) for row in db.execute(query)]
 
     @_db_errors
     def active_count(self) -> int:
-        with self._reads.connect() as db:
+        with self._engine.connect() as db:
             return db.execute(sa.select(sa.func.count()).select_from(KEYS)
                               .where(KEYS.c.revoked.is_(None))).scalar_one()
 
     @_db_errors
     def lookup(self, key: str) -> ApiKey | None:
         """The active key *key* is, or None (unknown or revoked)."""
-        with self._reads.connect() as db:
+        with self._engine.connect() as db:
             row = db.execute(sa.select(*_KEY_COLUMNS).where(
                 KEYS.c.key_hash == hash_key(key), KEYS.c.revoked.is_(None))).first()
         return ApiKey(*row) if row else None
@@ -252,7 +250,7 @@ class KeyStore:
 
     @_db_errors
     def used(self, name: str) -> int:
-        with self._reads.connect() as db:
+        with self._engine.connect() as db:
             return _chars(db, name, month_of(self._clock()))
 
     @_db_errors
@@ -296,14 +294,14 @@ class KeyStore:
     @_db_errors
     def glossary(self, owner: str, glossary_id: str) -> Glossary | None:
         """*owner*'s glossary *glossary_id* (another key's is not found, by design)."""
-        with self._reads.connect() as db:
+        with self._engine.connect() as db:
             row = db.execute(sa.select(GLOSSARIES).where(
                 GLOSSARIES.c.id == glossary_id, GLOSSARIES.c.owner == owner)).first()
         return _glossary(row) if row else None
 
     @_db_errors
     def glossaries(self, owner: str) -> list[Glossary]:
-        with self._reads.connect() as db:
+        with self._engine.connect() as db:
             rows = db.execute(sa.select(GLOSSARIES).where(GLOSSARIES.c.owner == owner)
                               .order_by(GLOSSARIES.c.created)).all()
         return [_glossary(row) for row in rows]

@@ -32,10 +32,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hymt_chat.api.access import Access  # noqa: E402
-from hymt_chat.api.keys import KeyStore  # noqa: E402
-from hymt_chat.errors import QuotaExceededError  # noqa: E402
-from tests.support.postgres import fresh_database, postgres_server  # noqa: E402
+from hymt_chat.api.access import Access
+from hymt_chat.api.keys import KeyStore
+from hymt_chat.errors import QuotaExceededError
+from tests.support.postgres import fresh_database, postgres_server
 
 RESULTS = ROOT / "benchmarks" / "results" / "key_store.md"
 
@@ -125,8 +125,8 @@ def main() -> None:
         url = os.environ.get("HYMT_TEST_POSTGRES_URL") or stack.enter_context(postgres_server())
         rows.append(bench("PostgreSQL (psycopg 3, loopback)", fresh_database(url), args))
     table = "\n".join([
-        "| store | lookup+charge P50 ms | P95 ms | via event loop, req/s | two replicas, "
-        "charges/s | admitted |",
+        ("| store | lookup+charge P50 ms | P95 ms | via event loop, req/s | two replicas, "
+         "charges/s | admitted |"),
         "|---|---|---|---|---|---|", *rows])
     text = (f"# Key store\n\n`benchmarks/key_store.py --requests {args.requests} --tasks "
             f"{args.tasks}` on {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}.\n\n"

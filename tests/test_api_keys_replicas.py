@@ -16,8 +16,14 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
 from hymt_chat.api.access import Access
-from hymt_chat.api.keys import KeyStore, KeyStoreError, _sync_url, hash_key, open_store, \
-    store_location
+from hymt_chat.api.keys import (
+    KeyStore,
+    KeyStoreError,
+    _sync_url,
+    hash_key,
+    open_store,
+    store_location,
+)
 from hymt_chat.cli.main import main
 from hymt_chat.errors import AccessDeniedError, HymtError
 from hymt_chat.settings import Settings

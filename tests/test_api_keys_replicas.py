@@ -25,11 +25,12 @@ from hymt_chat.api.keys import (
     store_location,
 )
 from hymt_chat.cli.main import main
-from hymt_chat.errors import AccessDeniedError, HymtError
+from hymt_chat.errors import AccessDeniedError, HymtError, RateLimitedError
 from hymt_chat.settings import Settings
 from tests.conftest import free_port
 from tests.support.key_replica import charge_burst
 from tests.support.postgres import fresh_database
+from tests.support.redis_server import redis_server
 
 
 def libpq(url: str) -> str:
@@ -128,6 +129,28 @@ async def test_a_key_made_or_revoked_on_one_replica_holds_on_the_other(
     one.revoke("weblate")
     with pytest.raises(AccessDeniedError, match="unknown or revoked"):
         await access.authenticate(key, "10.0.0.1")
+
+
+async def test_a_keys_per_minute_limit_is_shared_by_replicas_through_redis(
+        keys_at: Path | str, tmp_path: Path) -> None:
+    """Two replicas (two Access objects, one key store, one real Redis): a key allowed 3
+    requests a minute gets 3 in all, not 3 on each; without Redis each replica counts alone."""
+    one = Access(KeyStore(keys_at), open_local=False, local_limit="20/minute")
+    key = one.store.create("bot", per_minute=3)
+    with redis_server(tmp_path / "redis") as redis_url:
+        shared = [Access(KeyStore(keys_at), open_local=False, local_limit="20/minute",
+                         limit_storage=redis_url) for _ in range(2)]
+        callers = [await a.authenticate(key, "10.0.0.1") for a in shared]
+        for i in range(3):
+            await shared[i % 2].admit(callers[i % 2], 5)
+        with pytest.raises(RateLimitedError):
+            await shared[1].admit(callers[1], 5)
+    alone = [Access(KeyStore(keys_at), open_local=False, local_limit="20/minute")
+             for _ in range(2)]
+    for access in alone:  # in memory: each replica allows its own 3
+        for _ in range(3):
+            await access.admit(await access.authenticate(key, "10.0.0.1"), 0)
+    assert one.store.used("bot") == 15  # the refused request charged nothing
 
 
 def test_two_replicas_charging_one_key_at_once_never_pass_its_quota(

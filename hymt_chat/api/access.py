@@ -105,9 +105,10 @@ class Access:
         else:
             slot = (caller.name, caller.per_minute)
             limiter = self._limiters.get(slot)
-            if limiter is None:
-                limiter = self._limiters[slot] = RateLimiter(f"{caller.per_minute}/minute",
-                                                              storage=self._storage)
+            if limiter is None:  # a Redis storage is checked once when made: off the loop too
+                limiter = await asyncio.to_thread(RateLimiter, f"{caller.per_minute}/minute",
+                                                  storage=self._storage)
+                limiter = self._limiters.setdefault(slot, limiter)
             await limiter.ahit(caller.user)  # 'api:NAME': never a chat user's window in Redis
         month = None
         if chars:  # counted for every caller (DeepL's /v2/usage), limited where a quota is set

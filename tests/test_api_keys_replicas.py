@@ -5,6 +5,7 @@ off the event loop, and a database that does not answer said in one sentence."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import multiprocessing
 import sqlite3
 import threading
@@ -231,3 +232,53 @@ def test_a_database_gone_after_start_is_one_sentence(postgres_url: str) -> None:
     with pytest.raises(KeyStoreError, match="^The API key database is not answering") as err:
         store.lookup(key)
     assert isinstance(err.value.__cause__, sa.exc.OperationalError)
+
+
+# --- moving to PostgreSQL -------------------------------------------------------------------
+
+def test_import_copies_a_sqlite_key_file_and_its_keys_keep_working(
+        postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    old = KeyStore(tmp_path / "api-keys.db")
+    kept = old.create("weblate", per_minute=30, chars_per_month=1000)
+    old.charge("weblate", 250, 1000)
+    gone = old.create("gone", per_minute=1)
+    old.revoke("gone")
+    glossary = old.add_glossary("weblate", "support", "en", "de", {"order": "Bestellung"})
+    old.close()
+    url = fresh_database(postgres_url)
+    taken = KeyStore(url).create("bot", per_minute=5)
+    old = KeyStore(tmp_path / "api-keys.db")
+    old.create("bot", per_minute=9)  # the same name on both sides: PostgreSQL's is kept
+    old.close()
+    monkeypatch.setenv("HYMT_DATABASE_URL", url)
+    assert main(["api-key", "import", str(tmp_path / "api-keys.db")]) == 0
+    out = capsys.readouterr().out
+    assert "Copied 2 key(s)" in out and ": weblate, gone." in out  # the revoked one listed too
+    assert out.splitlines()[-1] == "Skipped (a key of that name is there already): bot."
+    new = KeyStore(url)
+    found = new.lookup(kept)
+    assert found is not None and (found.per_minute, found.chars_per_month) == (30, 1000)
+    assert new.used("weblate") == 250 and new.lookup(gone) is None
+    assert new.glossary("weblate", glossary.id) == glossary
+    assert new.lookup(taken) is not None and new.lookup(taken).per_minute == 5
+    assert main(["api-key", "import", str(tmp_path / "nothing.db")]) == 2
+    assert "No key file" in capsys.readouterr().err
+
+
+def test_the_app_says_when_keys_are_left_in_the_sqlite_file(
+        postgres_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from fastapi import FastAPI
+
+    from hymt_chat.api.routes import mount
+    from hymt_chat.engine.translator import Translator
+
+    KeyStore(tmp_path / "api-keys.db").create("weblate", per_minute=3)
+    settings = Settings(base_url="http://127.0.0.1:9/v1", cache_dir=tmp_path,
+                        database_url=fresh_database(postgres_url))
+    with caplog.at_level(logging.WARNING, logger="hymt_chat.api"):
+        svc = mount(FastAPI(), Translator(settings), settings)
+    assert svc is not None and svc.access.store.path is None
+    assert (f"1 API key(s) in {tmp_path / 'api-keys.db'} are not used: the keys live in "
+            "postgresql+psycopg://") in caplog.text
+    assert "`hymt-chat api-key import" in caplog.text

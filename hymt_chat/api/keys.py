@@ -313,6 +313,30 @@ class KeyStore:
                                                           GLOSSARIES.c.owner == owner))
         return gone.rowcount > 0
 
+    @_db_errors
+    def copy_from(self, source: KeyStore) -> tuple[list[str], list[str]]:
+        """Copy *source*'s keys (hashes: the keys keep working), usage and glossaries here, in
+        one transaction; a name already here keeps its own key and usage. For a move to
+        PostgreSQL from the SQLite file of one host. Returns (copied, skipped) names."""
+        with source._engine.connect() as src:
+            keys = [row._asdict() for row in src.execute(sa.select(KEYS))]
+            usage = [row._asdict() for row in src.execute(sa.select(USAGE))]
+            glossaries = [row._asdict() for row in src.execute(sa.select(GLOSSARIES))]
+        copied: list[str] = []
+        with self._engine.begin() as db:
+            for row in keys:
+                new = self._insert(KEYS).values(**row).on_conflict_do_nothing()
+                if db.execute(new.returning(KEYS.c.name)).first() is not None:
+                    copied.append(row["name"])
+            owners = {*copied, "local"}  # 'local': the open-to-127.0.0.1 caller's glossaries
+            for row in usage:
+                if row["name"] in copied:
+                    db.execute(self._insert(USAGE).values(**row).on_conflict_do_nothing())
+            for row in glossaries:
+                if row["owner"] in owners:
+                    db.execute(self._insert(GLOSSARIES).values(**row).on_conflict_do_nothing())
+        return copied, [row["name"] for row in keys if row["name"] not in copied]
+
 
 def _chars(db: Connection, name: str, month: str) -> int:
     found = db.execute(sa.select(USAGE.c.chars).where(USAGE.c.name == name,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from fastapi import FastAPI
 
@@ -50,4 +51,24 @@ def mount(server: FastAPI, translator: TranslatorLike, settings: Settings, *,
     routes[0:0] = ours
     line = access.status_line()
     (_log.info if access.open_local or access.store.active_count() else _log.warning)("%s", line)
+    if store.path is None and (behind := _left_behind(settings.api_keys_file)):
+        _log.warning("%s API key(s) in %s are not used: the keys live in %s now. Copy them "
+                     "there with `hymt-chat api-key import %s`.", behind,
+                     settings.api_keys_file, store.location, settings.api_keys_file)
     return svc
+
+
+def _left_behind(path: Path) -> int:
+    """Active keys in the SQLite file of before a PostgreSQL HYMT_DATABASE_URL (0: none)."""
+    if not path.is_file():
+        return 0
+    try:
+        old = open_store(path)
+    except HymtError:
+        return 0
+    try:
+        return old.active_count()
+    except HymtError:
+        return 0
+    finally:
+        old.close()

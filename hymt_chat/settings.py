@@ -155,7 +155,8 @@ class Settings(BaseSettings):
     )
     database_url: str | None = Field(
         default=None,
-        description="SQLAlchemy async URL for history; unset: sqlite under cache_dir.",
+        description="SQLAlchemy async URL for history; unset: sqlite under cache_dir. A "
+        "PostgreSQL URL also holds the API keys (every replica sees the same keys and quotas).",
     )
     agents: str = Field(
         default="", description="Support agents: 'name:hash,name:hash' (hymt-chat hash-password)."
@@ -215,7 +216,8 @@ class Settings(BaseSettings):
         default=60, ge=1, description="Requests per minute of a key created without a limit."
     )
     api_keys_path: Path | None = Field(
-        default=None, description="SQLite file of API keys, usage and glossaries; unset: cache."
+        default=None, description="SQLite file of API keys, usage and glossaries; unset: cache. "
+        "Not used when HYMT_DATABASE_URL is PostgreSQL (the keys are there)."
     )
 
     # --- the vLLM sidecar ------------------------------------------------------------------

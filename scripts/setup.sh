@@ -83,7 +83,7 @@ if [[ $WITH_TEST == 1 ]] && ! command -v node >/dev/null 2>&1; then
   say "installing Debian's nodejs for the kiosk script tests…"
   as_root apt-get update -qq && as_root apt-get install -y -qq nodejs >/dev/null
 fi
-# PostgreSQL for the history tests' throwaway cluster (the data layer must work on both).
+# PostgreSQL for the tests' throwaway cluster (the history and the API key store must work on both).
 if [[ $WITH_TEST == 1 ]] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   say "installing PostgreSQL for the history tests…"
   as_root apt-get update -qq && as_root apt-get install -y -qq postgresql >/dev/null

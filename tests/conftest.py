@@ -69,3 +69,30 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield Server(launch.endpoint, supervisor, log_path)
     finally:
         supervisor.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """HYMT_TEST_POSTGRES_URL, else ONE throwaway PostgreSQL cluster for the session (about 3 s
+    to start): an asyncpg URL, as HYMT_DATABASE_URL takes it. Tests that need an empty database
+    take :func:`tests.support.postgres.fresh_database` of it."""
+    if url := os.environ.get("HYMT_TEST_POSTGRES_URL"):
+        yield url
+        return
+    import asyncpg  # noqa: F401 - the test extra installs it; missing must fail, not skip
+
+    from tests.support.postgres import postgres_server
+
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def keys_at(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """Where a test's API key store lives, once per backend: a SQLite file in *tmp_path*, or a
+    fresh database on the session's PostgreSQL (an asyncpg URL, as HYMT_DATABASE_URL has it)."""
+    if request.param == "sqlite":
+        return tmp_path / "keys.db"
+    from tests.support.postgres import fresh_database
+
+    return fresh_database(request.getfixturevalue("postgres_url"))

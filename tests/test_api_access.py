@@ -1,5 +1,6 @@
 """The API's door on a plain FastAPI app (no model call is needed for any of these): routes
-answer before a catch-all, off without keys, open to 127.0.0.1 only when asked, body caps."""
+answer before a catch-all, off without keys, open to 127.0.0.1 only when asked, body caps,
+glossaries and usage. The key store is SQLite and a real PostgreSQL (``keys_at``)."""
 
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ from hymt_chat.settings import Settings
 DEAD = "http://127.0.0.1:9/v1"
 
 
-def app_for(tmp_path: Path, **overrides: object) -> tuple[FastAPI, KeyStore, Metrics]:
+def app_for(tmp_path: Path, where: Path | str | None = None,
+            **overrides: object) -> tuple[FastAPI, KeyStore, Metrics]:
     settings = Settings(base_url=DEAD, cache_dir=tmp_path, **overrides)  # type: ignore[arg-type]
-    store = KeyStore(tmp_path / "keys.db")
+    store = KeyStore(where or tmp_path / "keys.db")
     app = FastAPI()
 
     @app.get("/{path:path}")
@@ -50,9 +52,9 @@ async def test_our_routes_answer_before_the_catch_all(tmp_path: Path) -> None:
 
 
 async def test_without_keys_the_api_is_off_and_says_how_to_turn_it_on(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: Path, keys_at: Path | str, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="hymt_chat.api"):
-        app, _, metrics = app_for(tmp_path)
+        app, _, metrics = app_for(tmp_path, keys_at)
     assert [r.getMessage() for r in caplog.records if r.name == "hymt_chat.api"] == [
         ("The API is off: no API key is configured. Create one with `hymt-chat api-key create "
          "NAME`, or set HYMT_API_OPEN_LOCAL=1 to open it to 127.0.0.1 without keys.")]
@@ -65,8 +67,10 @@ async def test_without_keys_the_api_is_off_and_says_how_to_turn_it_on(
     assert 'hymt_api_requests_total{dialect="deepl",key="none",outcome="denied"} 1.0' in body
 
 
-async def test_open_local_serves_127_0_0_1_without_a_key_and_nobody_else(tmp_path: Path) -> None:
-    app, store, metrics = app_for(tmp_path, api_open_local=True, trusted_proxies="127.0.0.1")
+async def test_open_local_serves_127_0_0_1_without_a_key_and_nobody_else(
+        tmp_path: Path, keys_at: Path | str) -> None:
+    app, store, metrics = app_for(tmp_path, keys_at, api_open_local=True,
+                                  trusted_proxies="127.0.0.1")
     async with client(app, "127.0.0.1") as local:
         ok = await local.post("/deepl/v2/translate", json={"text": ["42"], "target_lang": "DE"})
         assert ok.status_code == 200 and ok.json()["translations"][0]["text"] == "42"
@@ -145,8 +149,8 @@ async def test_a_key_file_that_cannot_be_opened_leaves_the_page_up(
 
 
 async def test_deepl_translate_answers_a_get_with_query_fields_as_weblate_checks_it(
-        tmp_path: Path) -> None:
-    app, store, _ = app_for(tmp_path)
+        tmp_path: Path, keys_at: Path | str) -> None:
+    app, store, _ = app_for(tmp_path, keys_at)
     key = store.create("weblate", per_minute=5)
     async with client(app) as http:
         got = await http.get("/deepl/v2/translate", params={"text": "42", "target_lang": "FR",
@@ -154,3 +158,41 @@ async def test_deepl_translate_answers_a_get_with_query_fields_as_weblate_checks
     assert got.status_code == 200
     assert got.json() == {"translations": [{"detected_source_language": "", "text": "42",
                                             "billed_characters": 2}]}
+
+
+async def test_deepl_glossaries_and_usage_through_the_routes(
+        tmp_path: Path, keys_at: Path | str, caplog: pytest.LogCaptureFixture) -> None:
+    """Create, list, get, entries, delete, usage: every store call the DeepL routes make (in a
+    worker thread), private to the key that made the glossary."""
+    first = KeyStore(keys_at)  # keys made before the app starts (by the CLI)
+    mine = {"Authorization": f"DeepL-Auth-Key {first.create('a', per_minute=50)}"}
+    theirs = {"Authorization": f"DeepL-Auth-Key {first.create('b', per_minute=50)}"}
+    first.close()
+    with caplog.at_level(logging.INFO, logger="hymt_chat.api"):
+        app, store, _ = app_for(tmp_path, keys_at)
+    async with client(app) as http:
+        made = await http.post("/deepl/v2/glossaries", headers=mine, json={
+            "name": "support", "source_lang": "EN", "target_lang": "DE",
+            "entries": "order number\tBestellnummer\n", "entries_format": "tsv"})
+        assert made.status_code == 201 and made.json()["entry_count"] == 1
+        gid = made.json()["glossary_id"]
+        listed = (await http.get("/deepl/v2/glossaries", headers=mine)).json()["glossaries"]
+        assert [g["glossary_id"] for g in listed] == [gid]
+        entries = await http.get(f"/deepl/v2/glossaries/{gid}/entries", headers=mine)
+        assert entries.text == "order number\tBestellnummer\n"
+        assert (await http.get(f"/deepl/v2/glossaries/{gid}", headers=theirs)).status_code == 404
+        assert (await http.get("/deepl/v2/glossaries", headers=theirs)).json() == {
+            "glossaries": []}
+        assert (await http.delete(f"/deepl/v2/glossaries/{gid}", headers=theirs)).status_code \
+            == 404
+        assert (await http.delete(f"/deepl/v2/glossaries/{gid}", headers=mine)).status_code \
+            == 204
+        assert (await http.get(f"/deepl/v2/glossaries/{gid}", headers=mine)).status_code == 404
+        ok = await http.post("/deepl/v2/translate", headers=mine,
+                             json={"text": ["42", "7"], "target_lang": "DE"})
+        assert ok.status_code == 200
+        usage = (await http.get("/deepl/v2/usage", headers=mine)).json()
+    assert usage == {"character_count": 3, "character_limit": usage["character_limit"]}
+    assert store.used("a") == 3 and store.used("b") == 0
+    where = str(keys_at) if isinstance(keys_at, Path) else "postgresql+psycopg://hymt@"
+    assert f"2 key(s) in {where}" in caplog.text  # the start line names the store

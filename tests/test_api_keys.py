@@ -1,5 +1,6 @@
 """API keys: shown once, stored as a hash, revocable; a monthly quota that renews; glossaries
-private to their key; the `hymt-chat api-key` command."""
+private to their key; the `hymt-chat api-key` command. Each on SQLite and on a real PostgreSQL
+(``keys_at``: one cluster per session, a fresh database per test)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hymt_chat.api.keys import ApiKeyError, KeyStore, hash_key
+from hymt_chat.api.keys import ApiKeyError, KeyStore, hash_key, month_of
 from hymt_chat.cli.main import main
 from hymt_chat.errors import QuotaExceededError
 
@@ -33,8 +34,8 @@ def test_only_the_hash_is_stored_and_the_file_is_owner_only(tmp_path: Path) -> N
     assert stat.S_IMODE((tmp_path / "k.db").stat().st_mode) == 0o600
 
 
-def test_lookup_revoke_and_reuse_of_a_name(tmp_path: Path) -> None:
-    store = KeyStore(tmp_path / "k.db")
+def test_lookup_revoke_and_reuse_of_a_name(keys_at: Path | str) -> None:
+    store = KeyStore(keys_at)
     key = store.create("bot", per_minute=5, chars_per_month=100)
     found = store.lookup(key)
     assert found is not None and (found.name, found.per_minute, found.chars_per_month) == (
@@ -51,14 +52,16 @@ def test_lookup_revoke_and_reuse_of_a_name(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["", "a b", "-x", "x" * 65, "ключ"])
-def test_bad_names_are_refused(tmp_path: Path, name: str) -> None:
+def test_bad_names_are_refused(keys_at: Path | str, name: str) -> None:
+    store = KeyStore(keys_at)
     with pytest.raises(ApiKeyError, match="key name"):
-        KeyStore(tmp_path / "k.db").create(name, per_minute=1)
+        store.create(name, per_minute=1)
+    assert store.list() == []
 
 
-def test_quota_is_charged_refunded_and_renews_each_month(tmp_path: Path) -> None:
+def test_quota_is_charged_refunded_and_renews_each_month(keys_at: Path | str) -> None:
     clock = Clock("2026-12-31T23:59:00")
-    store = KeyStore(tmp_path / "k.db", clock=clock)
+    store = KeyStore(keys_at, clock=clock)
     month = store.charge("bot", 60, 100)
     with pytest.raises(QuotaExceededError, match="100 characters a month; 60 are used"):
         store.charge("bot", 41, 100)
@@ -68,27 +71,44 @@ def test_quota_is_charged_refunded_and_renews_each_month(tmp_path: Path) -> None
     clock.now += 120  # 2027-01-01
     assert store.used("bot") == 0
     store.charge("bot", 100, 100)
-    store.charge("other", 10**9, None)  # no quota: counted, never refused
+    store.charge("other", 2 * 10**9, None)  # no quota: counted, never refused
+    store.charge("other", 2 * 10**9, None)  # past 2**31: the counters are 64-bit
+    assert store.used("other") == 4 * 10**9
+    store.refund("other", 5 * 10**9, month_of(clock.now))  # never below zero
+    assert store.used("other") == 0
 
 
-def test_glossaries_belong_to_their_key(tmp_path: Path) -> None:
-    store = KeyStore(tmp_path / "k.db")
-    glossary = store.add_glossary("a", "support", "en", "de", {"order number": "Bestellnummer"})
-    assert store.glossary("a", glossary.id).entries == {"order number": "Bestellnummer"}
+def test_glossaries_belong_to_their_key(keys_at: Path | str) -> None:
+    store = KeyStore(keys_at)
+    glossary = store.add_glossary("a", "support", "en", "de", {"order number": "Bestellnummer",
+                                                               "货号": "Artikelnummer"})
+    assert store.glossary("a", glossary.id) == glossary
+    assert store.glossary("a", glossary.id).entries == {"order number": "Bestellnummer",
+                                                        "货号": "Artikelnummer"}
+    assert store.glossaries("a") == [glossary]
     assert store.glossary("b", glossary.id) is None
     assert not store.delete_glossary("b", glossary.id)
     assert store.delete_glossary("a", glossary.id) and store.glossaries("a") == []
 
 
 def test_cli_prints_the_key_alone_then_lists_and_revokes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("HYMT_API_KEYS_PATH", str(tmp_path / "keys.db"))
+        keys_at: Path | str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """With a PostgreSQL HYMT_DATABASE_URL (the history's async URL, as the app has it) the
+    command writes there, and the SQLite file is not made."""
+    monkeypatch.setenv("HYMT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("HYMT_API_KEYS_PATH", raising=False)
+    monkeypatch.delenv("HYMT_DATABASE_URL", raising=False)
+    if isinstance(keys_at, Path):
+        monkeypatch.setenv("HYMT_API_KEYS_PATH", str(keys_at))
+    else:
+        monkeypatch.setenv("HYMT_DATABASE_URL", keys_at)
     assert main(["api-key", "create", "weblate", "--chars-per-month", "5000",
                  "--per-minute", "30"]) == 0
     key = capsys.readouterr().out
     assert key.endswith("\n") and key.count("\n") == 1 and key.startswith("hymt-")
-    found = KeyStore(tmp_path / "keys.db").lookup(key.strip())
+    assert (tmp_path / "cache" / "api-keys.db").exists() is False
+    found = KeyStore(keys_at).lookup(key.strip())
     assert found is not None and (found.per_minute, found.chars_per_month) == (30, 5000)
     assert main(["api-key", "create", "weblate"]) == 2
     assert "exists" in capsys.readouterr().err

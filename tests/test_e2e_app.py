@@ -1,5 +1,6 @@
 """The app itself on the real vLLM server: Stop and a closed tab abort the generation in vLLM,
-uploads are checked through the app, and agents' history lands in a real PostgreSQL.
+uploads are checked through the app, and agents' history (and the API keys) land in a real
+PostgreSQL.
 
 The real app (``chainlit run app.py``), socket.io clients like a browser's (``Tab``), vLLM's own
 ``/metrics`` to see what the engine is doing. Nothing is faked.
@@ -12,13 +13,16 @@ import uuid
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
+from sqlalchemy.engine import make_url
 
+from hymt_chat.api.keys import KeyStore
 from hymt_chat.service.auth import hash_password
 from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
+from tests.support.postgres import fresh_database
 from tests.test_e2e_overload import PARAGRAPH, metric, until
-from tests.test_history_schema import postgres_url  # noqa: F401 - a fixture
 from tests.test_security import PASSWORD, Tab
 
 pytestmark = pytest.mark.slow
@@ -85,8 +89,10 @@ def test_uploads_are_checked_through_the_app(demo_server, tmp_path):
     assert out["binary"]
 
 
-def test_agents_history_is_kept_in_postgresql(demo_server, tmp_path, postgres_url):  # noqa: F811
+def test_agents_history_is_kept_in_postgresql(demo_server, tmp_path, postgres_url):
+    """The history in PostgreSQL, and the API keys beside it (the app made their tables)."""
     entry = f"alice:{hash_password(PASSWORD, n=2**10)}"
+    database = fresh_database(postgres_url)
 
     async def scenario(url: str, cookie: str) -> None:
         async with Tab(url, headers={"Cookie": cookie}, profile="Support agent") as tab:
@@ -96,7 +102,7 @@ def test_agents_history_is_kept_in_postgresql(demo_server, tmp_path, postgres_ur
             await asyncio.sleep(2)  # Chainlit writes the steps after the answer
 
     with _app(demo_server, tmp_path, HYMT_AGENTS=entry, CHAINLIT_AUTH_SECRET="s" * 64,
-              HYMT_DATABASE_URL=postgres_url) as url:
+              HYMT_DATABASE_URL=database) as url:
         login = httpx.post(f"{url}/login", data={"username": "alice", "password": PASSWORD},
                            timeout=30)
         cookie = "; ".join(f"{c.name}={c.value}" for c in login.cookies.jar)
@@ -105,6 +111,12 @@ def test_agents_history_is_kept_in_postgresql(demo_server, tmp_path, postgres_ur
                              json={"pagination": {"first": 20}, "filter": {}}).json()
     assert threads["data"], threads  # the conversation is in PostgreSQL, listed for alice
     assert threads["data"][0]["userIdentifier"] == "alice"
+    assert KeyStore(database).list() == [] and not (tmp_path / "cache" / "api-keys.db").exists()
+    libpq = make_url(database).set(drivername="postgresql").render_as_string(False)
+    with psycopg.connect(libpq) as db:
+        tables = {r[0] for r in db.execute("SELECT tablename FROM pg_tables WHERE "
+                                           "tablename LIKE 'api_%'")}
+    assert tables == {"api_keys", "api_usage", "api_glossaries"}
 
 
 def test_health_is_200_when_the_real_model_answers(demo_server, tmp_path):

@@ -8,14 +8,8 @@ errors into log warnings, so every write is checked by reading the row back.
 
 from __future__ import annotations
 
-import glob
-import os
-import shutil
 import sqlite3
-import subprocess
-import tempfile
 import uuid
-from pathlib import Path
 
 import aiosqlite  # noqa: F401 - a hard dependency: its absence must fail, not skip
 import chainlit  # noqa: F401
@@ -68,47 +62,6 @@ class MemoryStorage(BaseStorageClient):
 
     async def close(self):
         pass
-
-
-def _postgres_bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    if found:
-        return Path(found[-1]).parent
-    initdb = shutil.which("initdb")
-    return Path(initdb).parent if initdb else None
-
-
-@pytest.fixture(scope="module")
-def postgres_url():
-    """HYMT_TEST_POSTGRES_URL, else a throwaway PostgreSQL cluster on a loopback port."""
-    if url := os.environ.get("HYMT_TEST_POSTGRES_URL"):
-        yield url
-        return
-    import asyncpg  # noqa: F401 - the test extra installs it; missing must fail, not skip
-
-    bindir = _postgres_bin()
-    assert bindir is not None, "PostgreSQL is not installed: make setup installs it"
-    from .conftest import free_port
-
-    root = Path(tempfile.mkdtemp(prefix="hymt-pg-"))
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses root: run the cluster as the postgres user
-        as_user = ["runuser", "-u", "postgres", "--"]
-        shutil.chown(root, "postgres", "postgres")
-    port = free_port()
-    data, log = root / "data", root / "log"
-
-    def run(*cmd: str) -> None:
-        subprocess.run([*as_user, *cmd], check=True, capture_output=True, timeout=120)
-
-    run(str(bindir / "initdb"), "-D", str(data), "-U", "hymt", "--auth=trust", "-E", "UTF8")
-    run(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-o",
-        f"-p {port} -k {root} -c listen_addresses=127.0.0.1", "start")
-    try:
-        yield f"postgresql+asyncpg://hymt@127.0.0.1:{port}/postgres"
-    finally:
-        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _rows(path, query, *args):

@@ -154,10 +154,10 @@ def deepl_router(svc: ApiService) -> APIRouter:
         then the fields; the older ``auth_key`` field is read from the body."""
         key = _header_key(ctx.request)
         if key:
-            svc.authenticate(ctx, key)
+            await svc.authenticate(ctx, key)
         fields = await read_fields(ctx.request, limit)
         if not key:
-            svc.authenticate(ctx, fields.text("auth_key"))
+            await svc.authenticate(ctx, fields.text("auth_key"))
         return fields
 
     def route(work: Any) -> Any:
@@ -190,7 +190,8 @@ def deepl_router(svc: ApiService) -> APIRouter:
             if source == "auto":
                 raise InputError("Use of a glossary requires the source_lang parameter to be "
                                  "specified.")
-            glossary = svc.access.store.glossary(ctx.caller.name, glossary_id)  # type: ignore[union-attr]
+            glossary = await svc.access.keys(svc.access.store.glossary,
+                                             ctx.caller.name, glossary_id)  # type: ignore[union-attr]
             if glossary is None:
                 raise GlossaryNotFoundError("Glossary not found.")
             if (glossary.source, glossary.target) != (source, target):
@@ -220,7 +221,8 @@ def deepl_router(svc: ApiService) -> APIRouter:
         await begin(ctx)
         caller = ctx.caller
         assert caller is not None
-        return JSONResponse({"character_count": svc.access.store.used(caller.name),
+        used = await svc.access.keys(svc.access.store.used, caller.name)
+        return JSONResponse({"character_count": used,
                              "character_limit": caller.chars_per_month or UNLIMITED})
 
     async def create_glossary(ctx: Context) -> Response:
@@ -232,35 +234,38 @@ def deepl_router(svc: ApiService) -> APIRouter:
         target = from_deepl(fields.text("target_lang") or "", "target_lang")
         entries = parse_entries(fields.text("entries") or "",
                                 (fields.text("entries_format") or "tsv").lower())
-        glossary = svc.access.store.add_glossary(ctx.caller.name, name[:200], source,  # type: ignore[union-attr]
-                                                 target, entries)
+        glossary = await svc.access.keys(svc.access.store.add_glossary, ctx.caller.name,  # type: ignore[union-attr]
+                                         name[:200], source, target, entries)
         return JSONResponse(_info(glossary), status_code=201)
 
     async def list_glossaries(ctx: Context) -> Response:
         await begin(ctx)
-        found = svc.access.store.glossaries(ctx.caller.name)  # type: ignore[union-attr]
+        found = await svc.access.keys(svc.access.store.glossaries, ctx.caller.name)  # type: ignore[union-attr]
         return JSONResponse({"glossaries": [_info(g) for g in found]})
 
-    def owned(ctx: Context) -> Glossary:
+    async def owned(ctx: Context) -> Glossary:
         glossary_id = ctx.request.path_params["glossary_id"]
-        glossary = svc.access.store.glossary(ctx.caller.name, glossary_id)  # type: ignore[union-attr]
+        glossary = await svc.access.keys(svc.access.store.glossary, ctx.caller.name,  # type: ignore[union-attr]
+                                         glossary_id)
         if glossary is None:
             raise GlossaryNotFoundError("Glossary not found.")
         return glossary
 
     async def get_glossary(ctx: Context) -> Response:
         await begin(ctx)
-        return JSONResponse(_info(owned(ctx)))
+        return JSONResponse(_info(await owned(ctx)))
 
     async def glossary_entries(ctx: Context) -> Response:
         await begin(ctx)
-        entries = owned(ctx).entries
+        entries = (await owned(ctx)).entries
         tsv = "".join(f"{s}\t{t}\n" for s, t in entries.items())
         return Response(tsv, media_type="text/tab-separated-values; charset=utf-8")
 
     async def delete_glossary(ctx: Context) -> Response:
         await begin(ctx)
-        svc.access.store.delete_glossary(ctx.caller.name, owned(ctx).id)  # type: ignore[union-attr]
+        glossary = await owned(ctx)
+        await svc.access.keys(svc.access.store.delete_glossary, ctx.caller.name,  # type: ignore[union-attr]
+                              glossary.id)
         return Response(status_code=204)
 
     async def language_pairs(ctx: Context) -> Response:

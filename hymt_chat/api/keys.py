@@ -1,67 +1,105 @@
-"""API keys, their monthly character usage and their glossaries, in one small SQLite file.
+"""API keys, their monthly character usage and their glossaries: SQLite or PostgreSQL.
 
 A key is shown once, when it is made (``hymt-chat api-key create NAME``); only its SHA-256 is
 stored. A plain hash is enough here, unlike for passwords: the key is 256 random bits, so
 there is nothing to guess and no need for a slow hash (scrypt would cost every request).
 
-Stored in its own SQLite file under the cache folder (``HYMT_API_KEYS_PATH``), not in the
-history database: the API must work without agents or history configured, the history may be
-PostgreSQL behind an async driver, and the command line must create a key with nothing running.
-One file per host: several app replicas need it on shared storage (SQLite's locking does the
-rest; the counters are single UPDATE statements).
+Where (:func:`store_location`): with a PostgreSQL ``HYMT_DATABASE_URL`` the keys live in that
+database, in their own tables beside the history's — several app replicas on several hosts
+cannot share a SQLite file (its locks need one host's file system), but they all reach the
+one PostgreSQL. Otherwise (one host) a SQLite file under the cache folder
+(``HYMT_API_KEYS_PATH``), which needs nothing running: the command line makes a key on a
+fresh machine. One implementation for both: the tables are SQLAlchemy Core tables, every
+statement is portable or built by the dialect's own ``insert … on conflict`` helper, over a
+*sync* engine (the stdlib's sqlite3, psycopg 3) so that the command line and the tests call
+it plainly; the API calls it from a worker thread (``asyncio.to_thread``), never on the
+event loop.
+
+Every counter is one conditional statement in one transaction, so two replicas charging the
+same key at once never pass its monthly quota: PostgreSQL locks the row and re-checks the
+condition on the row the other replica committed; SQLite serialises writers on its file lock.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import re
 import secrets
-import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import URL, Connection, make_url
 
 from hymt_chat.errors import HymtError, InputError, QuotaExceededError
 
-__all__ = ["ApiKey", "ApiKeyError", "Glossary", "KeyStore", "hash_key", "month_of", "open_store"]
+if TYPE_CHECKING:
+    from hymt_chat.settings import Settings
+
+__all__ = [
+    "ApiKey",
+    "ApiKeyError",
+    "Glossary",
+    "KeyStore",
+    "KeyStoreError",
+    "hash_key",
+    "month_of",
+    "open_store",
+    "store_location",
+]
 
 KEY_PREFIX = "hymt-"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS api_keys (
-    name TEXT PRIMARY KEY,
-    key_hash TEXT UNIQUE,               -- NULL once revoked
-    chars_per_month INTEGER,            -- NULL: no quota
-    per_minute INTEGER NOT NULL,
-    created REAL NOT NULL,
-    revoked REAL
-);
-CREATE TABLE IF NOT EXISTS api_usage (
-    name TEXT NOT NULL,
-    month TEXT NOT NULL,                -- 'YYYY-MM', UTC
-    chars INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (name, month)
-);
-CREATE TABLE IF NOT EXISTS api_glossaries (
-    id TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,                -- the key's name ('local' without a key)
-    name TEXT NOT NULL,
-    source TEXT NOT NULL,               -- our language codes
-    target TEXT NOT NULL,
-    entries TEXT NOT NULL,              -- JSON object: source term -> target term
-    created REAL NOT NULL
-);
-"""
+_SCHEMA_LOCK = 0x68796D74  # 'hymt': one replica at a time creates the tables on PostgreSQL
+_LIBPQ_SSLMODES = frozenset({"disable", "allow", "prefer", "require", "verify-ca",
+                             "verify-full"})
+P = ParamSpec("P")
+T = TypeVar("T")
+
+METADATA = sa.MetaData()
+KEYS = sa.Table(
+    "api_keys", METADATA,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("key_hash", sa.Text, unique=True),         # NULL once revoked
+    sa.Column("chars_per_month", sa.BigInteger),         # NULL: no quota
+    sa.Column("per_minute", sa.Integer, nullable=False),
+    sa.Column("created", sa.Double, nullable=False),
+    sa.Column("revoked", sa.Double),
+)
+USAGE = sa.Table(
+    "api_usage", METADATA,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("month", sa.Text, primary_key=True),       # 'YYYY-MM', UTC
+    sa.Column("chars", sa.BigInteger, nullable=False, server_default="0"),
+)
+GLOSSARIES = sa.Table(
+    "api_glossaries", METADATA,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("owner", sa.Text, nullable=False),         # the key's name ('local' without one)
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("source", sa.Text, nullable=False),        # our language codes
+    sa.Column("target", sa.Text, nullable=False),
+    sa.Column("entries", sa.Text, nullable=False),       # JSON object: source -> target term
+    sa.Column("created", sa.Double, nullable=False),
+)
+_KEY_COLUMNS = (KEYS.c.name, KEYS.c.chars_per_month, KEYS.c.per_minute, KEYS.c.created,
+                KEYS.c.revoked)
 
 
 class ApiKeyError(InputError):
     """A key command that cannot be carried out (bad name, name taken, no such key)."""
+
+
+class KeyStoreError(HymtError):
+    """The key database did not answer or refused a statement (the details are logged)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,37 +135,60 @@ def month_of(now: float) -> str:
     return datetime.fromtimestamp(now, UTC).strftime("%Y-%m")
 
 
-class KeyStore:
-    """The SQLite file; every method is one short transaction (safe from several threads)."""
+def store_location(settings: Settings) -> Path | str:
+    """Where the keys live: a PostgreSQL ``database_url`` (shared by every replica), else the
+    SQLite file ``settings.api_keys_file`` (a SQLite history URL does not move them: the file
+    stays where ``HYMT_API_KEYS_PATH`` says, as before)."""
+    url = settings.database_url
+    if url and make_url(url).get_backend_name() == "postgresql":
+        return url
+    return settings.api_keys_file
 
-    def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
-        self.path = path
+
+def _db_errors(method: Callable[P, T]) -> Callable[P, T]:
+    """A database failure becomes one sentence (KeyStoreError), not the driver's text (which
+    names hosts); the cause stays chained for the log."""
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(*args, **kwargs)
+        except sa.exc.SQLAlchemyError as err:
+            raise KeyStoreError("The API key database is not answering; try again shortly "
+                                f"({type(getattr(err, 'orig', None) or err).__name__}).") from err
+    return wrapper
+
+
+class KeyStore:
+    """Keys, usage and glossaries in SQLite (*where* a file path) or PostgreSQL (*where* a
+    URL); every method is one short transaction, safe from several threads and replicas."""
+
+    def __init__(self, where: Path | str, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
-        self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if not path.exists():  # owner-only from the start: it holds key hashes and glossaries
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
-                                   timeout=10)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+        url = _sync_url(where)
+        self.path: Path | None = None  # the SQLite file, if that is where the keys are
+        if url.get_backend_name() == "sqlite":
+            self.path = Path(url.database or "")
+            _owner_only_file(self.path)
+            self._engine = sa.create_engine(url, connect_args={"timeout": 10})
+            sa.event.listen(self._engine, "connect", _wal)
+            self._insert: Any = sqlite.insert
+        else:
+            self._engine = sa.create_engine(url, pool_pre_ping=True,
+                                            connect_args={"connect_timeout": 10})
+            self._insert = postgresql.insert
+        # The file path, or the URL without its password: what the app's start line shows.
+        self.location = str(self.path) if self.path else url.render_as_string(True)
+        with self._engine.begin() as db:
+            if self._engine.dialect.name == "postgresql":  # two replicas starting at once
+                db.execute(sa.select(sa.func.pg_advisory_xact_lock(_SCHEMA_LOCK)))
+            METADATA.create_all(db)
 
     def close(self) -> None:
-        self._db.close()
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        self._engine.dispose()
 
     # --- keys ------------------------------------------------------------------------------
 
+    @_db_errors
     def create(self, name: str, *, per_minute: int, chars_per_month: int | None = None) -> str:
         """Make a key named *name*; returns the key itself (the only time it exists in clear)."""
         if not _NAME.match(name):
@@ -135,113 +196,205 @@ class KeyStore:
         if per_minute < 1 or (chars_per_month is not None and chars_per_month < 1):
             raise ApiKeyError("--per-minute and --chars-per-month must be at least 1.")
         key = KEY_PREFIX + secrets.token_urlsafe(32)
-        with self._tx() as db:
-            row = db.execute("SELECT revoked FROM api_keys WHERE name = ?", (name,)).fetchone()
-            if row is not None and row[0] is None:
-                raise ApiKeyError(f"A key named {name!r} exists; revoke it first or pick another "
-                                "name.")
-            db.execute("INSERT OR REPLACE INTO api_keys VALUES (?, ?, ?, ?, ?, NULL)",
-                       (name, hash_key(key), chars_per_month, per_minute, self._clock()))
+        new = self._insert(KEYS).values(name=name, key_hash=hash_key(key),
+                                        chars_per_month=chars_per_month,
+                                        per_minute=per_minute, created=self._clock(),
+                                        revoked=None)
+        # A revoked name may be given a new key; an active one is refused, in the same
+        # statement (two replicas creating one name at once: one wins, the other is told).
+        # RETURNING says which: psycopg reports no rowcount for an upsert that did nothing.
+        new = new.on_conflict_do_update(
+            index_elements=[KEYS.c.name], where=KEYS.c.revoked.is_not(None),
+            set_={c: new.excluded[c] for c in ("key_hash", "chars_per_month", "per_minute",
+                                                "created", "revoked")})
+        with self._engine.begin() as db:
+            if db.execute(new.returning(KEYS.c.name)).first() is None:
+                raise ApiKeyError(f"A key named {name!r} exists; revoke it first or pick "
+                                  "another name.")
         return key
 
+    @_db_errors
     def revoke(self, name: str) -> None:
-        with self._tx() as db:
-            cur = db.execute("UPDATE api_keys SET key_hash = NULL, revoked = ? "
-                             "WHERE name = ? AND revoked IS NULL", (self._clock(), name))
-            if cur.rowcount == 0:
+        with self._engine.begin() as db:
+            done = db.execute(sa.update(KEYS)
+                              .where(KEYS.c.name == name, KEYS.c.revoked.is_(None))
+                              .values(key_hash=None, revoked=self._clock()))
+            if done.rowcount == 0:
                 raise ApiKeyError(f"No active key named {name!r} (`hymt-chat api-key list`).")
 
+    @_db_errors
     def list(self) -> list[ApiKey]:
         month = month_of(self._clock())
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT k.name, k.chars_per_month, k.per_minute, k.created, k.revoked, "
-                "COALESCE(u.chars, 0) FROM api_keys k LEFT JOIN api_usage u "
-                "ON u.name = k.name AND u.month = ? ORDER BY k.name", (month,)).fetchall()
-        return [ApiKey(*row) for row in rows]
+        query = (sa.select(*_KEY_COLUMNS, sa.func.coalesce(USAGE.c.chars, 0))
+                 .select_from(KEYS.outerjoin(USAGE, sa.and_(USAGE.c.name == KEYS.c.name,
+                                                            USAGE.c.month == month)))
+                 .order_by(KEYS.c.name))
+        with self._engine.connect() as db:
+            return [ApiKey(*row) for row in db.execute(query)]
 
+    @_db_errors
     def active_count(self) -> int:
-        with self._lock:
-            return self._db.execute(
-                "SELECT COUNT(*) FROM api_keys WHERE revoked IS NULL").fetchone()[0]
+        with self._engine.connect() as db:
+            return db.execute(sa.select(sa.func.count()).select_from(KEYS)
+                              .where(KEYS.c.revoked.is_(None))).scalar_one()
 
+    @_db_errors
     def lookup(self, key: str) -> ApiKey | None:
         """The active key *key* is, or None (unknown or revoked)."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT name, chars_per_month, per_minute, created, revoked FROM api_keys "
-                "WHERE key_hash = ? AND revoked IS NULL", (hash_key(key),)).fetchone()
+        with self._engine.connect() as db:
+            row = db.execute(sa.select(*_KEY_COLUMNS).where(
+                KEYS.c.key_hash == hash_key(key), KEYS.c.revoked.is_(None))).first()
         return ApiKey(*row) if row else None
 
     # --- usage -----------------------------------------------------------------------------
 
+    @_db_errors
     def used(self, name: str) -> int:
-        with self._lock:
-            row = self._db.execute("SELECT chars FROM api_usage WHERE name = ? AND month = ?",
-                                   (name, month_of(self._clock()))).fetchone()
-        return row[0] if row else 0
+        with self._engine.connect() as db:
+            return _chars(db, name, month_of(self._clock()))
 
+    @_db_errors
     def charge(self, name: str, chars: int, limit: int | None) -> str:
         """Add *chars* to this month's use, or raise QuotaExceededError (and add nothing).
 
         Returns the month charged, for :meth:`refund` (a failed translation is not billed)."""
         month = month_of(self._clock())
-        with self._tx() as db:
-            db.execute("INSERT OR IGNORE INTO api_usage VALUES (?, ?, 0)", (name, month))
-            cur = db.execute("UPDATE api_usage SET chars = chars + ? WHERE name = ? AND "
-                             "month = ? AND (? IS NULL OR chars + ? <= ?)",
-                             (chars, name, month, limit, chars, limit))
-            if cur.rowcount == 0:
-                used = db.execute("SELECT chars FROM api_usage WHERE name = ? AND month = ?",
-                                  (name, month)).fetchone()[0]
-                raise QuotaExceededError(used, limit or 0, chars)
+        fits = sa.true() if limit is None else USAGE.c.chars + chars <= limit
+        with self._engine.begin() as db:
+            db.execute(self._insert(USAGE).values(name=name, month=month, chars=0)
+                       .on_conflict_do_nothing())
+            added = db.execute(sa.update(USAGE)
+                               .where(USAGE.c.name == name, USAGE.c.month == month, fits)
+                               .values(chars=USAGE.c.chars + chars))
+            if added.rowcount == 0:
+                raise QuotaExceededError(_chars(db, name, month), limit or 0, chars)
         return month
 
+    @_db_errors
     def refund(self, name: str, chars: int, month: str) -> None:
-        with self._tx() as db:
-            db.execute("UPDATE api_usage SET chars = MAX(0, chars - ?) WHERE name = ? AND "
-                       "month = ?", (chars, name, month))
+        left = sa.case((USAGE.c.chars > chars, USAGE.c.chars - chars), else_=0)
+        with self._engine.begin() as db:
+            db.execute(sa.update(USAGE).where(USAGE.c.name == name, USAGE.c.month == month)
+                       .values(chars=left))
 
     # --- glossaries --------------------------------------------------------------------------
 
+    @_db_errors
     def add_glossary(self, owner: str, name: str, source: str, target: str,
                      entries: Mapping[str, str]) -> Glossary:
         glossary = Glossary(secrets.token_hex(16), owner, name, source, target, dict(entries),
                             self._clock())
-        with self._tx() as db:
-            db.execute("INSERT INTO api_glossaries VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (glossary.id, owner, name, source, target,
-                        json.dumps(glossary.entries, ensure_ascii=False), glossary.created))
+        with self._engine.begin() as db:
+            db.execute(sa.insert(GLOSSARIES).values(
+                id=glossary.id, owner=owner, name=name, source=source, target=target,
+                entries=json.dumps(glossary.entries, ensure_ascii=False),
+                created=glossary.created))
         return glossary
 
+    @_db_errors
     def glossary(self, owner: str, glossary_id: str) -> Glossary | None:
         """*owner*'s glossary *glossary_id* (another key's is not found, by design)."""
-        with self._lock:
-            row = self._db.execute("SELECT * FROM api_glossaries WHERE id = ? AND owner = ?",
-                                   (glossary_id, owner)).fetchone()
+        with self._engine.connect() as db:
+            row = db.execute(sa.select(GLOSSARIES).where(
+                GLOSSARIES.c.id == glossary_id, GLOSSARIES.c.owner == owner)).first()
         return _glossary(row) if row else None
 
+    @_db_errors
     def glossaries(self, owner: str) -> list[Glossary]:
-        with self._lock:
-            rows = self._db.execute("SELECT * FROM api_glossaries WHERE owner = ? "
-                                    "ORDER BY created", (owner,)).fetchall()
+        with self._engine.connect() as db:
+            rows = db.execute(sa.select(GLOSSARIES).where(GLOSSARIES.c.owner == owner)
+                              .order_by(GLOSSARIES.c.created)).all()
         return [_glossary(row) for row in rows]
 
+    @_db_errors
     def delete_glossary(self, owner: str, glossary_id: str) -> bool:
-        with self._tx() as db:
-            cur = db.execute("DELETE FROM api_glossaries WHERE id = ? AND owner = ?",
-                             (glossary_id, owner))
-        return cur.rowcount > 0
+        with self._engine.begin() as db:
+            gone = db.execute(sa.delete(GLOSSARIES).where(GLOSSARIES.c.id == glossary_id,
+                                                          GLOSSARIES.c.owner == owner))
+        return gone.rowcount > 0
+
+    @_db_errors
+    def copy_from(self, source: KeyStore) -> tuple[list[str], list[str]]:
+        """Copy *source*'s keys (hashes: the keys keep working), usage and glossaries here, in
+        one transaction; a name already here keeps its own key and usage. For a move to
+        PostgreSQL from the SQLite file of one host. Returns (copied, skipped) names."""
+        with source._engine.connect() as src:
+            keys = [row._asdict() for row in src.execute(sa.select(KEYS))]
+            usage = [row._asdict() for row in src.execute(sa.select(USAGE))]
+            glossaries = [row._asdict() for row in src.execute(sa.select(GLOSSARIES))]
+        copied: list[str] = []
+        with self._engine.begin() as db:
+            for row in keys:
+                new = self._insert(KEYS).values(**row).on_conflict_do_nothing()
+                if db.execute(new.returning(KEYS.c.name)).first() is not None:
+                    copied.append(row["name"])
+            owners = {*copied, "local"}  # 'local': the open-to-127.0.0.1 caller's glossaries
+            for row in usage:
+                if row["name"] in copied:
+                    db.execute(self._insert(USAGE).values(**row).on_conflict_do_nothing())
+            for row in glossaries:
+                if row["owner"] in owners:
+                    db.execute(self._insert(GLOSSARIES).values(**row).on_conflict_do_nothing())
+        return copied, [row["name"] for row in keys if row["name"] not in copied]
 
 
-def _glossary(row: tuple) -> Glossary:  # type: ignore[type-arg]
+def _chars(db: Connection, name: str, month: str) -> int:
+    found = db.execute(sa.select(USAGE.c.chars).where(USAGE.c.name == name,
+                                                      USAGE.c.month == month)).scalar()
+    return found or 0
+
+
+def _glossary(row: Any) -> Glossary:
     gid, owner, name, source, target, entries, created = row
     return Glossary(gid, owner, name, source, target, json.loads(entries), created)
 
 
-def open_store(path: Path) -> KeyStore:
-    """The store at *path*; HymtError with the reason when the file cannot be opened."""
+def _sync_url(where: Path | str) -> URL:
+    """The sync engine's URL: a path is a SQLite file; the history's async URLs
+    (``postgresql+asyncpg://``, ``sqlite+aiosqlite://``) get the sync drivers (psycopg 3,
+    sqlite3). asyncpg's ``ssl=`` is libpq's ``sslmode=``."""
+    if isinstance(where, Path) or "://" not in where:
+        return URL.create("sqlite+pysqlite", database=str(where))
+    url = make_url(where)
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        if not url.database or url.database == ":memory:":
+            raise HymtError("The API keys need a SQLite file, not an in-memory database.")
+        return url.set(drivername="sqlite+pysqlite")
+    if backend != "postgresql":
+        raise HymtError(f"The API keys live in SQLite or PostgreSQL, not {backend}.")
+    query = dict(url.query)
+    ssl = query.pop("ssl", None)
+    if isinstance(ssl, str) and "sslmode" not in query:
+        query["sslmode"] = ssl if ssl in _LIBPQ_SSLMODES else "require"
+    return url.set(drivername="postgresql+psycopg", query=query)
+
+
+def _owner_only_file(path: Path) -> None:
+    """Made owner-only before SQLite opens it: it holds key hashes and glossaries."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+
+
+def _wal(dbapi_connection: Any, _record: Any) -> None:
+    """WAL: readers (key look-ups) never wait for a writer (a charge)."""
+    dbapi_connection.execute("PRAGMA journal_mode=WAL")
+
+
+def open_store(where: Path | str) -> KeyStore:
+    """The store at *where* (:func:`store_location`); HymtError with the reason when it cannot
+    be opened (the password of a URL is never in the message)."""
     try:
-        return KeyStore(path)
-    except (OSError, sqlite3.Error) as err:
-        raise HymtError(f"Cannot open the API key file {path}: {err}.") from None
+        return KeyStore(where)
+    except HymtError:
+        raise
+    except (OSError, sa.exc.SQLAlchemyError) as err:
+        what = f"file {where}"
+        if isinstance(where, str) and "://" in where:
+            what = f"database {make_url(where).render_as_string(hide_password=True)}"
+        reason = err.orig if isinstance(err, sa.exc.DBAPIError) else err
+        raise HymtError(f"Cannot open the API key {what}: {reason}.") from None
+    except ImportError as err:  # the PostgreSQL driver is a dependency; a broken install
+        raise HymtError(f"Cannot open the API key store: {err} (pip install psycopg[binary]).") \
+            from None

@@ -117,7 +117,7 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
     async def translate(request: Request) -> Response:
         async def work(ctx: Context) -> Response:
             fields = await read_fields(request, limit)
-            svc.authenticate(ctx, _key(fields, request))
+            await svc.authenticate(ctx, _key(fields, request))
             texts = _texts(fields)
             batch = fields.was_list("q") or len(texts) > 1
             source = fields.text("source")
@@ -152,11 +152,11 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
     async def detect(request: Request) -> Response:
         async def work(ctx: Context) -> Response:
             fields = await read_fields(request, limit)
-            svc.authenticate(ctx, _key(fields, request))
+            await svc.authenticate(ctx, _key(fields, request))
             q = fields.text("q")
             if not q or is_blank(q):
                 raise InputError("Invalid request: missing q parameter")
-            svc.access.admit(ctx.caller, 0)  # type: ignore[arg-type]
+            await svc.access.admit(ctx.caller, 0)  # type: ignore[arg-type]
             return JSONResponse(detections(q))
 
         return await svc.guard(DIALECT, request, work, error_response)
@@ -187,7 +187,7 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
     async def translate_file(request: Request) -> Response:
         async def work(ctx: Context) -> Response:
             fields = await read_fields(request, documents.MAX_FILE_BYTES + FILE_SLACK)
-            svc.authenticate(ctx, _key(fields, request))
+            await svc.authenticate(ctx, _key(fields, request))
             upload = fields.file("file")
             if upload is None:
                 raise InputError("Invalid request: missing file parameter")
@@ -197,7 +197,7 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
                                           max_chars=svc.settings.max_input_chars)
             code = (documents.detect_document_language(doc) if source == "auto"
                     else from_libre(source, "source"))
-            ctx.charge = svc.access.admit(ctx.caller, len(doc.text))  # type: ignore[arg-type]
+            ctx.charge = await svc.access.admit(ctx.caller, len(doc.text))  # type: ignore[arg-type]
             out = doc.text
             if code != target:
                 async def piece(text: str, *, on_progress: object = None) -> str:

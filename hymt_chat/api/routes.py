@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from fastapi import FastAPI
 
 from hymt_chat.api.access import Access
 from hymt_chat.api.deepl import deepl_router
-from hymt_chat.api.keys import KeyStore, open_store
+from hymt_chat.api.keys import KeyStore, open_store, store_location
 from hymt_chat.api.libretranslate import libretranslate_router
 from hymt_chat.api.service import ApiService
 from hymt_chat.api.work import TranslatorLike
@@ -27,17 +28,19 @@ def mount(server: FastAPI, translator: TranslatorLike, settings: Settings, *,
 
     Chainlit's server ends with a catch-all page route that would answer our paths first;
     the new routes are therefore moved to the front, in their own order. Works the same on a
-    plain FastAPI app (tests). Logs one line saying whether the API is on and how. A key file
-    that cannot be opened leaves the API unmounted (logged), never the chat page down.
+    plain FastAPI app (tests). Logs one line saying whether the API is on and how. A key store
+    (file or database, :func:`store_location`) that cannot be opened leaves the API unmounted
+    (logged), never the chat page down.
     """
     if store is None:
         try:
-            store = open_store(settings.api_keys_file)
+            store = open_store(store_location(settings))
         except HymtError as err:
             _log.error("API off: %s", err)
             return None
     access = Access(store, open_local=settings.api_open_local,
-                    local_limit=settings.rate_limit, local_chars=settings.rate_limit_chars)
+                    local_limit=settings.rate_limit, local_chars=settings.rate_limit_chars,
+                    limit_storage=settings.redis_url)
     svc = ApiService(translator, settings, access, metrics)
     routes = server.router.routes
     before = len(routes)
@@ -48,4 +51,24 @@ def mount(server: FastAPI, translator: TranslatorLike, settings: Settings, *,
     routes[0:0] = ours
     line = access.status_line()
     (_log.info if access.open_local or access.store.active_count() else _log.warning)("%s", line)
+    if store.path is None and (behind := _left_behind(settings.api_keys_file)):
+        _log.warning("%s API key(s) in %s are not used: the keys live in %s now. Copy them "
+                     "there with `hymt-chat api-key import %s`.", behind,
+                     settings.api_keys_file, store.location, settings.api_keys_file)
     return svc
+
+
+def _left_behind(path: Path) -> int:
+    """Active keys in the SQLite file of before a PostgreSQL HYMT_DATABASE_URL (0: none)."""
+    if not path.is_file():
+        return 0
+    try:
+        old = open_store(path)
+    except HymtError:
+        return 0
+    try:
+        return old.active_count()
+    except HymtError:
+        return 0
+    finally:
+        old.close()

@@ -73,14 +73,14 @@ class ApiService:
         return client_address(peer, request.headers.get("x-forwarded-for"),
                               trusted_proxies(self.settings))
 
-    def authenticate(self, ctx: Context, key: str | None) -> Caller:
-        ctx.caller = self.access.authenticate(key, self.client(ctx.request))
+    async def authenticate(self, ctx: Context, key: str | None) -> Caller:
+        ctx.caller = await self.access.authenticate(key, self.client(ctx.request))
         return ctx.caller
 
     async def translate(self, ctx: Context, job: Job) -> list[Result]:
         """Admit (rate limit, quota) and run *job* for the authenticated caller."""
         assert ctx.caller is not None
-        ctx.charge = self.access.admit(ctx.caller, job.chars)
+        ctx.charge = await self.access.admit(ctx.caller, job.chars)
         results = await self.unless_gone(ctx, run_job(self.translator, job,
                                                       user=ctx.caller.user))
         ctx.billed = job.chars
@@ -116,7 +116,7 @@ class ApiService:
             response = await work(ctx)
         except Exception as err:  # noqa: BLE001 - every failure gets the dialect's error shape
             if ctx.charge is not None:
-                self.access.refund(ctx.charge)
+                await self.access.refund(ctx.charge)
             outcome = api_outcome(err)
             if outcome == "error":
                 _log.exception("API request %s %s failed", request.method, request.url.path)

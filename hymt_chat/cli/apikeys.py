@@ -1,9 +1,12 @@
-"""``hymt-chat api-key create|list|revoke``: the keys of the LibreTranslate/DeepL API."""
+"""``hymt-chat api-key create|list|revoke|import``: the keys of the LibreTranslate/DeepL API, where
+the app reads them (a PostgreSQL ``HYMT_DATABASE_URL``, else the SQLite file); ``import`` copies
+an older SQLite key file there."""
 
 from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from hymt_chat.settings import Settings
@@ -12,9 +15,9 @@ __all__ = ["add_api_key_commands"]
 
 
 def _store(args: argparse.Namespace) -> Any:
-    from hymt_chat.api.keys import open_store
+    from hymt_chat.api.keys import open_store, store_location
 
-    return open_store(Settings().api_keys_file)
+    return open_store(store_location(Settings()))
 
 
 def cmd_create(args: argparse.Namespace) -> int:
@@ -46,6 +49,24 @@ def cmd_revoke(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from hymt_chat.api.keys import ApiKeyError, KeyStore
+
+    source = Path(args.file)
+    if not source.is_file():
+        raise ApiKeyError(f"No key file at {source}.")
+    store = _store(args)
+    if store.path is not None and store.path.resolve() == source.resolve():
+        raise ApiKeyError(f"{source} is where the keys are already (HYMT_DATABASE_URL is not "
+                          "PostgreSQL); nothing to copy.")
+    copied, skipped = store.copy_from(KeyStore(source))
+    print(f"Copied {len(copied)} key(s) into {store.location}"
+          + (f": {', '.join(copied)}" if copied else "") + ".")
+    if skipped:
+        print(f"Skipped (a key of that name is there already): {', '.join(skipped)}.")
+    return 0
+
+
 def add_api_key_commands(sub: Any) -> None:
     p = sub.add_parser("api-key", help="create, list or revoke keys of the HTTP API")
     keys = p.add_subparsers(dest="api_key_command", required=True, metavar="ACTION")
@@ -60,3 +81,7 @@ def add_api_key_commands(sub: Any) -> None:
     r = keys.add_parser("revoke", help="refuse a key from now on")
     r.add_argument("name")
     r.set_defaults(func=cmd_revoke)
+    i = keys.add_parser("import", help="copy the keys, usage and glossaries of a SQLite key "
+                        "file (api-keys.db) to where keys live now (a PostgreSQL database)")
+    i.add_argument("file")
+    i.set_defaults(func=cmd_import)

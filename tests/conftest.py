@@ -87,6 +87,22 @@ def postgres_url() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium driven by Playwright, one per test module (tests/support/browser.py
+    has the moves on the page)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make setup` (it installs Debian's chromium)")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def keys_at(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
     """Where a test's API key store lives, once per backend: a SQLite file in *tmp_path*, or a

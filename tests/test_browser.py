@@ -10,23 +10,19 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import srt
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from hymt_chat.lang.detect import detect_language
 from tests.conftest import free_port
+from tests.support.browser import ANSWER, answers, open_chat, send
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.stub_model import StubModel, echo_source
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-ANSWER = ".ai-message code.whitespace-pre-wrap"  # the translation block (verbatim text)
 SRT_IN = (
     "1\n00:00:01,000 --> 00:00:03,500\nGood morning, everyone.\n\n"
     "2\n00:00:04,000 --> 00:00:07,250\nThe train leaves at nine o'clock.\n\n"
@@ -34,42 +30,6 @@ SRT_IN = (
 )
 XSS = ('Hello <img src=x onerror="window.__xss=1;alert(1)"> and '
        "<script>window.__xss=2</script> friends")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Browser:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: run `make setup` (it installs Debian's chromium)")
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-def open_chat(browser: Browser, url: str, dialogs: list[str] | None = None) -> Page:
-    """A page on the app, ready to type in; alert()/confirm() calls are recorded and dismissed."""
-    page = browser.new_page(viewport={"width": 1100, "height": 900}, accept_downloads=True)
-
-    def on_dialog(dialog) -> None:
-        if dialogs is not None:
-            dialogs.append(dialog.message)
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
-    page.goto(url)
-    # Starters are enabled once the socket is connected and the session started.
-    page.wait_for_selector("#starters button:not([disabled])", timeout=60_000)
-    return page
-
-
-def send(page: Page, text: str) -> None:
-    page.click("#chat-input")
-    page.keyboard.type(text)
-    page.keyboard.press("Enter")
-
-
-def answers(page: Page) -> int:
-    return page.locator(ANSWER).count()
 
 
 def choose_target(page: Page, option: str) -> None:

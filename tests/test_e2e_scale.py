@@ -29,6 +29,8 @@ import pytest
 
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.launch import port_free
+from tests.support.browser import ANSWER, open_chat, send
+from tests.support.postgres import fresh_database
 from tests.support.tabs import Tab
 
 pytestmark = pytest.mark.slow
@@ -52,6 +54,7 @@ class Stack:
     app_port: int  # HAProxy's; the app replicas are on the next two
     log: Path
     process: subprocess.Popen[bytes]
+    env: dict[str, str]  # what up was started with (the database URL among it)
 
     @property
     def url(self) -> str:
@@ -86,7 +89,7 @@ def _answers(url: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterator[Stack]:
     tmp = tmp_path_factory.mktemp("scale")
     cache = tmp / "cache"
     (cache / "models").mkdir(parents=True)
@@ -97,14 +100,16 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HYMT_", "CHAINLIT_"))}
     env.update(HYMT_CACHE_DIR=str(cache), HYMT_AGENTS="", HYMT_CHECKS="true",
                HYMT_VLLM_ARGS="--max-num-seqs 2 --no-disable-log-stats",
-               HYMT_RATE_LIMIT="3/minute")
+               HYMT_RATE_LIMIT="3/minute",
+               # History and API keys, shared by the app replicas: one real PostgreSQL.
+               HYMT_DATABASE_URL=fresh_database(postgres_url))
     log = tmp / "up.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "hymt_chat.cli.main", "up", "--replicas", "2",
              "--app-replicas", "2", "--port", str(model_port), "--app-port", str(app_port)],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    stack = Stack(model_port, app_port, log, process)
+    stack = Stack(model_port, app_port, log, process, env)
     try:
         _wait(lambda: b"model ready at" in log.read_bytes(), 900, "the model replicas", stack)
         yield stack
@@ -137,6 +142,17 @@ def _translated(port: int) -> float:
     text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
     return sum(float(m) for m in re.findall(
         r'^hymt_translations_total\{outcome="ok"[^}]*\} ([0-9.e+]+)$', text, re.MULTILINE))
+
+
+def _routed_to(stack: Stack, replica: int) -> str | None:
+    """Which replica the proxy sends a browser pinned to *replica* to: HAProxy sets its cookie
+    on every answer to the server that gave it (another one when that replica is down)."""
+    try:
+        answer = httpx.get(f"{stack.url}/hymt/status", timeout=5,
+                           headers={"Cookie": f"{COOKIE}=app{replica}"})
+    except httpx.HTTPError:
+        return None
+    return answer.cookies.get(COOKIE)
 
 
 def _pid_of(pattern: str) -> int:
@@ -217,6 +233,79 @@ async def test_a_users_rate_limit_holds_across_the_app_replicas(stack: Stack) ->
         await two.send("Bonjour, ma commande numéro 3004 est arrivée en retard.")
         await two.wait("try again in")
         assert not two.said("3004") or all("arrivée" in a for a in two.said("3004"))
+
+
+def test_a_room_link_hops_the_phone_to_the_agents_replica_through_the_proxy(
+        stack: Stack) -> None:
+    """A room lives in the agent's replica; its link carries the agent's cookie (``?r=``). A
+    phone that the proxy sent to the other replica gets that cookie and one redirect, and the
+    proxy then routes it to the agent's replica (here no room exists, so that one says 404).
+    HAProxy must leave the replica's own cookie alone ("preserve")."""
+    with httpx.Client(follow_redirects=True, timeout=30) as http:
+        http.cookies.set(COOKIE, "app1")
+        page = http.get(f"{stack.url}/room/{'x' * 32}?r=app2")
+    hop = page.history
+    assert [r.status_code for r in hop] == [307], hop
+    assert hop[0].headers.get_list("set-cookie") and all(
+        f"{COOKIE}=app2" in c for c in hop[0].headers.get_list("set-cookie")
+        if c.startswith(f"{COOKIE}=")), hop[0].headers.get_list("set-cookie")
+    assert page.status_code == 404 and "hop=1" in str(page.url)
+    assert page.cookies.get(COOKIE) == "app2"  # HAProxy names the replica that answered
+
+
+def test_an_api_key_made_once_holds_on_both_replicas_with_one_quota(stack: Stack) -> None:
+    """The key is made by the CLI in the PostgreSQL both replicas use; its monthly quota is
+    charged by both: the third call, on replica 1, is refused for what replica 2 used."""
+    text = "Bonjour, la facture numéro 5501 est payée."
+    made = subprocess.run(
+        [sys.executable, "-m", "hymt_chat.cli.main", "api-key", "create", "shared",
+         "--chars-per-month", str(2 * len(text) + 5)],
+        cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip()
+
+    def call(replica: int) -> httpx.Response:
+        return httpx.post(f"{stack.url}/libretranslate/translate", timeout=300,
+                          headers={"Cookie": f"{COOKIE}=app{replica}"},
+                          json={"q": text, "source": "fr", "target": "en", "api_key": key})
+
+    first, second = call(1), call(2)
+    assert first.status_code == second.status_code == 200, (first.text, second.text)
+    assert "5501" in first.json()["translatedText"] and "5501" in second.json()["translatedText"]
+    third = call(1)
+    assert third.status_code == 429 and "quota" in third.text.lower(), third.text
+    listed = subprocess.run([sys.executable, "-m", "hymt_chat.cli.main", "api-key", "list"],
+                            cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=60)
+    quota = f"{2 * len(text)} / {2 * len(text) + 5}"  # both replicas' use, in one row
+    assert listed.returncode == 0 and quota in listed.stdout, listed.stdout
+
+
+def test_a_real_browser_whose_replica_dies_goes_on_on_the_other(stack: Stack,
+                                                               browser) -> None:
+    """Chainlit's own page in chromium, through HAProxy: it answers, its replica (named by the
+    proxy's cookie) is SIGKILLed, the page reconnects by itself, and the next message is
+    answered by the other replica."""
+    page = open_chat(browser, stack.url)
+    try:
+        send(page, "Bonjour, ma commande numéro 8001 est arrivée en retard.")
+        page.locator(ANSWER, has_text="8001").wait_for(timeout=300_000)
+        cookie = {c["name"]: c["value"] for c in page.context.cookies()}[COOKIE]
+        mine = stack.apps[int(cookie.removeprefix("app")) - 1]
+        other = next(p for p in stack.apps if p != mine)
+        on_other = _translated(other)
+        os.killpg(_pid_of(f"chainlit run .*--port {mine}( |$)"), signal.SIGKILL)
+        page.wait_for_timeout(1000)  # let the page notice the socket is gone
+        page.wait_for_selector("#chat-input:not([disabled])", timeout=120_000)
+        send(page, "Bonjour, ma commande numéro 8002 est arrivée en retard.")
+        page.locator(ANSWER, has_text="8002").wait_for(timeout=300_000)
+        assert _translated(other) - on_other == 1
+    finally:
+        page.close()
+    # Its supervisor brings the killed replica back, and the proxy routes to it again (the
+    # next test pins tabs to replica 1).
+    replica = stack.apps.index(mine) + 1
+    _wait(lambda: _routed_to(stack, replica) == f"app{replica}", 300,
+          "the killed app replica back in the proxy's rotation", stack)
 
 
 async def test_a_vllm_replica_killed_mid_burst_costs_no_message(stack: Stack) -> None:

@@ -220,7 +220,12 @@ def cmd_up(args: argparse.Namespace) -> int:
     apps = plan_apps(settings, env, host=args.app_host, port=args.app_port,
                      replicas=args.app_replicas or settings.app_replicas)
     try:
-        front = apps.start(stop)
+        try:
+            front = apps.start(stop)
+        except SidecarError:
+            if stop.event.is_set():  # stopped while the apps started: not a failure
+                return 0
+            raise
         _say(f"chat page: {front}")
         if model is not None:
             runner = _start_model(settings, model, stop)

@@ -58,7 +58,9 @@ frontend chat
 backend apps
     balance leastconn
     # Not "indirect": that would strip the cookie before the app, which reads it for room links.
-    cookie {cookie} insert nocache httponly
+    # "preserve": a replica that sets the cookie itself (a room link's hop to the agent's
+    # replica, room/page.py) is left alone instead of being overwritten with its own name.
+    cookie {cookie} insert preserve nocache httponly
 {servers}
 """
 

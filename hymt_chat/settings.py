@@ -254,6 +254,10 @@ class Settings(BaseSettings):
         "Kubernetes the Deployment's replicas): each takes its share of the engine's slots."
     )
     cache_dir: Path = Field(default_factory=_default_cache_dir)
+    log_file: Path | None = Field(
+        default=None, description="The app's JSON log (rotated); unset: logs/app.log in the "
+        "cache folder. One per process: up --app-replicas gives each replica its own."
+    )
     startup_timeout: float = Field(default=900.0, gt=0, description="Seconds to wait for /health.")
 
     @field_validator("mask_kinds")

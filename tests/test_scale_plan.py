@@ -104,6 +104,8 @@ def test_up_with_app_replicas_plans_redis_the_proxy_and_what_each_replica_is_tol
     assert env["HYMT_APP_REPLICAS"] == "2" and env["HYMT_BASE_URL"] == "http://x/v1"
     assert env["HYMT_TRUSTED_PROXIES"] == "10.0.0.1,127.0.0.1"  # the proxy's X-Forwarded-For
     assert env["HYMT_AFFINITY_COOKIE"] == "hymt-route"
+    logs = {a.spec.env["HYMT_LOG_FILE"] for a in apps.apps}
+    assert len(logs) == 2  # a rotating file shared by two processes loses lines
     assert [_flag(a.spec.argv, "--port") for a in apps.apps] == [str(port + 1), str(port + 2)]
     given = plan_apps(settings.model_copy(update={"redis_url": "redis://elsewhere:6379/1"}), {},
                       host="127.0.0.1", port=port, replicas=2)

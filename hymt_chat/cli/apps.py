@@ -109,8 +109,10 @@ def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: in
     proxies = ",".join(p for p in (settings.trusted_proxies, "127.0.0.1") if p)
     shared = {**env, "HYMT_REDIS_URL": redis_url, "HYMT_APP_REPLICAS": str(replicas),
               "HYMT_AFFINITY_COOKIE": cookie, "HYMT_TRUSTED_PROXIES": proxies}
-    apps = [Supervisor(_chainlit("127.0.0.1", p, shared), health_url=_status_url("127.0.0.1", p),
-                       log_path=logs / f"app-{p}.log", name=f"app replica {i}")
+    apps = [Supervisor(_chainlit("127.0.0.1", p, {**shared,
+                                                  "HYMT_LOG_FILE": str(logs / f"app-{p}.jsonl")}),
+                       health_url=_status_url("127.0.0.1", p), log_path=logs / f"app-{p}.log",
+                       name=f"app replica {i}")
             for i, p in enumerate(ports, start=1)]
     proxy = plan_proxy([("127.0.0.1", p) for p in ports], host=host, port=port, cookie=cookie,
                        config_path=settings.cache_dir / f"haproxy-{port}.cfg")

@@ -111,7 +111,9 @@ class JsonLineFormatter(JsonFormatter):
 
 
 def default_log_file(settings: Settings) -> Path:
-    return settings.cache_dir / "logs" / "app.log"
+    """``HYMT_LOG_FILE``, else ``app.log`` in the cache: one file per process (a rotating file
+    shared by two processes loses lines at each rotation), so app replicas set their own."""
+    return settings.log_file or settings.cache_dir / "logs" / "app.log"
 
 
 def configure_logging(

@@ -6,7 +6,9 @@ websocket through the proxy; on a lost connection socket.io reconnects and the p
 ``connection_successful`` again, as Chainlit's frontend does).
 
 The stack starts once for the module (two model loads on 2 cores) and the tests run in file
-order: the kills come last, the vLLM replica's before the app replica's.
+order: the kills come last, the vLLM replica's before the app replicas'. The one test with a
+real browser (Playwright's sync API keeps its own event loop in this thread while the
+module's browser is open) is the very last, after every async test.
 """
 
 from __future__ import annotations
@@ -281,44 +283,6 @@ def test_an_api_key_made_once_holds_on_both_replicas_with_one_quota(stack: Stack
     assert listed.returncode == 0 and quota in listed.stdout, listed.stdout
 
 
-def test_a_real_browser_whose_replica_dies_goes_on_on_the_other(stack: Stack,
-                                                               browser) -> None:
-    """Chainlit's own page in chromium, through HAProxy: it answers, its replica (named by the
-    proxy's cookie) is SIGKILLed, the page reconnects by itself, and the next message is
-    answered by the other replica."""
-    page = open_chat(browser, stack.url)
-    try:
-        send(page, "Bonjour, ma commande numéro 8001 est arrivée en retard.")
-        page.locator(ANSWER, has_text="8001").wait_for(timeout=300_000)
-        cookie = {c["name"]: c["value"] for c in page.context.cookies()}[COOKIE]
-        mine = stack.apps[int(cookie.removeprefix("app")) - 1]
-        other = next(p for p in stack.apps if p != mine)
-        on_other = _translated(other)
-        os.killpg(_pid_of(f"chainlit run .*--port {mine}( |$)"), signal.SIGKILL)
-        page.wait_for_timeout(1500)  # the proxy closes the page's websocket: it notices
-        send(page, "Bonjour, ma commande numéro 8002 est arrivée en retard.")
-        # Until the page has its connection back it does not send, and it keeps the text in
-        # the box (nothing typed is lost): like a user, press Enter again until it goes.
-        box = page.locator("#chat-input")
-        for _ in range(120):
-            if "8002" not in (box.input_value() if box.evaluate("e => 'value' in e")
-                              else box.inner_text()):
-                break
-            page.wait_for_timeout(1000)
-            box.press("Enter")
-        else:
-            raise AssertionError("the page never sent the message kept in its box")
-        page.locator(ANSWER, has_text="8002").wait_for(timeout=300_000)
-        assert _translated(other) - on_other == 1
-    finally:
-        page.close()
-    # Its supervisor brings the killed replica back, and the proxy routes to it again (the
-    # next test pins tabs to replica 1).
-    replica = stack.apps.index(mine) + 1
-    _wait(lambda: _routed_to(stack, replica) == f"app{replica}", 300,
-          "the killed app replica back in the proxy's rotation", stack)
-
-
 async def test_a_vllm_replica_killed_mid_burst_costs_no_message(stack: Stack) -> None:
     """SIGKILL (not a clean stop) of one replica while it generates: the router's retry and
     circuit breaker, and the app's retries behind them, deliver every message."""
@@ -364,3 +328,40 @@ async def test_a_killed_app_replica_s_browsers_reconnect_to_the_other(stack: Sta
     finally:
         for tab in tabs:
             await tab.__aexit__()
+    # Its supervisor brings it back, and the proxy routes to it again (the browser test next
+    # needs both replicas).
+    await asyncio.to_thread(_wait, lambda: _routed_to(stack, 1) == "app1", 300,
+                            "the killed app replica back in the proxy's rotation", stack)
+
+
+def test_a_real_browser_whose_replica_dies_goes_on_on_the_other(stack: Stack,
+                                                               browser) -> None:
+    """Chainlit's own page in chromium, through HAProxy: it answers, its replica (named by the
+    proxy's cookie) is SIGKILLed, the page reconnects by itself, and the next message is
+    answered by the other replica."""
+    page = open_chat(browser, stack.url)
+    try:
+        send(page, "Bonjour, ma commande numéro 8001 est arrivée en retard.")
+        page.locator(ANSWER, has_text="8001").wait_for(timeout=300_000)
+        cookie = {c["name"]: c["value"] for c in page.context.cookies()}[COOKIE]
+        mine = stack.apps[int(cookie.removeprefix("app")) - 1]
+        other = next(p for p in stack.apps if p != mine)
+        on_other = _translated(other)
+        os.killpg(_pid_of(f"chainlit run .*--port {mine}( |$)"), signal.SIGKILL)
+        page.wait_for_timeout(1500)  # the proxy closes the page's websocket: it notices
+        send(page, "Bonjour, ma commande numéro 8002 est arrivée en retard.")
+        # Until the page has its connection back it does not send, and it keeps the text in
+        # the box (nothing typed is lost): like a user, press Enter again until it goes.
+        box = page.locator("#chat-input")
+        for _ in range(120):
+            if "8002" not in (box.input_value() if box.evaluate("e => 'value' in e")
+                              else box.inner_text()):
+                break
+            page.wait_for_timeout(1000)
+            box.press("Enter")
+        else:
+            raise AssertionError("the page never sent the message kept in its box")
+        page.locator(ANSWER, has_text="8002").wait_for(timeout=300_000)
+        assert _translated(other) - on_other == 1
+    finally:
+        page.close()

@@ -1,0 +1,394 @@
+"""Scale-out benchmark: ``hymt-chat up`` as 1 vLLM × 1 app, then as 2 vLLM replicas × 2 app
+replicas, driven by the same websocket users, in one run.
+
+Each configuration is started the way an operator would (``python -m hymt_chat.cli.main up
+--replicas N --app-replicas M``, a subprocess with a private cache folder whose ``models``
+links the demo model setup prepared), with the same vLLM flags for both
+(``--vllm-args``, default ``--max-num-seqs 2 --no-disable-log-stats``: two running sequences
+per replica, stats on for ``vllm:request_success_total``). Everything is real: vLLM's CPU
+build, vllm-router, HAProxy and redis-server in the 2 × 2 case. After a short warm-up (not
+counted), U socket.io clients like browser tabs, each with its own ``X-Forwarded-For``
+(HYMT_TRUSTED_PROXIES=127.0.0.1 in both, so the default rate limits count each user, in
+memory for 1 × 1, in Redis for 2 × 2), each send R French sentences carrying a number, one
+after the other, waiting for each answer. Reported per configuration: all answered or not,
+wall time (first send to last answer), messages/s, P50/P95 latency (send to answer),
+requests per vLLM replica (its own ``vllm:request_success_total``: the answer checks' one
+repair is a second request, so it can exceed the messages) and answers per app replica
+(its ``hymt_translations_total{outcome="ok"}``), and the ratios 2 × 2 ÷ 1 × 1.
+
+**What this machine can show.** Both vLLM replicas share the same 2 CPU cores (and the app
+replicas, the router, the proxy and the clients share them too), so a second replica adds
+no compute: no speed-up is expected or claimed. What the run shows is the *spread* (does the
+router give each vLLM replica its half, and the proxy each app replica its half?) and the
+*overhead* of the extra hops (HAProxy, vllm-router, Redis) and processes on the same cores.
+On a host with one GPU per replica the model's side would scale; measure that there.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/scale_out.py [--users 40] [--messages 2]
+
+It starts two model loads per configuration's life (minutes on CPU); run nothing else heavy
+beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import math
+import os
+import random
+import re
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import socketio
+from load import machine
+
+from hymt_chat.settings import Settings
+from hymt_chat.sidecar.launch import port_free
+
+ROOT = Path(__file__).resolve().parents[1]
+SENTENCE = "Bonjour, ma commande numéro {} est arrivée en retard."
+FRENCH = "arrivée"  # in an answer: the app's failure note, which repeats the original
+REFUSED = "try again in"  # the rate limit's sentence (hymt_chat.errors)
+VLLM_ARGS = "--max-num-seqs 2 --no-disable-log-stats"
+FIRST = 4000  # message numbers: four digits, none a part of another
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    replicas: int  # vLLM servers (behind vllm-router when more than one)
+    apps: int  # app processes (behind HAProxy when more than one)
+
+    @property
+    def label(self) -> str:
+        return f"{self.replicas} vLLM × {self.apps} app"
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    """Where one started ``up`` listens: the front, and each part's own port."""
+
+    front: str
+    vllm_ports: list[int]
+    app_ports: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    seconds: float | None  # send to answer; None when lost (no answer in the timeout)
+    state: str  # answered | untranslated | refused | lost
+
+
+@dataclass
+class Result:
+    shape: Shape
+    command: str
+    ready_s: float  # start of ``up`` until every part answered its health check
+    outcomes: list[Outcome]
+    wall: float
+    by_vllm: list[float]
+    by_app: list[float]
+
+    def count(self, state: str) -> int:
+        return sum(o.state == state for o in self.outcomes)
+
+    @property
+    def latencies(self) -> list[float]:
+        return sorted(o.seconds for o in self.outcomes if o.state == "answered"
+                      and o.seconds is not None)
+
+    @property
+    def rate(self) -> float:
+        return self.count("answered") / self.wall if self.wall > 0 else float("nan")
+
+    def pct(self, q: int) -> float:
+        values = self.latencies
+        if len(values) < 2:
+            return values[0] if values else float("nan")
+        return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+class Browser:
+    """One tab like Chainlit's page: a websocket session (socket.io at ``/ws/socket.io``)
+    with its own client address, that sends a sentence and waits for the answer carrying its
+    number; the answer's arrival is timed in the event handler, not by polling."""
+
+    def __init__(self, url: str, address: str) -> None:
+        self.url, self.address = url, address
+        self.client = socketio.AsyncClient()
+        self.waiting: dict[int, asyncio.Future[tuple[float, str]]] = {}
+
+        async def said(data: dict | None = None) -> None:
+            output = (data or {}).get("output") or ""
+            now = time.perf_counter()
+            for number, fut in list(self.waiting.items()):
+                if fut.done():
+                    continue
+                if re.search(rf"\b{number}\b", output) or REFUSED in output:
+                    fut.set_result((now, output))
+
+        self.client.on("new_message", said)
+        self.client.on("update_message", said)
+
+    async def open(self) -> None:
+        await self.client.connect(self.url, socketio_path="/ws/socket.io",
+                                  transports=["websocket"],
+                                  headers={"X-Forwarded-For": self.address},
+                                  auth={"sessionId": str(uuid.uuid4()), "clientType": "webapp",
+                                        "userEnv": "{}"})
+        await self.client.emit("connection_successful")
+
+    async def close(self) -> None:
+        await self.client.disconnect()
+
+    async def ask(self, number: int, timeout: float) -> Outcome:
+        fut: asyncio.Future[tuple[float, str]] = asyncio.get_running_loop().create_future()
+        self.waiting[number] = fut
+        start = time.perf_counter()
+        await self.client.emit("client_message", {"message": {
+            "id": str(uuid.uuid4()), "threadId": "", "name": "User", "type": "user_message",
+            "output": SENTENCE.format(number), "createdAt": "2026-01-01T00:00:00Z"},
+            "fileReferences": None})
+        try:
+            at, output = await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            return Outcome(None, "lost")
+        finally:
+            del self.waiting[number]
+        if REFUSED in output:
+            return Outcome(at - start, "refused")
+        return Outcome(at - start, "untranslated" if FRENCH in output else "answered")
+
+
+def _free_block(size: int, avoid: range | None = None) -> int:
+    """A first port with *size* free ports from it (``up`` puts the replicas on the next)."""
+    for _ in range(200):
+        base = random.randrange(20000, 40000)
+        ports = range(base, base + size)
+        if avoid is not None and (set(ports) & set(avoid)):
+            continue
+        if all(port_free("127.0.0.1", p) for p in ports):
+            return base
+    raise RuntimeError("no block of free ports")
+
+
+def _metric(port: int, pattern: str) -> float:
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
+    return sum(float(m) for m in re.findall(pattern, text, re.MULTILINE))
+
+
+def served(port: int) -> float:
+    """Requests a vLLM server finished: its own ``vllm:request_success_total``."""
+    return _metric(port, r"^vllm:request_success_total\{[^}]*\} ([0-9.e+]+)$")
+
+
+def translated(port: int) -> float:
+    """Translations an app process answered (its /metrics: open without sign-in)."""
+    return _metric(port, r'^hymt_translations_total\{outcome="ok"[^}]*\} ([0-9.e+]+)$')
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _wait(ready, process: subprocess.Popen[bytes], log: Path, what: str,
+          timeout: float = 1200) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"up exited ({process.returncode}) waiting for {what}:\n"
+                               + log.read_text(errors="replace")[-3000:])
+        if ready():
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"timed out waiting for {what}:\n" + log.read_text(errors="replace")[-3000:])
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to ``up`` (it stops its children); its process group killed if it hangs."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def _users(front: str, count: int, first_address: int) -> list[Browser]:
+    return [Browser(front, f"10.{first_address + n // 250}.0.{n % 250 + 1}")
+            for n in range(count)]
+
+
+async def _open(tabs: list[Browser]) -> None:
+    for i in range(0, len(tabs), 16):  # in small groups, as people arrive
+        await asyncio.gather(*(t.open() for t in tabs[i:i + 16]))
+
+
+async def drive(stack: Stack, users: int, messages: int, timeout: float,
+                warmup: int) -> tuple[list[Outcome], float, list[float], list[float]]:
+    """Warm-up (not counted), then *users* tabs each sending *messages*, one at a time."""
+    warm = _users(stack.front, warmup, 200)
+    await _open(warm)
+    try:
+        await asyncio.gather(*(t.ask(3000 + i, timeout) for i, t in enumerate(warm)))
+    finally:
+        await asyncio.gather(*(t.close() for t in warm), return_exceptions=True)
+
+    tabs = _users(stack.front, users, 40)
+    await _open(tabs)
+    vllm_before = await asyncio.to_thread(lambda: [served(p) for p in stack.vllm_ports])
+    app_before = await asyncio.to_thread(lambda: [translated(p) for p in stack.app_ports])
+
+    async def user(u: int, tab: Browser) -> list[Outcome]:
+        return [await tab.ask(FIRST + u * messages + r, timeout) for r in range(messages)]
+
+    try:
+        start = time.perf_counter()
+        outcomes = await asyncio.gather(*(user(u, t) for u, t in enumerate(tabs)))
+        wall = time.perf_counter() - start
+    finally:
+        await asyncio.gather(*(t.close() for t in tabs), return_exceptions=True)
+    # The counters are read after the answers arrived: the app counts before it sends.
+    by_vllm = [served(p) - b for p, b in zip(stack.vllm_ports, vllm_before, strict=True)]
+    by_app = [translated(p) - b for p, b in zip(stack.app_ports, app_before, strict=True)]
+    return [o for per_user in outcomes for o in per_user], wall, by_vllm, by_app
+
+
+def run_shape(shape: Shape, args: argparse.Namespace, tmp: Path) -> Result:
+    """Start ``up`` for *shape*, drive the users, stop it."""
+    cache = tmp / f"cache-{shape.replicas}x{shape.apps}"
+    (cache / "models").mkdir(parents=True)
+    for model in (Settings().cache_dir / "models").iterdir():  # the demo model setup made
+        (cache / "models" / model.name).symlink_to(model)
+    # Router, replicas, router metrics / app (or proxy), replicas, Redis: blocks of N + 2.
+    model_port = _free_block(shape.replicas + 2)
+    app_port = _free_block(shape.apps + 2, avoid=range(model_port, model_port + shape.replicas + 2))
+    command = [sys.executable, "-m", "hymt_chat.cli.main", "up", "--replicas",
+               str(shape.replicas), "--app-replicas", str(shape.apps), "--port",
+               str(model_port), "--app-port", str(app_port)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HYMT_", "CHAINLIT_"))}
+    env.update(HYMT_CACHE_DIR=str(cache), HYMT_AGENTS="", HYMT_VLLM_ARGS=args.vllm_args,
+               HYMT_TRUSTED_PROXIES="127.0.0.1",
+               PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p))
+    if shape.replicas == 1:
+        vllm_ports = [model_port]
+    else:
+        vllm_ports = [model_port + 1 + i for i in range(shape.replicas)]
+    app_ports = [app_port] if shape.apps == 1 else [app_port + 1 + i for i in range(shape.apps)]
+    stack = Stack(f"http://127.0.0.1:{app_port}", vllm_ports, app_ports)
+    log = tmp / f"up-{shape.replicas}x{shape.apps}.log"
+    print(f"# {shape.label}: HYMT_VLLM_ARGS={shlex.quote(args.vllm_args)} "
+          f"{shlex.join(command[1:])}", flush=True)
+    began = time.monotonic()
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait(lambda: b"model ready at" in log.read_bytes(), process, log, "the model")
+        _wait(lambda: all(_healthy(f"http://127.0.0.1:{p}/health") for p in app_ports),
+              process, log, "every app replica's /health")
+        ready_s = time.monotonic() - began
+        print(f"#   ready after {ready_s:.0f} s; driving {args.users} users × "
+              f"{args.messages} messages", flush=True)
+        outcomes, wall, by_vllm, by_app = asyncio.run(
+            drive(stack, args.users, args.messages, args.timeout, args.warmup))
+    except BaseException:
+        print(log.read_text(errors="replace")[-3000:], file=sys.stderr)
+        raise
+    finally:
+        _stop(process)
+    return Result(shape, shlex.join(command[3:]), ready_s, outcomes, wall, by_vllm, by_app)
+
+
+def _split(values: list[float]) -> str:
+    total = sum(values)
+    parts = " / ".join(f"{v:.0f}" for v in values)
+    if len(values) < 2 or total <= 0:
+        return parts
+    return f"{parts} ({' / '.join(f'{v / total:.0%}' for v in values)})"
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{b / a:.2f}" if a and not math.isnan(a) and not math.isnan(b) else "—"
+
+
+def table(one: Result, two: Result) -> str:
+    """A Markdown table: one row per figure, a column per configuration, and the ratio."""
+    rows = [
+        ("all answered", *(f"{'yes' if r.count('answered') == len(r.outcomes) else 'NO'} "
+                           f"({r.count('answered')}/{len(r.outcomes)})" for r in (one, two)), ""),
+        ("wall time", f"{one.wall:.1f} s", f"{two.wall:.1f} s", _ratio(one.wall, two.wall)),
+        ("messages/s", f"{one.rate:.2f}", f"{two.rate:.2f}", _ratio(one.rate, two.rate)),
+        ("P50 latency", f"{one.pct(50):.1f} s", f"{two.pct(50):.1f} s",
+         _ratio(one.pct(50), two.pct(50))),
+        ("P95 latency", f"{one.pct(95):.1f} s", f"{two.pct(95):.1f} s",
+         _ratio(one.pct(95), two.pct(95))),
+        ("requests per vLLM replica", _split(one.by_vllm), _split(two.by_vllm),
+         _ratio(sum(one.by_vllm), sum(two.by_vllm))),
+        ("answers per app replica", _split(one.by_app), _split(two.by_app),
+         _ratio(sum(one.by_app), sum(two.by_app))),
+        ("start-up until ready", f"{one.ready_s:.0f} s", f"{two.ready_s:.0f} s",
+         _ratio(one.ready_s, two.ready_s)),
+    ]
+    for state in ("untranslated", "refused", "lost"):
+        if one.count(state) or two.count(state):
+            rows.append((state, str(one.count(state)), str(two.count(state)), ""))
+    head = f"| | {one.shape.label} | {two.shape.label} | 2×2 ÷ 1×1 |\n|---|---:|---:|---:|"
+    return "\n".join([head, *(f"| {' | '.join(r)} |" for r in rows)])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--users", type=int, default=40, help="websocket users (default 40)")
+    parser.add_argument("--messages", type=int, default=2,
+                        help="messages per user, one after the other (default 2)")
+    parser.add_argument("--warmup", type=int, default=4,
+                        help="users sending one message each before the count (default 4)")
+    parser.add_argument("--timeout", type=float, default=600,
+                        help="seconds a message may wait for its answer (default 600)")
+    parser.add_argument("--vllm-args", default=VLLM_ARGS,
+                        help=f"HYMT_VLLM_ARGS for both configurations (default {VLLM_ARGS!r})")
+    args = parser.parse_args()
+    if args.users < 1 or args.messages < 1 or args.users * args.messages > 9999 - FIRST:
+        parser.error(f"--users and --messages are 1 or more, at most {9999 - FIRST} messages")
+
+    began = dt.datetime.now(dt.UTC)
+    host = machine()
+    with tempfile.TemporaryDirectory(prefix="hymt-scale-") as tmp:
+        one = run_shape(Shape(1, 1), args, Path(tmp))
+        two = run_shape(Shape(2, 2), args, Path(tmp))
+    minutes = (dt.datetime.now(dt.UTC) - began).total_seconds() / 60
+    print()
+    print(f"{args.users} websocket users × {args.messages} messages "
+          f"(\"{SENTENCE.format('N')}\" → English), HYMT_VLLM_ARGS=\"{args.vllm_args}\"; "
+          f"{args.warmup} warm-up messages per configuration not counted.")
+    print()
+    print(table(one, two))
+    print()
+    print("Both vLLM replicas share this machine's cores: the 2×2 column adds no compute, "
+          "so a ratio near 1 (or below, for messages/s) is the cost of HAProxy, vllm-router, "
+          "Redis and the extra processes, not a scaling result. The spread rows show how the "
+          "router and the proxy divided the work.")
+    print()
+    print(f"Commands: `{one.command}` then `{two.command}` (each with a private cache folder).")
+    print(f"Date: {began:%Y-%m-%d %H:%M} UTC; the whole run took {minutes:.1f} min.")
+    print(f"Machine: {host}.")
+
+
+if __name__ == "__main__":
+    main()

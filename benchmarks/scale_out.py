@@ -385,9 +385,11 @@ def main() -> None:
           "Redis and the extra processes, not a scaling result. The spread rows show how the "
           "router and the proxy divided the work.")
     print()
-    print(f"Commands: `{one.command}` then `{two.command}` (each with a private cache folder).")
+    print(f"Started as `hymt-chat {one.command}`, then `hymt-chat {two.command}` (free ports, "
+          "a private cache folder each, HYMT_TRUSTED_PROXIES=127.0.0.1, the default rate "
+          "limits per user).")
     print(f"Date: {began:%Y-%m-%d %H:%M} UTC; the whole run took {minutes:.1f} min.")
-    print(f"Machine: {host}.")
+    print(f"Machine: {host}, at the end {os.getloadavg()[0]:.2f}.")
 
 
 if __name__ == "__main__":

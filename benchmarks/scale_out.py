@@ -14,7 +14,10 @@ after the other, waiting for each answer. Reported per configuration: all answer
 wall time (first send to last answer), messages/s, P50/P95 latency (send to answer),
 requests per vLLM replica (its own ``vllm:request_success_total``: the answer checks' one
 repair is a second request, so it can exceed the messages) and answers per app replica
-(its ``hymt_translations_total{outcome="ok"}``), and the ratios 2 × 2 ÷ 1 × 1.
+(its ``hymt_translations_total{outcome="ok"}``), CPU seconds per answered message of each
+part of the stack during the drive (vLLM; router, proxy and Redis; the apps) and what the
+clients and every other process on the machine used meanwhile (a shared machine: the figure
+says how much of the wall time was someone else's), and the ratios 2 × 2 ÷ 1 × 1.
 
 **What this machine can show.** Both vLLM replicas share the same 2 CPU cores (and the app
 replicas, the router, the proxy and the clients share them too), so a second replica adds
@@ -50,6 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import psutil
 import socketio
 from load import machine
 
@@ -89,6 +93,71 @@ class Outcome:
     state: str  # answered | untranslated | refused | lost
 
 
+PARTS = ("vLLM", "router, proxy, Redis", "apps")
+
+
+def _part(process: psutil.Process) -> str:
+    """Which part of the stack a process under ``up`` is, by its command line."""
+    line = " ".join(process.cmdline())
+    if any(name in line for name in ("vllm-router", "haproxy", "redis-server")):
+        return PARTS[1]
+    return PARTS[0] if ".venv-vllm" in line else PARTS[2]  # apps: chainlit, and up itself
+
+
+@dataclass(frozen=True, slots=True)
+class Cpu:
+    """CPU seconds spent during the drive, by whom (psutil; user + system)."""
+
+    seconds: float  # the drive's wall time: the machine had cores × this to give
+    parts: dict[str, float]  # the stack under ``up``, by part
+    clients: float  # this process: the socket.io users
+    others: float  # everything else on the machine (other users' tests, the kernel's work)
+
+
+class CpuMeter:
+    """Snapshots of the machine's busy time and of every process under ``up``. vLLM's CPU
+    threads spin while they wait, so its figure follows the wall time more than the work;
+    the other parts' seconds per message are the overhead the scale-out adds."""
+
+    def __init__(self, root: int) -> None:
+        self.root = psutil.Process(root)
+
+    def _stack(self) -> dict[tuple[int, float], tuple[str, float]]:
+        seen: dict[tuple[int, float], tuple[str, float]] = {}
+        for process in [self.root, *self.root.children(recursive=True)]:
+            try:
+                with process.oneshot():
+                    times = process.cpu_times()
+                    seen[(process.pid, process.create_time())] = (
+                        _part(process), times.user + times.system + times.children_user
+                        + times.children_system)
+            except psutil.Error:  # gone in between
+                continue
+        return seen
+
+    @staticmethod
+    def _busy() -> float:
+        t = psutil.cpu_times()
+        return t.user + t.nice + t.system + t.irq + t.softirq
+
+    @staticmethod
+    def _own() -> float:
+        t = psutil.Process().cpu_times()
+        return t.user + t.system
+
+    def start(self) -> None:
+        self.began = time.perf_counter()
+        self.busy, self.own, self.stack = self._busy(), self._own(), self._stack()
+
+    def stop(self) -> Cpu:
+        seconds = time.perf_counter() - self.began
+        busy, own = self._busy() - self.busy, self._own() - self.own
+        parts = dict.fromkeys(PARTS, 0.0)
+        for key, (part, cpu) in self._stack().items():
+            parts[part] += cpu - self.stack.get(key, (part, 0.0))[1]
+        return Cpu(seconds, parts, own, max(0.0, busy - own - sum(parts.values())))
+
+
 @dataclass
 class Result:
     shape: Shape
@@ -98,6 +167,7 @@ class Result:
     wall: float
     by_vllm: list[float]
     by_app: list[float]
+    cpu: Cpu
 
     def count(self, state: str) -> int:
         return sum(o.state == state for o in self.outcomes)
@@ -106,6 +176,11 @@ class Result:
     def latencies(self) -> list[float]:
         return sorted(o.seconds for o in self.outcomes if o.state == "answered"
                       and o.seconds is not None)
+
+    def per_message(self, part: str) -> float:
+        """CPU seconds *part* spent per answered message during the drive."""
+        answered = self.count("answered")
+        return self.cpu.parts[part] / answered if answered else float("nan")
 
     @property
     def rate(self) -> float:
@@ -239,8 +314,8 @@ async def _open(tabs: list[Browser]) -> None:
         await asyncio.gather(*(t.open() for t in tabs[i:i + 16]))
 
 
-async def drive(stack: Stack, users: int, messages: int, timeout: float,
-                warmup: int) -> tuple[list[Outcome], float, list[float], list[float]]:
+async def drive(stack: Stack, users: int, messages: int, timeout: float, warmup: int,
+                meter: CpuMeter) -> tuple[list[Outcome], float, list[float], list[float], Cpu]:
     """Warm-up (not counted), then *users* tabs each sending *messages*, one at a time."""
     warm = _users(stack.front, warmup, 200)
     await _open(warm)
@@ -258,15 +333,17 @@ async def drive(stack: Stack, users: int, messages: int, timeout: float,
         return [await tab.ask(FIRST + u * messages + r, timeout) for r in range(messages)]
 
     try:
+        meter.start()
         start = time.perf_counter()
         outcomes = await asyncio.gather(*(user(u, t) for u, t in enumerate(tabs)))
         wall = time.perf_counter() - start
+        cpu = meter.stop()
     finally:
         await asyncio.gather(*(t.close() for t in tabs), return_exceptions=True)
     # The counters are read after the answers arrived: the app counts before it sends.
     by_vllm = [served(p) - b for p, b in zip(stack.vllm_ports, vllm_before, strict=True)]
     by_app = [translated(p) - b for p, b in zip(stack.app_ports, app_before, strict=True)]
-    return [o for per_user in outcomes for o in per_user], wall, by_vllm, by_app
+    return [o for per_user in outcomes for o in per_user], wall, by_vllm, by_app, cpu
 
 
 def run_shape(shape: Shape, args: argparse.Namespace, tmp: Path) -> Result:
@@ -305,14 +382,22 @@ def run_shape(shape: Shape, args: argparse.Namespace, tmp: Path) -> Result:
         ready_s = time.monotonic() - began
         print(f"#   ready after {ready_s:.0f} s; driving {args.users} users × "
               f"{args.messages} messages", flush=True)
-        outcomes, wall, by_vllm, by_app = asyncio.run(
-            drive(stack, args.users, args.messages, args.timeout, args.warmup))
+        outcomes, wall, by_vllm, by_app, cpu = asyncio.run(
+            drive(stack, args.users, args.messages, args.timeout, args.warmup,
+                  CpuMeter(process.pid)))
     except BaseException:
         print(log.read_text(errors="replace")[-3000:], file=sys.stderr)
         raise
     finally:
         _stop(process)
-    return Result(shape, shlex.join(command[3:]), ready_s, outcomes, wall, by_vllm, by_app)
+    return Result(shape, shlex.join(command[3:]), ready_s, outcomes, wall, by_vllm, by_app, cpu)
+
+
+_CORES = psutil.cpu_count() or 1
+
+
+def _per(result: Result, part: str) -> str:
+    return f"{result.per_message(part) * 1000:.0f} ms"
 
 
 def _split(values: list[float]) -> str:
@@ -342,6 +427,11 @@ def table(one: Result, two: Result) -> str:
          _ratio(sum(one.by_vllm), sum(two.by_vllm))),
         ("answers per app replica", _split(one.by_app), _split(two.by_app),
          _ratio(sum(one.by_app), sum(two.by_app))),
+        *((f"CPU of {part} per message", _per(one, part), _per(two, part),
+           _ratio(one.per_message(part), two.per_message(part))) for part in PARTS),
+        ("CPU of the clients, of others", *(
+            f"{r.cpu.clients:.0f} s, {r.cpu.others:.0f} s of {_CORES * r.cpu.seconds:.0f} s"
+            for r in (one, two)), ""),
         ("start-up until ready", f"{one.ready_s:.0f} s", f"{two.ready_s:.0f} s",
          _ratio(one.ready_s, two.ready_s)),
     ]
@@ -381,9 +471,12 @@ def main() -> None:
     print(table(one, two))
     print()
     print("Both vLLM replicas share this machine's cores: the 2×2 column adds no compute, "
-          "so a ratio near 1 (or below, for messages/s) is the cost of HAProxy, vllm-router, "
-          "Redis and the extra processes, not a scaling result. The spread rows show how the "
-          "router and the proxy divided the work.")
+          "so its messages/s ratio is the cost of HAProxy, vllm-router, Redis and the extra "
+          "processes, not a scaling result. The spread rows show how the router and the proxy "
+          "divided the work. vLLM's CPU threads spin while they wait, so its CPU per message "
+          "follows the wall time; the other parts' CPU per message is the overhead added. "
+          "\"Others\" is CPU used outside this benchmark and its stack during the drive, of "
+          "the cores × wall time the machine had.")
     print()
     print(f"Started as `hymt-chat {one.command}`, then `hymt-chat {two.command}` (free ports, "
           "a private cache folder each, HYMT_TRUSTED_PROXIES=127.0.0.1, the default rate "

@@ -96,12 +96,13 @@ class Outcome:
 PARTS = ("vLLM", "router, proxy, Redis", "apps")
 
 
-def _part(process: psutil.Process) -> str:
-    """Which part of the stack a process under ``up`` is, by its command line."""
-    line = " ".join(process.cmdline())
-    if any(name in line for name in ("vllm-router", "haproxy", "redis-server")):
+def _part(server: psutil.Process) -> str:
+    """Which part of the stack a server ``up`` started is, by its command line (its own: its
+    children rename themselves, ``VLLM::EngineCore``; the router calls itself ``vllm::router``)."""
+    line = " ".join(server.cmdline()).lower()
+    if any(name in line for name in ("router", "haproxy", "redis-server")):
         return PARTS[1]
-    return PARTS[0] if ".venv-vllm" in line else PARTS[2]  # apps: chainlit, and up itself
+    return PARTS[0] if ".venv-vllm" in line else PARTS[2]  # apps: chainlit
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,16 +124,24 @@ class CpuMeter:
         self.root = psutil.Process(root)
 
     def _stack(self) -> dict[tuple[int, float], tuple[str, float]]:
-        seen: dict[tuple[int, float], tuple[str, float]] = {}
-        for process in [self.root, *self.root.children(recursive=True)]:
+        """(pid, start time) -> (part, CPU seconds so far) of ``up`` (an app-side process)
+        and each server it started with all of that server's descendants."""
+        groups: list[tuple[str, list[psutil.Process]]] = [(PARTS[2], [self.root])]
+        for server in self.root.children():
             try:
-                with process.oneshot():
-                    times = process.cpu_times()
-                    seen[(process.pid, process.create_time())] = (
-                        _part(process), times.user + times.system + times.children_user
-                        + times.children_system)
+                groups.append((_part(server), [server, *server.children(recursive=True)]))
             except psutil.Error:  # gone in between
                 continue
+        seen: dict[tuple[int, float], tuple[str, float]] = {}
+        for part, processes in groups:
+            for process in processes:
+                try:
+                    with process.oneshot():
+                        t = process.cpu_times()
+                        seen[(process.pid, process.create_time())] = (
+                            part, t.user + t.system + t.children_user + t.children_system)
+                except psutil.Error:
+                    continue
         return seen
 
     @staticmethod

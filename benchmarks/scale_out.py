@@ -17,7 +17,9 @@ repair is a second request, so it can exceed the messages) and answers per app r
 (its ``hymt_translations_total{outcome="ok"}``), CPU seconds per answered message of each
 part of the stack during the drive (vLLM; router, proxy and Redis; the apps) and what the
 clients and every other process on the machine used meanwhile (a shared machine: the figure
-says how much of the wall time was someone else's), and the ratios 2 × 2 ÷ 1 × 1.
+says how much of the wall time was someone else's), and the ratios 2 × 2 ÷ 1 × 1. After the
+drive, on the idle 2 × 2 stack, what one GET pays for each hop: straight to a vLLM replica
+against through vllm-router, straight to an app replica against through HAProxy.
 
 **What this machine can show.** Both vLLM replicas share the same 2 CPU cores (and the app
 replicas, the router, the proxy and the clients share them too), so a second replica adds
@@ -37,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import json
 import math
 import os
 import random
@@ -85,6 +88,49 @@ class Stack:
     front: str
     vllm_ports: list[int]
     app_ports: list[int]
+    model_port: int  # the router's with replicas, else the one vLLM's
+    cache: Path  # the private cache folder (the sidecar's state file holds the API key)
+
+    @property
+    def api_key(self) -> str:
+        state = self.cache / "run" / f"sidecar-{self.model_port}.json"
+        return json.loads(state.read_text())["api_key"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One hop's cost on an idle stack: the median GET straight to the part behind it, and
+    the same GET through it."""
+
+    name: str
+    direct_ms: float
+    via_ms: float
+
+
+def _hop(name: str, direct: str, via: str, headers: dict[str, str], n: int) -> Hop:
+    """*n* GETs of each, interleaved (so that drift of a shared machine hits both alike)."""
+    times: dict[str, list[float]] = {direct: [], via: []}
+    with httpx.Client(timeout=30, headers=headers) as client:
+        for _ in range(n):
+            for url in (direct, via):
+                began = time.perf_counter()
+                client.get(url).raise_for_status()
+                times[url].append((time.perf_counter() - began) * 1000)
+    return Hop(name, statistics.median(times[direct]), statistics.median(times[via]))
+
+
+def hops(stack: Stack, n: int = 50) -> list[Hop]:
+    """vllm-router's hop (``/v1/models``, which it passes to a replica) and HAProxy's
+    (``/hymt/status``, an app's cheapest route), measured on the idle 2 × 2 stack."""
+    found: list[Hop] = []
+    if len(stack.vllm_ports) > 1:
+        found.append(_hop("vllm-router", f"http://127.0.0.1:{stack.vllm_ports[0]}/v1/models",
+                          f"http://127.0.0.1:{stack.model_port}/v1/models",
+                          {"Authorization": f"Bearer {stack.api_key}"}, n))
+    if len(stack.app_ports) > 1:
+        found.append(_hop("HAProxy", f"http://127.0.0.1:{stack.app_ports[0]}/hymt/status",
+                          f"{stack.front}/hymt/status", {}, n))
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +223,7 @@ class Result:
     by_vllm: list[float]
     by_app: list[float]
     cpu: Cpu
+    hops: list[Hop]
 
     def count(self, state: str) -> int:
         return sum(o.state == state for o in self.outcomes)
@@ -376,7 +423,7 @@ def run_shape(shape: Shape, args: argparse.Namespace, tmp: Path) -> Result:
     else:
         vllm_ports = [model_port + 1 + i for i in range(shape.replicas)]
     app_ports = [app_port] if shape.apps == 1 else [app_port + 1 + i for i in range(shape.apps)]
-    stack = Stack(f"http://127.0.0.1:{app_port}", vllm_ports, app_ports)
+    stack = Stack(f"http://127.0.0.1:{app_port}", vllm_ports, app_ports, model_port, cache)
     log = tmp / f"up-{shape.replicas}x{shape.apps}.log"
     print(f"# {shape.label}: HYMT_VLLM_ARGS={shlex.quote(args.vllm_args)} "
           f"{shlex.join(command[1:])}", flush=True)
@@ -394,12 +441,14 @@ def run_shape(shape: Shape, args: argparse.Namespace, tmp: Path) -> Result:
         outcomes, wall, by_vllm, by_app, cpu = asyncio.run(
             drive(stack, args.users, args.messages, args.timeout, args.warmup,
                   CpuMeter(process.pid)))
+        measured_hops = hops(stack)
     except BaseException:
         print(log.read_text(errors="replace")[-3000:], file=sys.stderr)
         raise
     finally:
         _stop(process)
-    return Result(shape, shlex.join(command[3:]), ready_s, outcomes, wall, by_vllm, by_app, cpu)
+    return Result(shape, shlex.join(command[3:]), ready_s, outcomes, wall, by_vllm, by_app, cpu,
+                  measured_hops)
 
 
 _CORES = psutil.cpu_count() or 1
@@ -439,8 +488,11 @@ def table(one: Result, two: Result) -> str:
         *((f"CPU of {part} per message", _per(one, part), _per(two, part),
            _ratio(one.per_message(part), two.per_message(part))) for part in PARTS),
         ("CPU of the clients, of others", *(
-            f"{r.cpu.clients:.0f} s, {r.cpu.others:.0f} s of {_CORES * r.cpu.seconds:.0f} s"
+            f"{r.cpu.clients:.1f} s, {r.cpu.others:.0f} s of {_CORES * r.cpu.seconds:.0f} s"
             for r in (one, two)), ""),
+        *((f"a GET through {hop.name} (idle, median)", "—",
+           f"+{hop.via_ms - hop.direct_ms:.1f} ms ({hop.direct_ms:.1f} → {hop.via_ms:.1f})", "")
+          for hop in two.hops),
         ("start-up until ready", f"{one.ready_s:.0f} s", f"{two.ready_s:.0f} s",
          _ratio(one.ready_s, two.ready_s)),
     ]
@@ -480,12 +532,14 @@ def main() -> None:
     print(table(one, two))
     print()
     print("Both vLLM replicas share this machine's cores: the 2×2 column adds no compute, "
-          "so its messages/s ratio is the cost of HAProxy, vllm-router, Redis and the extra "
-          "processes, not a scaling result. The spread rows show how the router and the proxy "
-          "divided the work. vLLM's CPU threads spin while they wait, so its CPU per message "
-          "follows the wall time; the other parts' CPU per message is the overhead added. "
-          "\"Others\" is CPU used outside this benchmark and its stack during the drive, of "
-          "the cores × wall time the machine had.")
+          "so its messages/s ratio is not a scaling result but what the second engine, app, "
+          "router, proxy and Redis cost on the same cores. The spread rows show how the "
+          "router and the proxy divided the work. The hops' own share is the \"router, proxy, "
+          "Redis\" CPU and the GET rows (one request on the idle stack, straight to a replica "
+          "or app, and through vllm-router or HAProxy). vLLM's CPU threads spin while they "
+          "wait, so its CPU per message follows the wall time. \"Others\" is CPU used outside "
+          "this benchmark and its stack during the drive, of the cores × wall time the "
+          "machine had.")
     print()
     print(f"Started as `hymt-chat {one.command}`, then `hymt-chat {two.command}` (free ports, "
           "a private cache folder each, HYMT_TRUSTED_PROXIES=127.0.0.1, the default rate "

@@ -30,7 +30,7 @@ On a host with one GPU per replica the model's side would scale; measure that th
 
     PYTHONPATH=. .venv/bin/python benchmarks/scale_out.py [--users 40] [--messages 2]
 
-It starts two model loads per configuration's life (minutes on CPU); run nothing else heavy
+Prints the table and writes it to benchmarks/results/scale_out.md. It starts two model loads per configuration's life (minutes on CPU); run nothing else heavy
 beside it.
 """
 
@@ -64,6 +64,7 @@ from hymt_chat.settings import Settings
 from hymt_chat.sidecar.launch import port_free
 
 ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
 SENTENCE = "Bonjour, ma commande numéro {} est arrivée en retard."
 FRENCH = "arrivée"  # in an answer: the app's failure note, which repeats the original
 REFUSED = "try again in"  # the rate limit's sentence (hymt_chat.errors)
@@ -524,29 +525,34 @@ def main() -> None:
         one = run_shape(Shape(1, 1), args, Path(tmp))
         two = run_shape(Shape(2, 2), args, Path(tmp))
     minutes = (dt.datetime.now(dt.UTC) - began).total_seconds() / 60
-    print()
-    print(f"{args.users} websocket users × {args.messages} messages "
-          f"(\"{SENTENCE.format('N')}\" → English), HYMT_VLLM_ARGS=\"{args.vllm_args}\"; "
-          f"{args.warmup} warm-up messages per configuration not counted.")
-    print()
-    print(table(one, two))
-    print()
-    print("Both vLLM replicas share this machine's cores: the 2×2 column adds no compute, "
-          "so its messages/s ratio is not a scaling result but what the second engine, app, "
-          "router, proxy and Redis cost on the same cores. The spread rows show how the "
-          "router and the proxy divided the work. The hops' own share is the \"router, proxy, "
-          "Redis\" CPU and the GET rows (one request on the idle stack, straight to a replica "
-          "or app, and through vllm-router or HAProxy). vLLM's CPU threads spin while they "
-          "wait, so its CPU per message follows the wall time. \"Others\" is CPU used outside "
-          "this benchmark and its stack during the drive, of the cores × wall time the "
-          "machine had.")
-    print()
-    print(f"Started as `hymt-chat {one.command}`, then `hymt-chat {two.command}` (free ports, "
-          "a private cache folder each, HYMT_TRUSTED_PROXIES=127.0.0.1, the default rate "
-          "limits per user).")
-    print(f"Date: {began:%Y-%m-%d %H:%M} UTC; the whole run took {minutes:.1f} min.")
-    print(f"Machine: {host}, at the end {os.getloadavg()[0]:.2f}.")
-
+    command = " ".join(["PYTHONPATH=. .venv/bin/python benchmarks/scale_out.py",
+                        *(shlex.quote(a) for a in sys.argv[1:])])
+    report = "\n\n".join([
+        "# Scale-out benchmark",
+        (f"{args.users} websocket users × {args.messages} messages "
+         f"(\"{SENTENCE.format('N')}\" → English), HYMT_VLLM_ARGS=\"{args.vllm_args}\"; "
+         f"{args.warmup} warm-up messages per configuration not counted."),
+        table(one, two),
+        ("Both vLLM replicas share this machine's cores: the 2×2 column adds no compute, "
+         "so its messages/s ratio is not a scaling result but what the second engine, app, "
+         "router, proxy and Redis cost on the same cores. The spread rows show how the "
+         "router and the proxy divided the work. The hops' own share is the \"router, proxy, "
+         "Redis\" CPU and the GET rows (one request on the idle stack, straight to a replica "
+         "or app, and through vllm-router or HAProxy). vLLM's CPU threads spin while they "
+         "wait, so its CPU per message follows the wall time. \"Others\" is CPU used outside "
+         "this benchmark and its stack during the drive, of the cores × wall time the "
+         "machine had."),
+        f"Run: `{command}`",
+        (f"Started as `hymt-chat {one.command}`, then `hymt-chat {two.command}` (free ports, "
+         "a private cache folder each, HYMT_TRUSTED_PROXIES=127.0.0.1, the default rate "
+         "limits per user).  \n"
+         f"Date: {began:%Y-%m-%d %H:%M} UTC; the whole run took {minutes:.1f} min.  \n"
+         f"Machine: {host}, at the end {os.getloadavg()[0]:.2f}."),
+    ]) + "\n"
+    print("\n" + report, end="")
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "scale_out.md").write_text(report)
+    print(f"(written to {RESULTS / 'scale_out.md'})")
 
 if __name__ == "__main__":
     main()

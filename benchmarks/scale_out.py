@@ -69,6 +69,7 @@ SENTENCE = "Bonjour, ma commande numéro {} est arrivée en retard."
 FRENCH = "arrivée"  # in an answer: the app's failure note, which repeats the original
 REFUSED = "try again in"  # the rate limit's sentence (hymt_chat.errors)
 VLLM_ARGS = "--max-num-seqs 2 --no-disable-log-stats"
+REPLICA_GIB = 5  # a demo vLLM CPU replica's resident memory here (its worker ~4.4 GiB)
 FIRST = 4000  # message numbers: four digits, none a part of another
 
 
@@ -428,6 +429,10 @@ def run_shape(shape: Shape, args: argparse.Namespace, tmp: Path) -> Result:
     log = tmp / f"up-{shape.replicas}x{shape.apps}.log"
     print(f"# {shape.label}: HYMT_VLLM_ARGS={shlex.quote(args.vllm_args)} "
           f"{shlex.join(command[1:])}", flush=True)
+    free = psutil.virtual_memory().available / 2**30
+    if free < REPLICA_GIB * shape.replicas:  # a replica killed for memory dies as EngineDead
+        print(f"#   warning: {free:.1f} GiB of memory available; {shape.replicas} demo "
+              f"replica(s) take about {REPLICA_GIB * shape.replicas} GiB", flush=True)
     began = time.monotonic()
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import PROJECT_DIR, Settings
+from hymt_chat.sidecar.endpoint import connect_host
 from hymt_chat.sidecar.launch import port_free
 from hymt_chat.sidecar.private import write_private
 from hymt_chat.sidecar.probe import RedisPing
@@ -41,8 +42,8 @@ def _chainlit(host: str, port: int, env: Mapping[str, str]) -> LaunchSpec:
 
 
 def _status_url(host: str, port: int) -> str:
-    connect = "127.0.0.1" if host in ("0.0.0.0", "") else host
-    return f"http://{connect}:{port}/hymt/status"  # 200 while the process serves, model or not
+    """The app's health check: 200 while the process serves, model or not."""
+    return f"http://{connect_host(host)}:{port}/hymt/status"
 
 
 @dataclass
@@ -85,7 +86,7 @@ def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: in
     if replicas < 1:
         raise SidecarError("--app-replicas is 1 or more")
     logs = settings.cache_dir / "logs"
-    connect = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    connect = connect_host(host)
     if replicas == 1:
         app = Supervisor(_chainlit(host, port, env), health_url=_status_url(host, port),
                          log_path=logs / f"app-{port}.log", name="the chat app")

@@ -22,6 +22,12 @@ class Endpoint:
         return self.base_url.rstrip("/").removesuffix("/v1")
 
 
+def connect_host(bind: str) -> str:
+    """The address to reach a server bound to *bind* on this host: a server bound to every
+    interface (``0.0.0.0``, or an empty host) is reached on the loopback."""
+    return "127.0.0.1" if bind in ("0.0.0.0", "") else bind
+
+
 def state_file(settings: Settings) -> Path:
     return settings.cache_dir / "run" / f"sidecar-{settings.port}.json"
 

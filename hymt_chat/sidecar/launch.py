@@ -13,7 +13,7 @@ from pathlib import Path
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.capacity import vllm_has_priority
-from hymt_chat.sidecar.endpoint import Endpoint
+from hymt_chat.sidecar.endpoint import Endpoint, connect_host
 from hymt_chat.sidecar.profiles import (
     Flags,
     LaunchSpec,
@@ -185,7 +185,6 @@ def plan_launch(
         priority=priority,
         generation_config=generation_config,
     )
-    connect_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
-    endpoint = Endpoint(f"http://{connect_host}:{port}/v1", api_key, settings.served_name)
+    endpoint = Endpoint(f"http://{connect_host(host)}:{port}/v1", api_key, settings.served_name)
     log_path = settings.cache_dir / "logs" / f"vllm-{port}.log"
     return Launch(prof, spec, endpoint, chosen, is_demo, log_path)

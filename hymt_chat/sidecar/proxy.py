@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hymt_chat.errors import SidecarError
+from hymt_chat.sidecar.endpoint import connect_host
 from hymt_chat.sidecar.profiles import LaunchSpec
 
 __all__ = ["HEALTH_PATH", "ProxyPlan", "haproxy_config", "plan_proxy"]
@@ -84,6 +85,5 @@ def plan_proxy(backends: Sequence[tuple[str, int]], *, host: str, port: int, coo
                                "`scripts/setup.sh`) for --app-replicas.")
         binary = "haproxy"
     config = haproxy_config(backends, host=host, port=port, cookie=cookie or "hymt-route")
-    connect = "127.0.0.1" if host in ("0.0.0.0", "") else host
     return ProxyPlan(LaunchSpec([binary, "-db", "-f", str(config_path)], {}), config,
-                     config_path, f"http://{connect}:{port}{HEALTH_PATH}")
+                     config_path, f"http://{connect_host(host)}:{port}{HEALTH_PATH}")

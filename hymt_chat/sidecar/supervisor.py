@@ -104,8 +104,10 @@ class Supervisor:
         log.close()
 
     def healthy(self, timeout: float = 2.0) -> bool:
-        """True when the check passes (for vLLM: /health answers 200; the shared probe without
-        the /v1/models fallback: this server is vLLM, and a 404 there is not health)."""
+        """True when the check passes. By default *health_url* must answer 200: the shared
+        probe without its /readiness and /v1/models fallbacks, since we launched this server
+        and a 404 there is not health. For vllm-router that asks whether the process serves,
+        not whether a replica is behind it: each replica has a supervisor of its own."""
         return self._check(timeout)
 
     def _wait_healthy(self, timeout: float, progress: Callable[[float], None] | None) -> str:

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -265,6 +266,9 @@ def test_the_websocket_only_option_named_in_the_manifest_exists_in_chainlit():
     project = source[source.index("class ProjectSettings"):]
     assert re.search(r"^    transports: ", project[: project.index("\nclass ")], re.M)
     assert 'transports = ["websocket"]' in (K8S / "app.yaml").read_text()
+    # ... and the app's own config (copied into the image) sets it, as that comment says.
+    config = tomllib.loads((ROOT / ".chainlit" / "config.toml").read_text())
+    assert config["project"]["transports"] == ["websocket"]
 
 
 @pytest.mark.parametrize("profile", ["a100-80g", "h200"])

@@ -85,7 +85,7 @@ if [[ $WITH_TEST == 1 ]] && ! command -v node >/dev/null 2>&1; then
 fi
 # PostgreSQL for the tests' throwaway cluster (the history and the API key store must work on both).
 if [[ $WITH_TEST == 1 ]] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-  say "installing PostgreSQL for the history tests…"
+  say "installing PostgreSQL for the history and API key store tests…"
   as_root apt-get update -qq && as_root apt-get install -y -qq postgresql >/dev/null
 fi
 # Several app replicas on one machine (and their tests): Debian's redis-server for the state

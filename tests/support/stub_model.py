@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from tests.support.json_handler import JsonHandler
 
 
 def echo_source(prompt: str) -> str:
@@ -26,18 +28,7 @@ class StubModel:
         self.requests: list[dict[str, object]] = []  # each request body as sent
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:  # keep test output quiet
-                pass
-
-            def _json(self, status: int, body: object) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 if self.path == "/health":
                     self._json(200, {})

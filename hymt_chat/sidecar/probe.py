@@ -10,7 +10,6 @@ app's event loop). So a change to what "healthy" means lands in every caller at 
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Generator
 from dataclasses import dataclass
 
@@ -93,15 +92,19 @@ class HealthCheck:
 
 @dataclass(frozen=True, slots=True)
 class RedisPing:
-    """Redis speaks its own protocol, not HTTP: healthy when ``PING`` gets ``+PONG``."""
+    """Redis speaks its own protocol, not HTTP: healthy when ``PING`` is answered. Asked with
+    redis-py (``limits[redis]`` brings it, and the app's limiter talks to Redis through it),
+    not a socket of our own."""
 
     host: str
     port: int
 
     def __call__(self, timeout: float = 2.0) -> bool:
+        import redis  # only `up --app-replicas` pings: the other callers never pay the import
+
         try:
-            with socket.create_connection((self.host, self.port), timeout=timeout) as sock:
-                sock.sendall(b"PING\r\n")
-                return sock.recv(64).startswith(b"+PONG")
-        except OSError:
+            with redis.Redis(host=self.host, port=self.port, socket_timeout=timeout,
+                             socket_connect_timeout=timeout) as client:
+                return bool(client.ping())
+        except redis.RedisError:  # refused, timed out, still loading, wants a password
             return False

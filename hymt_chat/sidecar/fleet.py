@@ -1,7 +1,7 @@
 """Several vLLM replicas behind vllm-router on the sidecar's port: ``serve-model --replicas N``.
 
 Each replica is an ordinary sidecar launch (the same profile, flags and checks) on its own
-port, with its own GPUs (``CUDA_VISIBLE_DEVICES``, tensor-parallel size each) or, on CPU, a
+port, with its own GPUs (``CUDA_VISIBLE_DEVICES``, tensor- × data-parallel size each) or, on CPU, a
 small server of its own. All share one API key: the router passes the client's key through to
 whichever replica it picks. The router takes the sidecar's port, so the app, the state file
 and ``/health`` see one server, as with a single replica.
@@ -31,12 +31,14 @@ __all__ = ["Fleet", "FleetPlan", "device_groups", "plan_fleet"]
 
 
 def device_groups(replicas: int, per_replica: int, available: int) -> list[str]:
-    """``CUDA_VISIBLE_DEVICES`` of each replica: consecutive GPUs, *per_replica* each."""
+    """``CUDA_VISIBLE_DEVICES`` of each replica: consecutive GPUs, *per_replica* each
+    (tensor- times data-parallel size: one replica's own vLLM spans them all)."""
     need = replicas * per_replica
     if need > available:
         raise SidecarError(
             f"{replicas} replicas of {per_replica} GPU(s) each need {need} GPUs; this host has "
-            f"{available}. Lower --replicas or HYMT_TENSOR_PARALLEL_SIZE.")
+            f"{available}. Lower --replicas, HYMT_TENSOR_PARALLEL_SIZE or "
+            "HYMT_DATA_PARALLEL_SIZE.")
     return [",".join(str(g) for g in range(i * per_replica, (i + 1) * per_replica))
             for i in range(replicas)]
 
@@ -66,7 +68,7 @@ def plan_fleet(
     """N replica launches on the ports after the sidecar's, and the router on the sidecar's.
 
     Checked before anything starts (as :func:`~hymt_chat.sidecar.launch.plan_launch`): every
-    port free, enough GPUs for N × tensor-parallel size, the router installed."""
+    port free, enough GPUs for N × tensor- × data-parallel size, the router installed."""
     if replicas < 2:
         raise SidecarError("--replicas is 2 or more (one replica needs no router)")
     key = settings.api_key if settings.api_key not in ("", "EMPTY") else secrets.token_urlsafe(24)

@@ -36,6 +36,7 @@ class _Stop(Protocol):
 
 
 def _chainlit(host: str, port: int, env: Mapping[str, str]) -> LaunchSpec:
+    """One app process: this venv's ``chainlit run app.py``, from the project folder."""
     return LaunchSpec([str(Path(sys.executable).with_name("chainlit")), "run",
                        str(PROJECT_DIR / "app.py"), "--headless", "--host", host,
                        "--port", str(port)], dict(env), cwd=str(PROJECT_DIR))

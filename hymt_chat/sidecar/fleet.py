@@ -45,6 +45,9 @@ def device_groups(replicas: int, per_replica: int, available: int) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class FleetPlan:
+    """Everything ``serve-model --replicas`` starts, planned and checked before any of it runs
+    (``--dry-run`` prints :meth:`shell_lines`)."""
+
     replicas: tuple[Launch, ...]
     router: RouterPlan
     endpoint: Endpoint  # the router's: what the app talks to

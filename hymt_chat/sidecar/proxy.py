@@ -68,6 +68,8 @@ backend apps
 
 @dataclass(frozen=True, slots=True)
 class ProxyPlan:
+    """HAProxy's command and its config, written to *config_path* just before it starts."""
+
     spec: LaunchSpec
     config: str
     config_path: Path

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import PROJECT_DIR, Settings
@@ -32,7 +32,10 @@ _COOKIE = "hymt-route"  # the proxy's affinity cookie when HYMT_AFFINITY_COOKIE 
 
 
 class _Stop(Protocol):
-    runners: list  # type: ignore[type-arg]
+    """The caller's stop signal handler (cli/sidecar.py's ``_Stop``): what it must stop on
+    SIGINT/SIGTERM, so that a signal during a start stops the servers already started."""
+
+    runners: list[Any]  # cli/sidecar.py's Runners: Supervisors and Fleets
 
 
 def _chainlit(host: str, port: int, env: Mapping[str, str]) -> LaunchSpec:

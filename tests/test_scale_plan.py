@@ -45,6 +45,17 @@ def test_replicas_take_the_next_ports_one_key_and_the_router_the_sidecars(tmp_pa
     assert not any("CUDA_VISIBLE_DEVICES" in launch.spec.env for launch in plan.replicas)
 
 
+def test_a_fleet_bound_to_every_interface_is_reached_and_checked_on_the_loopback(
+        tmp_path) -> None:
+    plan = plan_fleet(Settings(profile="cpu", port=9150, host="0.0.0.0", base_url=None,
+                               cache_dir=tmp_path), 2, check=False)
+    assert _flag(plan.router.spec.argv, "--host") == "0.0.0.0"  # it listens everywhere
+    assert plan.endpoint.base_url == "http://127.0.0.1:9150/v1"
+    assert Fleet(plan).router.health_url == "http://127.0.0.1:9150/health"
+    assert [launch.endpoint.root for launch in plan.replicas] == [
+        "http://127.0.0.1:9151", "http://127.0.0.1:9152"]
+
+
 def test_gpu_replicas_get_their_own_devices_tensor_parallel_size_each(tmp_path) -> None:
     settings = Settings(profile="a10", port=9200, base_url=None, tensor_parallel_size=2,
                         cache_dir=tmp_path)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
-from hymt_chat.sidecar.endpoint import Endpoint
+from hymt_chat.sidecar.endpoint import Endpoint, connect_host
 from hymt_chat.sidecar.launch import Launch, gpu_count, plan_launch, port_free
 from hymt_chat.sidecar.router import RouterPlan, plan_router
 from hymt_chat.sidecar.supervisor import Supervisor, start_together
@@ -95,8 +95,8 @@ def plan_fleet(
                          vllm_python=str(settings.vllm_python), host=settings.host,
                          port=settings.port, metrics_port=metrics_port, api_key=key,
                          policy=settings.router_policy, check=check)
-    connect = launches[0].endpoint.root.rsplit(":", 1)[0]  # http://host, as the replicas'
-    endpoint = Endpoint(f"{connect}:{settings.port}/v1", key, settings.served_name)
+    endpoint = Endpoint(f"http://{connect_host(settings.host)}:{settings.port}/v1", key,
+                        settings.served_name)
     log_path = settings.cache_dir / "logs" / f"router-{settings.port}.log"
     return FleetPlan(tuple(launches), router, endpoint, log_path)
 
@@ -117,7 +117,7 @@ class Fleet:
                                     log_path=launch.log_path, on_state=notify)
                          for launch in self.plan.replicas]
         self.router = Supervisor(self.plan.router.spec,
-                                 health_url=f"{self.plan.router.root}/health",
+                                 health_url=f"{self.plan.endpoint.root}/health",
                                  log_path=self.plan.log_path, on_state=notify,
                                  name="vllm-router")
 

@@ -4,6 +4,7 @@ haproxy), Redis's ping, and servers started side by side surviving the thread th
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import time
@@ -124,6 +125,17 @@ def test_up_with_app_replicas_plans_redis_the_proxy_and_what_each_replica_is_tol
     one = plan_apps(settings, {}, host="127.0.0.1", port=port, replicas=1)
     assert one.proxy is None and one.redis is None and _flag(one.apps[0].spec.argv,
                                                              "--port") == str(port)
+
+
+@pytest.mark.parametrize("replicas", [1, 2])
+def test_up_refuses_an_app_port_in_use_with_the_fix(tmp_path, replicas) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(SidecarError, match=f"Port {port} is already in use.*--app-port"):
+            plan_apps(Settings(cache_dir=tmp_path), {}, host="127.0.0.1", port=port,
+                      replicas=replicas)
 
 
 def test_redis_ping_tells_a_real_redis_from_nothing(tmp_path) -> None:

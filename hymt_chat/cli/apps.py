@@ -91,16 +91,16 @@ def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: in
         raise SidecarError("--app-replicas is 1 or more")
     logs = settings.cache_dir / "logs"
     connect = connect_host(host)
+    ports = [port + i for i in range(1, replicas + 1)] if replicas > 1 else []
+    for taken in [port, *ports]:  # the page's port (the app's, or the proxy's), the replicas'
+        if not port_free(host if taken == port else "127.0.0.1", taken):
+            raise SidecarError(f"Port {taken} is already in use: stop what uses it or pick "
+                               "--app-port.")
     if replicas == 1:
         app = Supervisor(_chainlit(host, port, env), health_url=_status_url(host, port),
                          log_path=logs / f"app-{port}.log", name="the chat app")
         return Apps(f"http://{connect}:{port}", [app])
-    ports = [port + i for i in range(1, replicas + 1)]
     redis_port = port + replicas + 1
-    for taken in [port, *ports]:
-        if not port_free(host if taken == port else "127.0.0.1", taken):
-            raise SidecarError(f"Port {taken} is already in use: stop what uses it or pick "
-                               "--app-port.")
     redis: Supervisor | None = None
     redis_url = settings.redis_url
     if not redis_url:

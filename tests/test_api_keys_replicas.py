@@ -30,14 +30,8 @@ from hymt_chat.errors import AccessDeniedError, HymtError, RateLimitedError
 from hymt_chat.settings import Settings
 from tests.conftest import free_port
 from tests.support.key_replica import charge_burst
-from tests.support.postgres import fresh_database
+from tests.support.postgres import fresh_database, libpq
 from tests.support.redis_server import redis_server
-
-
-def libpq(url: str) -> str:
-    """*url* (an asyncpg URL) as psycopg takes it, for looking at the tables directly."""
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-
 
 # --- where the keys live ----------------------------------------------------------------------
 

@@ -15,13 +15,12 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-from sqlalchemy.engine import make_url
 
 from hymt_chat.api.keys import KeyStore
 from hymt_chat.service.auth import hash_password
 from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
-from tests.support.postgres import fresh_database
+from tests.support.postgres import fresh_database, libpq
 from tests.test_e2e_overload import PARAGRAPH, metric, until
 from tests.test_security import PASSWORD, Tab
 
@@ -112,8 +111,7 @@ def test_agents_history_is_kept_in_postgresql(demo_server, tmp_path, postgres_ur
     assert threads["data"], threads  # the conversation is in PostgreSQL, listed for alice
     assert threads["data"][0]["userIdentifier"] == "alice"
     assert KeyStore(database).list() == [] and not (tmp_path / "cache" / "api-keys.db").exists()
-    libpq = make_url(database).set(drivername="postgresql").render_as_string(False)
-    with psycopg.connect(libpq) as db:
+    with psycopg.connect(libpq(database)) as db:
         tables = {r[0] for r in db.execute("SELECT tablename FROM pg_tables WHERE "
                                            "tablename LIKE 'api_%'")}
     assert tables == {"api_keys", "api_usage", "api_glossaries"}

@@ -56,13 +56,17 @@ def postgres_server() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def libpq(url: str) -> str:
+    """*url* (a SQLAlchemy URL such as HYMT_DATABASE_URL's asyncpg one) as psycopg and libpq
+    take it, for a test that looks at the tables directly."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
 def fresh_database(url: str) -> str:
     """A new, empty database on the server at *url*; its URL, in *url*'s form (driver kept)."""
     import psycopg
 
-    parsed = make_url(url)
     name = f"t_{uuid.uuid4().hex[:16]}"
-    libpq = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(libpq, autocommit=True) as conn:
+    with psycopg.connect(libpq(url), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    return parsed.set(database=name).render_as_string(hide_password=False)
+    return make_url(url).set(database=name).render_as_string(hide_password=False)

@@ -179,3 +179,14 @@ def test_servers_started_together_outlive_the_thread_that_waited_for_them(tmp_pa
     finally:
         for server in servers:
             server.stop()
+
+
+def test_up_refuses_model_and_app_ports_that_overlap_before_starting_anything() -> None:
+    """Each plan checks its own ports; together --app-replicas 12 from 9690 runs into the
+    router and replicas from 9700."""
+    result = subprocess.run([sys.executable, "-m", "hymt_chat.cli.main", "up", "--replicas", "2",
+                             "--port", "9700", "--app-port", "9690", "--app-replicas", "12"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 4, result.stderr
+    assert "overlap at 9700, 9701, 9702, 9703" in result.stderr
+    assert not (Settings(port=9700).cache_dir / "run" / "sidecar-9700.json").exists()

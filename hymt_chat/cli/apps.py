@@ -60,6 +60,7 @@ class Apps:
     redis: Supervisor | None = None
     proxy: Supervisor | None = None
     proxy_plan: ProxyPlan | None = None
+    ports: tuple[int, ...] = ()  # every port it takes (checked against the model's by up)
 
     def _all(self) -> list[Supervisor]:
         return [s for s in (self.redis, *self.apps, self.proxy) if s is not None]
@@ -99,7 +100,7 @@ def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: in
     if replicas == 1:
         app = Supervisor(_chainlit(host, port, env), health_url=_status_url(host, port),
                          log_path=logs / f"app-{port}.log", name="the chat app")
-        return Apps(f"http://{connect}:{port}", [app])
+        return Apps(f"http://{connect}:{port}", [app], ports=(port,))
     redis_port = port + replicas + 1
     redis: Supervisor | None = None
     redis_url = settings.redis_url
@@ -123,4 +124,5 @@ def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: in
                        config_path=settings.cache_dir / f"haproxy-{port}.cfg")
     front = Supervisor(proxy.spec, health_url=proxy.health_url,
                        log_path=logs / f"haproxy-{port}.log", name="haproxy")
-    return Apps(f"http://{connect}:{port}", apps, redis, front, proxy)
+    taken = (port, *ports, *((redis_port,) if redis is not None else ()))
+    return Apps(f"http://{connect}:{port}", apps, redis, front, proxy, taken)

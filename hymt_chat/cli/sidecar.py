@@ -71,6 +71,10 @@ class Model:
     def replicas(self) -> int:
         return len(self.fleet.replicas) if self.fleet else 1
 
+    def ports(self, settings: Settings) -> set[int]:
+        """Every port it takes: the server's, or the router's, the replicas' and its metrics'."""
+        return set(range(settings.port, settings.port + (self.replicas + 2 if self.fleet else 1)))
+
     def lines(self) -> list[str]:
         return self.fleet.shell_lines() if self.fleet else [self.launch.spec.shell_line()]
 
@@ -215,10 +219,18 @@ def cmd_up(args: argparse.Namespace) -> int:
     else:
         model = _plan(settings, args)
         env.update(_model_env(settings, model))
-        write_state(settings, model.endpoint, os.getpid(), state="starting")
-    # The page works while the model loads: start the app first, then the model.
     apps = plan_apps(settings, env, host=args.app_host, port=args.app_port,
                      replicas=args.app_replicas or settings.app_replicas)
+    if model is not None:
+        # Each plan checked its own ports; together they may still collide (--app-replicas 21
+        # with the defaults would put a replica on the router's 8021).
+        clash = sorted(model.ports(settings) & set(apps.ports))
+        if clash:
+            raise SidecarError(f"--port and --app-port overlap at {', '.join(map(str, clash))}: "
+                               "the model takes --port and the ports after it, the app "
+                               "--app-port and the ports after it; move one of them.")
+        write_state(settings, model.endpoint, os.getpid(), state="starting")
+    # The page works while the model loads: start the app first, then the model.
     try:
         try:
             front = apps.start(stop)

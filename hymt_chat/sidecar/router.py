@@ -18,7 +18,9 @@ from hymt_chat.sidecar.profiles import LaunchSpec
 
 __all__ = ["POLICIES", "RouterPlan", "plan_router", "router_binary"]
 
-POLICIES = ("power_of_two", "round_robin", "cache_aware", "consistent_hash", "random")
+# vllm-router 0.1.17's --policy choices (its --help).
+POLICIES = ("round_robin", "power_of_two", "cache_aware", "kv_aware", "consistent_hash",
+            "sticky_least_loaded", "random")
 
 
 def router_binary(vllm_python: str) -> Path:

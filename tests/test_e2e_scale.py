@@ -301,9 +301,12 @@ async def test_a_vllm_replica_killed_mid_burst_costs_no_message(stack: Stack) ->
     os.killpg(pid, signal.SIGKILL)
     answers = await burst
     assert all(f"{1200 + n}" in a for n, a in enumerate(answers)), answers
-    # Its supervisor (inside up) brings it back.
+    # Its supervisor (inside up) brings it back; the router's own was never moved to restart
+    # the router (its /health is 503 while a replica is down: /liveness is watched).
     await asyncio.to_thread(_wait, lambda: _answers(f"http://127.0.0.1:{victim}/health"), 600,
                             "the killed replica's restart", stack)
+    router_log = stack.log.parent / "cache" / "logs" / f"router-{stack.model_port}.log"
+    assert "restarting it" not in router_log.read_text(errors="replace")
 
 
 async def test_a_killed_app_replica_s_browsers_reconnect_to_the_other(stack: Stack) -> None:

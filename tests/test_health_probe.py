@@ -68,6 +68,8 @@ def test_a_router_with_no_healthy_replica_is_not_ready_for_the_app():
     with server(200, 200, ready=200) as (endpoint, asked):
         assert HealthCheck.of(endpoint)() is True
         assert asked == ["/readiness"]
+    with server(503, 200, ready=200) as (endpoint, asked):  # one of its replicas is down
+        assert HealthCheck.of(endpoint)() is True
 
 
 @pytest.mark.parametrize(("health", "models", "app", "supervisor"), [

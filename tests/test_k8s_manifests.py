@@ -345,10 +345,10 @@ def test_the_router_is_ready_only_with_a_replica_and_scraped_on_its_metrics_port
     container = _router_container()
     argv = _router_argv()
     port = int(argv[argv.index("--port") + 1])
-    # /health answers 200 with no worker at all (measured with vllm-router 0.1.17);
-    # /readiness is 503 until a discovered replica is healthy.
+    # vllm-router 0.1.17, measured: /readiness is 503 until a discovered replica is healthy;
+    # /health is 503 while any replica is down; /liveness is 200 while the process serves.
     assert container["readinessProbe"]["httpGet"]["path"] == "/readiness"
-    assert container["livenessProbe"]["httpGet"]["path"] == "/health"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/liveness"
     for probe in ("readinessProbe", "livenessProbe"):
         assert _port(container, container[probe]["httpGet"]["port"]) == port
     metrics = int(argv[argv.index("--prometheus-port") + 1])

@@ -52,7 +52,7 @@ def test_a_fleet_bound_to_every_interface_is_reached_and_checked_on_the_loopback
                                cache_dir=tmp_path), 2, check=False)
     assert _flag(plan.router.spec.argv, "--host") == "0.0.0.0"  # it listens everywhere
     assert plan.endpoint.base_url == "http://127.0.0.1:9150/v1"
-    assert Fleet(plan).router.health_url == "http://127.0.0.1:9150/health"
+    assert Fleet(plan).router.health_url == "http://127.0.0.1:9150/liveness"
     assert [launch.endpoint.root for launch in plan.replicas] == [
         "http://127.0.0.1:9151", "http://127.0.0.1:9152"]
 
@@ -155,6 +155,9 @@ def test_fleet_state_is_ready_while_the_router_and_one_replica_are(tmp_path) -> 
     fleet = Fleet(plan_fleet(Settings(profile="cpu", port=9500, base_url=None,
                                       cache_dir=tmp_path), 2, check=False))
     assert fleet.state() == "starting"
+    # Not /health: the router's is 503 while any one replica is down, and its supervisor
+    # restarted a healthy router mid-burst (measured).
+    assert fleet.router.health_url.endswith("/liveness")
     fleet.router.state = "ready"
     fleet.replicas[0].state, fleet.replicas[1].state = "ready", "restarting"
     assert fleet.state() == "ready"  # the router sends everything to the survivor

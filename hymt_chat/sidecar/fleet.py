@@ -116,8 +116,11 @@ class Fleet:
         self.replicas = [Supervisor(launch.spec, health_url=f"{launch.endpoint.root}/health",
                                     log_path=launch.log_path, on_state=notify)
                          for launch in self.plan.replicas]
+        # /liveness, not /health: the router's /health is 503 while ANY replica is down
+        # (measured, 0.1.17), and its supervisor then restarted a router that was fine — in
+        # the middle of the burst it was routing away from the dead replica.
         self.router = Supervisor(self.plan.router.spec,
-                                 health_url=f"{self.plan.endpoint.root}/health",
+                                 health_url=f"{self.plan.endpoint.root}/liveness",
                                  log_path=self.plan.log_path, on_state=notify,
                                  name="vllm-router")
 

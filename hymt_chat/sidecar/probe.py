@@ -33,9 +33,11 @@ class HealthCheck:
     for its keyed ``/v1/models`` instead. Without it (the supervisor, which launched vLLM
     itself) only a 200 from ``/health`` counts.
 
-    With *ready_url*, that is asked first: vllm-router's ``/health`` answers 200 with no
-    replica left behind it (measured, 0.1.17), its ``/readiness`` says 503 "no healthy
-    workers". A server without one (vLLM: 404) goes on to ``/health``."""
+    With *ready_url*, that is asked first. vllm-router (0.1.17, measured) answers ``/health``
+    503 while any one replica is down (the app would call the model down with one of two
+    replicas serving) and 200 with none listed; its ``/readiness`` is 200 while one replica is
+    healthy, 503 "no healthy workers" otherwise. A server without one (vLLM: 404) goes on to
+    ``/health``."""
 
     health_url: str
     models_url: str | None = None

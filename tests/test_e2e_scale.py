@@ -186,7 +186,8 @@ class Browser(Tab):
         """Send a French sentence carrying *number*; the English answer (never the failure
         note, which repeats the original)."""
         await self.send(f"Bonjour, ma commande numéro {number} est arrivée en retard.")
-        await self.wait(str(number), timeout=600)
+        said = await self.wait(str(number), "press Retry", timeout=600)  # fail fast: "down"
+        assert said == str(number), self.said("press Retry")
         answers = self.said(str(number))
         assert not any("arrivée" in a for a in answers), answers  # not left in French
         return answers[-1]

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import PROJECT_DIR, Settings
 from hymt_chat.sidecar.endpoint import connect_host
-from hymt_chat.sidecar.launch import port_free
+from hymt_chat.sidecar.launch import require_free
 from hymt_chat.sidecar.private import write_private
 from hymt_chat.sidecar.probe import RedisPing
 from hymt_chat.sidecar.profiles import LaunchSpec
@@ -94,9 +94,8 @@ def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: in
     connect = connect_host(host)
     ports = [port + i for i in range(1, replicas + 1)] if replicas > 1 else []
     for taken in [port, *ports]:  # the page's port (the app's, or the proxy's), the replicas'
-        if not port_free(host if taken == port else "127.0.0.1", taken):
-            raise SidecarError(f"Port {taken} is already in use: stop what uses it or pick "
-                               "--app-port.")
+        require_free(host if taken == port else "127.0.0.1", taken,
+                     "stop what uses it or pick --app-port")
     if replicas == 1:
         app = Supervisor(_chainlit(host, port, env), health_url=_status_url(host, port),
                          log_path=logs / f"app-{port}.log", name="the chat app")
@@ -105,9 +104,8 @@ def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: in
     redis: Supervisor | None = None
     redis_url = settings.redis_url
     if not redis_url:
-        if not port_free("127.0.0.1", redis_port):
-            raise SidecarError(f"Port {redis_port} (Redis) is already in use: set "
-                               "HYMT_REDIS_URL or pick --app-port.")
+        require_free("127.0.0.1", redis_port, "set HYMT_REDIS_URL or pick --app-port",
+                     name=" (Redis)")
         spec, redis_url = plan_redis(redis_port)
         redis = Supervisor(spec, health_url=redis_url, log_path=logs / f"redis-{redis_port}.log",
                            check=RedisPing("127.0.0.1", redis_port), name="redis")

@@ -23,7 +23,7 @@ from pathlib import Path
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint, connect_host
-from hymt_chat.sidecar.launch import Launch, gpu_count, plan_launch, port_free
+from hymt_chat.sidecar.launch import Launch, gpu_count, plan_launch, require_free
 from hymt_chat.sidecar.router import RouterPlan, plan_router
 from hymt_chat.sidecar.supervisor import Supervisor, start_together
 
@@ -88,9 +88,8 @@ def plan_fleet(
             for launch, group in zip(launches, devices, strict=True)]
     if check:
         for port in (settings.port, metrics_port):
-            if not port_free(settings.host, port):
-                raise SidecarError(f"Port {port} on {settings.host} is already in use: stop "
-                                   "what uses it or pick --port.")
+            require_free(settings.host, port, "stop what uses it or pick --port",
+                         name=f" on {settings.host}")
     router = plan_router([launch.endpoint.root for launch in launches],
                          vllm_python=str(settings.vllm_python), host=settings.host,
                          port=settings.port, metrics_port=metrics_port, api_key=key,

@@ -124,6 +124,13 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
+def require_free(host: str, port: int, fix: str, *, name: str = "") -> None:
+    """Refuse, before anything starts, a *port* on *host* that something else holds: the
+    one check of every launch plan (model, replicas, router, apps, proxy, Redis)."""
+    if not port_free(host, port):
+        raise SidecarError(f"Port {port}{name} is already in use: {fix}.")
+
+
 @dataclass(frozen=True, slots=True)
 class Launch:
     profile: Profile
@@ -165,10 +172,7 @@ def plan_launch(
             )
         if looks_local(chosen) and not model_path.exists():
             raise SidecarError(f"The model folder {model_path} does not exist.")
-        if not port_free(host, port):
-            raise SidecarError(
-                f"Port {port} on {host} is already in use: stop what uses it or pick --port."
-            )
+        require_free(host, port, "stop what uses it or pick --port", name=f" on {host}")
         priority = vllm_has_priority(python)
     spec = build_launch(
         prof,

@@ -40,6 +40,7 @@ def test_replicas_take_the_next_ports_one_key_and_the_router_the_sidecars(tmp_pa
     assert len(keys) == 1 and plan.endpoint.api_key in keys  # the router passes it through
     argv = plan.router.spec.argv
     assert _flag(argv, "--port") == "9100" and _flag(argv, "--prometheus-port") == "9104"
+    assert sorted(plan.ports) == [9100, 9101, 9102, 9103, 9104]  # what up checks for clashes
     i = argv.index("--worker-urls")
     assert argv[i + 1:i + 4] == [f"http://127.0.0.1:{p}" for p in ports]
     assert plan.endpoint.base_url == "http://127.0.0.1:9100/v1"

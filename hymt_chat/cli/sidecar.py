@@ -72,8 +72,8 @@ class Model:
         return len(self.fleet.replicas) if self.fleet else 1
 
     def ports(self, settings: Settings) -> set[int]:
-        """Every port it takes: the server's, or the router's, the replicas' and its metrics'."""
-        return set(range(settings.port, settings.port + (self.replicas + 2 if self.fleet else 1)))
+        """Every port it takes: the server's, or the fleet's (router, replicas, metrics)."""
+        return set(self.fleet.ports) if self.fleet else {settings.port}
 
     def lines(self) -> list[str]:
         return self.fleet.shell_lines() if self.fleet else [self.launch.spec.shell_line()]

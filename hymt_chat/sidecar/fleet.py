@@ -52,6 +52,7 @@ class FleetPlan:
     router: RouterPlan
     endpoint: Endpoint  # the router's: what the app talks to
     log_path: Path  # the router's log
+    ports: tuple[int, ...]  # every port it takes: the router's, the replicas', its metrics'
 
     def shell_lines(self) -> list[str]:
         return [launch.spec.shell_line() for launch in self.replicas] + [
@@ -97,7 +98,8 @@ def plan_fleet(
     endpoint = Endpoint(f"http://{connect_host(settings.host)}:{settings.port}/v1", key,
                         settings.served_name)
     log_path = settings.cache_dir / "logs" / f"router-{settings.port}.log"
-    return FleetPlan(tuple(launches), router, endpoint, log_path)
+    return FleetPlan(tuple(launches), router, endpoint, log_path,
+                     (settings.port, *ports, metrics_port))
 
 
 @dataclass

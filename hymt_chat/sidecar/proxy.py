@@ -86,6 +86,6 @@ def plan_proxy(backends: Sequence[tuple[str, int]], *, host: str, port: int, coo
             raise SidecarError("HAProxy is missing: install it (`apt-get install haproxy`, or "
                                "`scripts/setup.sh`) for --app-replicas.")
         binary = "haproxy"
-    config = haproxy_config(backends, host=host, port=port, cookie=cookie or "hymt-route")
+    config = haproxy_config(backends, host=host, port=port, cookie=cookie)
     return ProxyPlan(LaunchSpec([binary, "-db", "-f", str(config_path)], {}), config,
                      config_path, f"http://{connect_host(host)}:{port}{HEALTH_PATH}")

@@ -124,6 +124,16 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
+def system_binary(name: str, missing: str, *, check: bool = True) -> str:
+    """The path of the system's *name* (also in the sbin folders, where Debian puts daemons,
+    off a normal user's PATH); SidecarError *missing* when absent and *check*, else the bare
+    name (a dry run prints the command anyway)."""
+    found = shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/local/sbin:/sbin")
+    if found is None and check:
+        raise SidecarError(missing)
+    return found or name
+
+
 def require_free(host: str, port: int, fix: str, *, name: str = "") -> None:
     """Refuse, before anything starts, a *port* on *host* that something else holds: the
     one check of every launch plan (model, replicas, router, apps, proxy, Redis)."""

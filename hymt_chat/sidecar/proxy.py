@@ -12,13 +12,13 @@ tab, so the tunnel timeout, not the request timeout, decides how long a quiet ta
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from hymt_chat.errors import SidecarError
 from hymt_chat.sidecar.endpoint import connect_host
+from hymt_chat.sidecar.launch import system_binary
 from hymt_chat.sidecar.profiles import LaunchSpec
 
 __all__ = ["HEALTH_PATH", "ProxyPlan", "haproxy_config", "plan_proxy"]
@@ -79,13 +79,8 @@ class ProxyPlan:
 def plan_proxy(backends: Sequence[tuple[str, int]], *, host: str, port: int, cookie: str,
                config_path: Path, check: bool = True) -> ProxyPlan:
     """The HAProxy command (in the foreground, its config at *config_path*)."""
-    # Debian puts it in /usr/sbin, off a normal user's PATH.
-    binary = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
-    if binary is None:
-        if check:
-            raise SidecarError("HAProxy is missing: install it (`apt-get install haproxy`, or "
-                               "`scripts/setup.sh`) for --app-replicas.")
-        binary = "haproxy"
+    binary = system_binary("haproxy", "HAProxy is missing: install it (`apt-get install "
+                           "haproxy`, or `scripts/setup.sh`) for --app-replicas.", check=check)
     config = haproxy_config(backends, host=host, port=port, cookie=cookie)
     return ProxyPlan(LaunchSpec([binary, "-db", "-f", str(config_path)], {}), config,
                      config_path, f"http://{connect_host(host)}:{port}{HEALTH_PATH}")

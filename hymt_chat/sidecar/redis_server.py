@@ -6,9 +6,7 @@ no snapshots and no append-only file. Production points ``HYMT_REDIS_URL`` at it
 
 from __future__ import annotations
 
-import shutil
-
-from hymt_chat.errors import SidecarError
+from hymt_chat.sidecar.launch import system_binary
 from hymt_chat.sidecar.profiles import LaunchSpec
 
 __all__ = ["plan_redis"]
@@ -16,12 +14,9 @@ __all__ = ["plan_redis"]
 
 def plan_redis(port: int, *, host: str = "127.0.0.1", check: bool = True) -> tuple[LaunchSpec, str]:
     """(the redis-server command, the ``redis://`` URL the app replicas get)."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        if check:
-            raise SidecarError("redis-server is missing: install it (`apt-get install "
-                               "redis-server`, or `scripts/setup.sh`), or set HYMT_REDIS_URL.")
-        binary = "redis-server"
+    binary = system_binary("redis-server", "redis-server is missing: install it (`apt-get "
+                           "install redis-server`, or `scripts/setup.sh`), or set "
+                           "HYMT_REDIS_URL.", check=check)
     argv = [binary, "--bind", host, "--port", str(port), "--save", "", "--appendonly", "no",
             "--protected-mode", "yes"]
     return LaunchSpec(argv, {}), f"redis://{host}:{port}/0"

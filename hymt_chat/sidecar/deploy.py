@@ -12,8 +12,8 @@ The table in :mod:`hymt_chat.sidecar.profiles` stays the single source of truth.
   ``router`` service's command; ``deploy/router/start.sh`` adds one worker URL per Compose
   replica) and the ``args:`` block of ``deploy/k8s/router.yaml`` (Kubernetes service discovery
   of the vLLM pods by label). The policy, health interval, retries and circuit-breaker threshold
-  are :func:`~hymt_chat.sidecar.router.plan_router`'s own defaults, read from its signature, so
-  the one-machine router and the deployed one make the same choices.
+  come from :func:`~hymt_chat.sidecar.router.router_flags`, the list ``plan_router`` starts
+  too, so the one-machine router and the deployed one make the same choices.
 
 ``hymt-chat compose-args --write`` rewrites them; ``--check`` (and the tests) fail when a file
 differs from what the table gives. The vLLM command is built by the launcher's own
@@ -23,7 +23,6 @@ the values an operator sets.
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 import textwrap
@@ -43,7 +42,7 @@ from hymt_chat.sidecar.profiles import (
     merge_flags,
     parse_flags,
 )
-from hymt_chat.sidecar.router import plan_router
+from hymt_chat.sidecar.router import router_flags
 
 __all__ = [
     "DEFAULT_GPU_PROFILE",
@@ -61,7 +60,6 @@ __all__ = [
     "k8s_router_args",
     "render_k8s_block",
     "render_k8s_router_block",
-    "router_choices",
     "write_files",
 ]
 
@@ -242,41 +240,18 @@ def k8s_profile(text: str) -> str:
     return begin["profile"]
 
 
-@dataclass(frozen=True, slots=True)
-class RouterChoices:
-    """What :func:`~hymt_chat.sidecar.router.plan_router` chooses unless told otherwise."""
-
-    policy: str
-    health_interval: int
-    retries: int
-    breaker_failures: int
-
-
-def router_choices() -> RouterChoices:
-    """plan_router's defaults, read from its signature: one place decides them (the reasons,
-    e.g. the breaker opened by the first failed send, are in its docstring)."""
-    params = inspect.signature(plan_router).parameters
-    return RouterChoices(*(params[name].default for name in
-                           ("policy", "health_interval", "retries", "breaker_failures")))
-
-
 def _router_flags(api_key: str) -> list[str]:
-    """The flags every deployed router shares: its address in the container, plan_router's
-    health, retry and breaker choices, metrics on all interfaces (to be scraped)."""
-    c = router_choices()
-    return ["--host", "0.0.0.0", "--port", str(ROUTER_PORT),  # in its container or pod
-            "--health-check-interval-secs", str(c.health_interval),
-            "--retry-max-retries", str(c.retries),
-            "--cb-failure-threshold", str(c.breaker_failures),
-            "--prometheus-host", "0.0.0.0", "--prometheus-port", str(ROUTER_METRICS_PORT),
-            "--log-level", "warning",
-            "--api-key", api_key]
+    """The flags every deployed router shares: plan_router's own (router.router_flags, its
+    policy, health, retry and breaker choices), at its address in the container or pod, with
+    metrics on all interfaces (to be scraped)."""
+    return router_flags(host="0.0.0.0", port=ROUTER_PORT, metrics_port=ROUTER_METRICS_PORT,
+                        api_key=api_key)
 
 
 def compose_router_args() -> list[str]:
     """The Compose router's flags after the worker URLs ``deploy/router/start.sh`` puts first
     (one per vLLM replica, by container name: the router has no DNS discovery)."""
-    return ["--policy", router_choices().policy, *_router_flags(COMPOSE_VARS["api_key"])]
+    return _router_flags(COMPOSE_VARS["api_key"])
 
 
 def k8s_router_args() -> list[str]:
@@ -288,7 +263,6 @@ def k8s_router_args() -> list[str]:
             "--selector", *(f"{k}={v}" for k, v in VLLM_SELECTOR.items()),
             "--service-discovery-port", str(SERVER_PORT),
             "--service-discovery-namespace", "$(POD_NAMESPACE)",
-            "--policy", router_choices().policy,
             *_router_flags(K8S_VARS["api_key"])]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from hymt_chat.errors import SidecarError
 from hymt_chat.sidecar.profiles import LaunchSpec
 
-__all__ = ["POLICIES", "RouterPlan", "plan_router", "router_binary"]
+__all__ = ["POLICIES", "POLICY", "RouterPlan", "plan_router", "router_binary", "router_flags"]
 
 # vllm-router 0.1.17's --policy choices (its --help).
 POLICIES = ("round_robin", "power_of_two", "cache_aware", "kv_aware", "consistent_hash",
@@ -39,6 +39,27 @@ class RouterPlan:
     metrics_port: int
 
 
+# The choices every router makes, here and in the deployed files (sidecar/deploy.py); the
+# reasons are in plan_router's docstring.
+POLICY = "round_robin"
+HEALTH_INTERVAL = 5
+RETRIES = 3
+BREAKER_FAILURES = 1
+
+
+def router_flags(*, host: str, port: int, metrics_port: int, api_key: str,
+                 policy: str = POLICY, health_interval: int = HEALTH_INTERVAL,
+                 retries: int = RETRIES, breaker_failures: int = BREAKER_FAILURES) -> list[str]:
+    """The router's flags but its workers: the one list ``plan_router`` starts and the
+    Compose and Kubernetes files are generated from (an empty *api_key*: none)."""
+    return ["--host", host, "--port", str(port), "--policy", policy,
+            "--health-check-interval-secs", str(health_interval),
+            "--retry-max-retries", str(retries),
+            "--cb-failure-threshold", str(breaker_failures),
+            "--prometheus-host", host, "--prometheus-port", str(metrics_port),
+            "--log-level", "warning", *(["--api-key", api_key] if api_key else [])]
+
+
 def plan_router(
     workers: Sequence[str],
     *,
@@ -46,11 +67,11 @@ def plan_router(
     host: str = "127.0.0.1",
     port: int = 8000,
     metrics_port: int = 29000,
-    policy: str = "round_robin",
+    policy: str = POLICY,
     api_key: str = "",
-    health_interval: int = 5,
-    retries: int = 3,
-    breaker_failures: int = 1,
+    health_interval: int = HEALTH_INTERVAL,
+    retries: int = RETRIES,
+    breaker_failures: int = BREAKER_FAILURES,
     check: bool = True,
 ) -> RouterPlan:
     """The router's command for *workers* (``http://host:port`` roots of vLLM servers).
@@ -74,13 +95,8 @@ def plan_router(
     if policy == "power_of_two" and len(workers) < 2:  # the router refuses it with one
         policy = "round_robin"
     binary = router_binary(vllm_python) if check else Path(vllm_python).with_name("vllm-router")
-    argv = [str(binary), "--host", host, "--port", str(port),
-            "--worker-urls", *[w.rstrip("/") for w in workers], "--policy", policy,
-            "--health-check-interval-secs", str(health_interval),
-            "--retry-max-retries", str(retries),
-            "--cb-failure-threshold", str(breaker_failures),
-            "--prometheus-host", host, "--prometheus-port", str(metrics_port),
-            "--log-level", "warning"]
-    if api_key:
-        argv += ["--api-key", api_key]
+    argv = [str(binary), "--worker-urls", *[w.rstrip("/") for w in workers],
+            *router_flags(host=host, port=port, metrics_port=metrics_port, api_key=api_key,
+                          policy=policy, health_interval=health_interval, retries=retries,
+                          breaker_failures=breaker_failures)]
     return RouterPlan(LaunchSpec(argv, {}), f"http://{host}:{port}", metrics_port)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
-from hymt_chat.api.access import Access
+from hymt_chat.api.access import OFF_MESSAGE, Access
 from hymt_chat.api.deepl import deepl_router
 from hymt_chat.api.keys import KeyStore, open_store, store_location
 from hymt_chat.api.libretranslate import libretranslate_router
@@ -50,7 +50,7 @@ def mount(server: FastAPI, translator: TranslatorLike, settings: Settings, *,
     del routes[before:]
     routes[0:0] = ours
     line = access.status_line()
-    (_log.info if access.open_local or access.store.active_count() else _log.warning)("%s", line)
+    (_log.warning if line == OFF_MESSAGE else _log.info)("%s", line)  # the keys counted once
     if store.path is None and (behind := _left_behind(settings.api_keys_file)):
         _log.warning("%s API key(s) in %s are not used: the keys live in %s now. Copy them "
                      "there with `hymt-chat api-key import %s`.", behind,

@@ -62,27 +62,50 @@ class Recording:
 
 async def test_the_engine_serves_a_high_priority_request_before_waiting_low_ones(demo_server):
     client = ModelClient(demo_server.settings(temperature=0.0))
+    for attempt in range(3):
+        finished = await _low_short_low_long_then_low_and_high(client, demo_server)
+        if finished is not None:
+            break
+        print(f"attempt {attempt + 1}: low-short ended before both others queued; again")
+    else:
+        raise AssertionError("three times the short request ended before the queue was arranged")
+    # When low-short frees its slot, first come first served would start low-waiting; vLLM's
+    # priority scheduler starts the high one, which then ends long before low-waiting starts
+    # (that one waits for low-long). So the order proves the priority reached the engine.
+    assert finished.index("high") < finished.index("low-waiting"), finished
+    assert finished[0] == "low-short"
+
+
+async def _low_short_low_long_then_low_and_high(client: ModelClient, server) -> list[str] | None:
+    """The order requests finished in, or None when the queue could not be arranged in time.
+
+    The arrangement needs low-short still running while two requests wait behind it; on a busy
+    2-core machine a slow scrape can miss that window (seen once in CI), and then the scenario
+    proves nothing either way, so it is run again rather than judged.
+    """
     finished: list[str] = []
 
     async def ask(name: str, max_tokens: int, priority: int) -> None:
         await client.complete(COUNT, max_tokens=max_tokens, priority=priority, timeout=600)
         finished.append(name)
 
-    assert await metric(demo_server, "vllm:num_requests_running") == 0, "server not idle"
+    async def queued(wanted: int) -> bool:
+        return bool(finished) or await _count(server, "waiting", wanted)
+
+    assert await metric(server, "vllm:num_requests_running") == 0, "server not idle"
     # Two low-priority requests take both running slots: a short one and a long one.
-    tasks = [asyncio.create_task(ask("low-short", 24, 30)),
-             asyncio.create_task(ask("low-long", 160, 30))]
-    await until(lambda: _count(demo_server, "running", 2), 120, "both slots running")
-    tasks.append(asyncio.create_task(ask("low-waiting", 24, 30)))
-    await until(lambda: _count(demo_server, "waiting", 1), 60, "the low one to wait")
-    tasks.append(asyncio.create_task(ask("high", 24, 0)))
-    await until(lambda: _count(demo_server, "waiting", 2), 60, "the high one to wait")
-    await asyncio.gather(*tasks)
-    # When low-short frees its slot, first come first served would start low-waiting; vLLM's
-    # priority scheduler starts the high one, which then ends long before low-waiting starts
-    # (that one waits for low-long). So the order proves the priority reached the engine.
-    assert finished.index("high") < finished.index("low-waiting"), finished
-    assert finished[0] == "low-short"
+    tasks = [asyncio.create_task(ask("low-short", 64, 30)),
+             asyncio.create_task(ask("low-long", 320, 30))]
+    try:
+        await until(lambda: _count(server, "running", 2), 120, "both slots running")
+        tasks.append(asyncio.create_task(ask("low-waiting", 24, 30)))
+        await until(lambda: queued(1), 60, "the low one to wait")
+        tasks.append(asyncio.create_task(ask("high", 24, 0)))
+        await until(lambda: queued(2), 60, "the high one to wait")
+        arranged = not finished
+    finally:
+        await asyncio.gather(*tasks)
+    return finished if arranged else None
 
 
 async def _count(server, state: str, wanted: int) -> bool:

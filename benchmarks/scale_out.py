@@ -30,8 +30,8 @@ On a host with one GPU per replica the model's side would scale; measure that th
 
     PYTHONPATH=. .venv/bin/python benchmarks/scale_out.py [--users 40] [--messages 2]
 
-Prints the table and writes it to benchmarks/results/scale_out.md. It starts two model loads per configuration's life (minutes on CPU); run nothing else heavy
-beside it.
+Prints the table and writes it to benchmarks/results/scale_out.md. It starts two model loads
+per configuration's life (minutes on CPU); run nothing else heavy beside it.
 """
 
 from __future__ import annotations
@@ -42,12 +42,9 @@ import datetime as dt
 import json
 import math
 import os
-import random
 import re
 import shlex
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -60,8 +57,7 @@ import psutil
 import socketio
 from load import machine
 
-from hymt_chat.settings import Settings
-from hymt_chat.sidecar.launch import port_free
+from tests.support import up_stack as up
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -303,65 +299,6 @@ class Browser:
         return Outcome(at - start, "untranslated" if FRENCH in output else "answered")
 
 
-def _free_block(size: int, avoid: range | None = None) -> int:
-    """A first port with *size* free ports from it (``up`` puts the replicas on the next)."""
-    for _ in range(200):
-        base = random.randrange(20000, 40000)
-        ports = range(base, base + size)
-        if avoid is not None and (set(ports) & set(avoid)):
-            continue
-        if all(port_free("127.0.0.1", p) for p in ports):
-            return base
-    raise RuntimeError("no block of free ports")
-
-
-def _metric(port: int, pattern: str) -> float:
-    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
-    return sum(float(m) for m in re.findall(pattern, text, re.MULTILINE))
-
-
-def served(port: int) -> float:
-    """Requests a vLLM server finished: its own ``vllm:request_success_total``."""
-    return _metric(port, r"^vllm:request_success_total\{[^}]*\} ([0-9.e+]+)$")
-
-
-def translated(port: int) -> float:
-    """Translations an app process answered (its /metrics: open without sign-in)."""
-    return _metric(port, r'^hymt_translations_total\{outcome="ok"[^}]*\} ([0-9.e+]+)$')
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=5).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
-def _wait(ready, process: subprocess.Popen[bytes], log: Path, what: str,
-          timeout: float = 1200) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"up exited ({process.returncode}) waiting for {what}:\n"
-                               + log.read_text(errors="replace")[-3000:])
-        if ready():
-            return
-        time.sleep(0.5)
-    raise RuntimeError(f"timed out waiting for {what}:\n" + log.read_text(errors="replace")[-3000:])
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to ``up`` (it stops its children); its process group killed if it hangs."""
-    if process.poll() is not None:
-        return
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
 def _users(front: str, count: int, first_address: int) -> list[Browser]:
     return [Browser(front, f"10.{first_address + n // 250}.0.{n % 250 + 1}")
             for n in range(count)]
@@ -384,8 +321,8 @@ async def drive(stack: Stack, users: int, messages: int, timeout: float, warmup:
 
     tabs = _users(stack.front, users, 40)
     await _open(tabs)
-    vllm_before = await asyncio.to_thread(lambda: [served(p) for p in stack.vllm_ports])
-    app_before = await asyncio.to_thread(lambda: [translated(p) for p in stack.app_ports])
+    vllm_before = await asyncio.to_thread(lambda: [up.served(p) for p in stack.vllm_ports])
+    app_before = await asyncio.to_thread(lambda: [up.translated(p) for p in stack.app_ports])
 
     async def user(u: int, tab: Browser) -> list[Outcome]:
         return [await tab.ask(FIRST + u * messages + r, timeout) for r in range(messages)]
@@ -399,27 +336,23 @@ async def drive(stack: Stack, users: int, messages: int, timeout: float, warmup:
     finally:
         await asyncio.gather(*(t.close() for t in tabs), return_exceptions=True)
     # The counters are read after the answers arrived: the app counts before it sends.
-    by_vllm = [served(p) - b for p, b in zip(stack.vllm_ports, vllm_before, strict=True)]
-    by_app = [translated(p) - b for p, b in zip(stack.app_ports, app_before, strict=True)]
+    by_vllm = [up.served(p) - b for p, b in zip(stack.vllm_ports, vllm_before, strict=True)]
+    by_app = [up.translated(p) - b for p, b in zip(stack.app_ports, app_before, strict=True)]
     return [o for per_user in outcomes for o in per_user], wall, by_vllm, by_app, cpu
 
 
 def run_shape(shape: Shape, args: argparse.Namespace, tmp: Path) -> Result:
     """Start ``up`` for *shape*, drive the users, stop it."""
-    cache = tmp / f"cache-{shape.replicas}x{shape.apps}"
-    (cache / "models").mkdir(parents=True)
-    for model in (Settings().cache_dir / "models").iterdir():  # the demo model setup made
-        (cache / "models" / model.name).symlink_to(model)
+    cache = up.private_cache(tmp / f"cache-{shape.replicas}x{shape.apps}")
     # Router, replicas, router metrics / app (or proxy), replicas, Redis: blocks of N + 2.
-    model_port = _free_block(shape.replicas + 2)
-    app_port = _free_block(shape.apps + 2, avoid=range(model_port, model_port + shape.replicas + 2))
-    command = [sys.executable, "-m", "hymt_chat.cli.main", "up", "--replicas",
-               str(shape.replicas), "--app-replicas", str(shape.apps), "--port",
+    model_port = up.free_block(shape.replicas + 2)
+    app_port = up.free_block(shape.apps + 2,
+                             avoid=range(model_port, model_port + shape.replicas + 2))
+    args_up = ["--replicas", str(shape.replicas), "--app-replicas", str(shape.apps), "--port",
                str(model_port), "--app-port", str(app_port)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HYMT_", "CHAINLIT_"))}
-    env.update(HYMT_CACHE_DIR=str(cache), HYMT_AGENTS="", HYMT_VLLM_ARGS=args.vllm_args,
-               HYMT_TRUSTED_PROXIES="127.0.0.1",
-               PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p))
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = up.up_env(cache, HYMT_VLLM_ARGS=args.vllm_args, HYMT_TRUSTED_PROXIES="127.0.0.1",
+                    PYTHONPATH=path)
     if shape.replicas == 1:
         vllm_ports = [model_port]
     else:
@@ -428,19 +361,18 @@ def run_shape(shape: Shape, args: argparse.Namespace, tmp: Path) -> Result:
     stack = Stack(f"http://127.0.0.1:{app_port}", vllm_ports, app_ports, model_port, cache)
     log = tmp / f"up-{shape.replicas}x{shape.apps}.log"
     print(f"# {shape.label}: HYMT_VLLM_ARGS={shlex.quote(args.vllm_args)} "
-          f"{shlex.join(command[1:])}", flush=True)
+          f"-m hymt_chat.cli.main {shlex.join(['up', *args_up])}", flush=True)
     free = psutil.virtual_memory().available / 2**30
     if free < REPLICA_GIB * shape.replicas:  # a replica killed for memory dies as EngineDead
         print(f"#   warning: {free:.1f} GiB of memory available; {shape.replicas} demo "
               f"replica(s) take about {REPLICA_GIB * shape.replicas} GiB", flush=True)
     began = time.monotonic()
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+    process = up.start_up(args_up, env, log)
     try:
-        _wait(lambda: b"model ready at" in log.read_bytes(), process, log, "the model")
-        _wait(lambda: all(_healthy(f"http://127.0.0.1:{p}/health") for p in app_ports),
-              process, log, "every app replica's /health")
+        up.wait_for(lambda: b"model ready at" in log.read_bytes(), 1200, "the model",
+                    process=process, log=log, every=0.5)
+        up.wait_for(lambda: all(up.answers(f"http://127.0.0.1:{p}/health") for p in app_ports),
+                    1200, "every app replica's /health", process=process, log=log, every=0.5)
         ready_s = time.monotonic() - began
         print(f"#   ready after {ready_s:.0f} s; driving {args.users} users × "
               f"{args.messages} messages", flush=True)
@@ -452,9 +384,9 @@ def run_shape(shape: Shape, args: argparse.Namespace, tmp: Path) -> Result:
         print(log.read_text(errors="replace")[-3000:], file=sys.stderr)
         raise
     finally:
-        _stop(process)
-    return Result(shape, shlex.join(command[3:]), ready_s, outcomes, wall, by_vllm, by_app, cpu,
-                  measured_hops)
+        up.stop_up(process, 120)
+    return Result(shape, shlex.join(["up", *args_up]), ready_s, outcomes, wall, by_vllm, by_app,
+                  cpu, measured_hops)
 
 
 _CORES = psutil.cpu_count() or 1

@@ -16,8 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
-import re
 import signal
 import subprocess
 import sys
@@ -29,25 +27,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hymt_chat.settings import Settings
-from hymt_chat.sidecar.launch import port_free
+from tests.support import up_stack as up
 from tests.support.browser import ANSWER, open_chat, send
 from tests.support.postgres import fresh_database
 from tests.support.tabs import Tab
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
 COOKIE = "hymt-route"  # HAProxy's affinity cookie (HYMT_AFFINITY_COOKIE's default)
-
-
-def _free_block(size: int) -> int:
-    """A first port with *size* free ports from it (up puts the replicas on the next ones)."""
-    for _ in range(200):
-        base = random.randrange(20000, 40000)
-        if all(port_free("127.0.0.1", base + i) for i in range(size)):
-            return base
-    raise RuntimeError("no block of free ports")
 
 
 @dataclass
@@ -71,79 +58,29 @@ class Stack:
         return [self.app_port + 1, self.app_port + 2]
 
 
-def _wait(predicate, timeout: float, what: str, stack: Stack | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if stack is not None and stack.process.poll() is not None:
-            raise AssertionError(f"up exited ({stack.process.returncode}) waiting for {what}:\n"
-                                 + stack.log.read_text(errors="replace")[-3000:])
-        if predicate():
-            return
-        time.sleep(1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def _answers(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=5).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterator[Stack]:
     tmp = tmp_path_factory.mktemp("scale")
-    cache = tmp / "cache"
-    (cache / "models").mkdir(parents=True)
-    models = Settings().cache_dir / "models"  # the demo model setup prepared
-    for model in models.iterdir():
-        (cache / "models" / model.name).symlink_to(model)
-    model_port, app_port = _free_block(4), _free_block(4)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HYMT_", "CHAINLIT_"))}
-    env.update(HYMT_CACHE_DIR=str(cache), HYMT_AGENTS="", HYMT_CHECKS="true",
-               HYMT_VLLM_ARGS="--max-num-seqs 2 --no-disable-log-stats",
-               HYMT_RATE_LIMIT="3/minute",
-               # History and API keys, shared by the app replicas: one real PostgreSQL.
-               HYMT_DATABASE_URL=fresh_database(postgres_url))
+    cache = up.private_cache(tmp / "cache")
+    model_port = up.free_block(4)  # the router, 2 replicas, the router's metrics
+    app_port = up.free_block(4, avoid=range(model_port, model_port + 4))  # proxy, 2 apps, Redis
+    env = up.up_env(cache, HYMT_CHECKS="true",
+                    HYMT_VLLM_ARGS="--max-num-seqs 2 --no-disable-log-stats",
+                    HYMT_RATE_LIMIT="3/minute",
+                    # History and API keys, shared by the app replicas: one real PostgreSQL.
+                    HYMT_DATABASE_URL=fresh_database(postgres_url))
     log = tmp / "up.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "hymt_chat.cli.main", "up", "--replicas", "2",
-             "--app-replicas", "2", "--port", str(model_port), "--app-port", str(app_port)],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    process = up.start_up(["--replicas", "2", "--app-replicas", "2", "--port", str(model_port),
+                           "--app-port", str(app_port)], env, log)
     stack = Stack(model_port, app_port, log, process, env)
     try:
-        _wait(lambda: b"model ready at" in log.read_bytes(), 900, "the model replicas", stack)
+        up.wait_for(lambda: b"model ready at" in log.read_bytes(), 900, "the model replicas",
+                    process=process, log=log)
         yield stack
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            raise
-        finally:
-            print(log.read_text(errors="replace")[-2000:])
-
-
-def _served(port: int) -> float:
-    """Requests a vLLM replica finished (its own vllm:request_success_total)."""
-    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
-    return sum(float(m) for m in re.findall(
-        r"^vllm:request_success_total\{[^}]*\} ([0-9.e+]+)$", text, re.MULTILINE))
-
-
-def _running(port: int) -> float:
-    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
-    return sum(float(m) for m in re.findall(
-        r"^vllm:num_requests_running\{[^}]*\} ([0-9.e+]+)$", text, re.MULTILINE))
-
-
-def _translated(port: int) -> float:
-    """Translations an app replica answered (its /metrics: local callers need no token)."""
-    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
-    return sum(float(m) for m in re.findall(
-        r'^hymt_translations_total\{outcome="ok"[^}]*\} ([0-9.e+]+)$', text, re.MULTILINE))
+        stopped = up.stop_up(process, 90)
+        print(log.read_text(errors="replace")[-2000:])
+        assert stopped, "up did not stop within 90 s of SIGTERM (its process group was killed)"
 
 
 def _routed_to(stack: Stack, replica: int) -> str | None:
@@ -202,13 +139,13 @@ def test_the_routers_port_answers_health_and_models(stack: Stack) -> None:
                        headers={"Authorization": f"Bearer {state['api_key']}"}).json()
     assert models["data"][0]["id"] == "hymt", models
     assert state["state"] == "ready" and state["replicas"] == 2
-    assert _answers(f"{stack.url}/-/proxy-health")
+    assert up.answers(f"{stack.url}/-/proxy-health")
 
 
 async def test_forty_users_are_all_answered_and_both_replicas_of_each_serve(
         stack: Stack) -> None:
-    served = [_served(p) for p in stack.replicas]
-    translated = [_translated(p) for p in stack.apps]
+    served = [up.served(p) for p in stack.replicas]
+    answered = [up.translated(p) for p in stack.apps]
 
     async def user(n: int) -> str:
         async with Browser(stack.url, f"10.40.0.{n + 1}") as tab:
@@ -216,8 +153,8 @@ async def test_forty_users_are_all_answered_and_both_replicas_of_each_serve(
 
     answers = await asyncio.gather(*(user(n) for n in range(40)))
     assert len(answers) == 40 and all(f"{4000 + n}" in a for n, a in enumerate(answers))
-    by_replica = [_served(p) - b for p, b in zip(stack.replicas, served, strict=True)]
-    by_app = [_translated(p) - b for p, b in zip(stack.apps, translated, strict=True)]
+    by_replica = [up.served(p) - b for p, b in zip(stack.replicas, served, strict=True)]
+    by_app = [up.translated(p) - b for p, b in zip(stack.apps, answered, strict=True)]
     print(f"vLLM replicas served {by_replica}; app replicas answered {by_app}")
     assert sum(by_replica) >= 40 and min(by_replica) >= sum(by_replica) / 3, by_replica
     assert sum(by_app) == 40 and min(by_app) >= 40 / 3, by_app
@@ -228,11 +165,11 @@ async def test_a_users_rate_limit_holds_across_the_app_replicas(stack: Stack) ->
     proxy's cookie: the fourth message is refused by replica 2, counted by both (Redis)."""
     async with Browser(stack.url, "10.3.3.3", replica=1) as one, \
             Browser(stack.url, "10.3.3.3", replica=2) as two:
-        before = [_translated(p) for p in stack.apps]
+        before = [up.translated(p) for p in stack.apps]
         await one.ask(3001)
         await one.ask(3002)
         await two.ask(3003)
-        assert [_translated(p) - b for p, b in zip(stack.apps, before, strict=True)] == [2, 1]
+        assert [up.translated(p) - b for p, b in zip(stack.apps, before, strict=True)] == [2, 1]
         await two.send("Bonjour, ma commande numéro 3004 est arrivée en retard.")
         await two.wait("try again in")
         assert not two.said("3004") or all("arrivée" in a for a in two.said("3004"))
@@ -264,7 +201,7 @@ def test_an_api_key_made_once_holds_on_both_replicas_with_one_quota(stack: Stack
     made = subprocess.run(
         [sys.executable, "-m", "hymt_chat.cli.main", "api-key", "create", "shared",
          "--chars-per-month", str(2 * len(text) + 5)],
-        cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=60)
+        cwd=up.ROOT, env=stack.env, capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr
     key = made.stdout.strip()
 
@@ -279,7 +216,7 @@ def test_an_api_key_made_once_holds_on_both_replicas_with_one_quota(stack: Stack
     third = call(1)
     assert third.status_code == 429 and "quota" in third.text.lower(), third.text
     listed = subprocess.run([sys.executable, "-m", "hymt_chat.cli.main", "api-key", "list"],
-                            cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=60)
+                            cwd=up.ROOT, env=stack.env, capture_output=True, text=True, timeout=60)
     quota = f"{2 * len(text)} / {2 * len(text) + 5}"  # both replicas' use, in one row
     assert listed.returncode == 0 and quota in listed.stdout, listed.stdout
 
@@ -296,7 +233,7 @@ async def test_a_vllm_replica_killed_mid_burst_costs_no_message(stack: Stack) ->
 
     burst = asyncio.gather(*(user(n) for n in range(12)))
     deadline = time.monotonic() + 300
-    while await asyncio.to_thread(_running, victim) == 0:
+    while await asyncio.to_thread(up.running, victim) == 0:
         assert time.monotonic() < deadline, "the victim never got a request"
         await asyncio.sleep(0.2)
     os.killpg(pid, signal.SIGKILL)
@@ -304,8 +241,9 @@ async def test_a_vllm_replica_killed_mid_burst_costs_no_message(stack: Stack) ->
     assert all(f"{1200 + n}" in a for n, a in enumerate(answers)), answers
     # Its supervisor (inside up) brings it back; the router's own was never moved to restart
     # the router (its /health is 503 while a replica is down: /liveness is watched).
-    await asyncio.to_thread(_wait, lambda: _answers(f"http://127.0.0.1:{victim}/health"), 600,
-                            "the killed replica's restart", stack)
+    await asyncio.to_thread(up.wait_for, lambda: up.answers(f"http://127.0.0.1:{victim}/health"),
+                            600, "the killed replica's restart",
+                            process=stack.process, log=stack.log)
     router_log = stack.log.parent / "cache" / "logs" / f"router-{stack.model_port}.log"
     assert "restarting it" not in router_log.read_text(errors="replace")
 
@@ -316,11 +254,11 @@ async def test_a_killed_app_replica_s_browsers_reconnect_to_the_other(stack: Sta
     for tab in tabs:
         await tab.__aenter__()
     try:
-        on_first = _translated(first)
+        on_first = up.translated(first)
         for n, tab in enumerate(tabs):
             await tab.ask(7000 + n)
-        assert _translated(first) - on_first == 3  # the cookie pinned them to replica 1
-        on_second = _translated(second)
+        assert up.translated(first) - on_first == 3  # the cookie pinned them to replica 1
+        on_second = up.translated(second)
         os.killpg(_pid_of(f"chainlit run .*--port {first}( |$)"), signal.SIGKILL)
         deadline = time.monotonic() + 120
         while not all(t.connects >= 2 and t.client.connected for t in tabs):
@@ -328,14 +266,15 @@ async def test_a_killed_app_replica_s_browsers_reconnect_to_the_other(stack: Sta
             await asyncio.sleep(0.2)
         for n, tab in enumerate(tabs):
             await tab.ask(7100 + n)  # sent after the kill, through the proxy
-        assert _translated(second) - on_second == 3  # replica 2 answered them
+        assert up.translated(second) - on_second == 3  # replica 2 answered them
     finally:
         for tab in tabs:
             await tab.__aexit__()
     # Its supervisor brings it back, and the proxy routes to it again (the browser test next
     # needs both replicas).
-    await asyncio.to_thread(_wait, lambda: _routed_to(stack, 1) == "app1", 300,
-                            "the killed app replica back in the proxy's rotation", stack)
+    await asyncio.to_thread(up.wait_for, lambda: _routed_to(stack, 1) == "app1", 300,
+                            "the killed app replica back in the proxy's rotation",
+                            process=stack.process, log=stack.log)
 
 
 def test_a_real_browser_whose_replica_dies_goes_on_on_the_other(stack: Stack,
@@ -350,7 +289,7 @@ def test_a_real_browser_whose_replica_dies_goes_on_on_the_other(stack: Stack,
         cookie = {c["name"]: c["value"] for c in page.context.cookies()}[COOKIE]
         mine = stack.apps[int(cookie.removeprefix("app")) - 1]
         other = next(p for p in stack.apps if p != mine)
-        on_other = _translated(other)
+        on_other = up.translated(other)
         os.killpg(_pid_of(f"chainlit run .*--port {mine}( |$)"), signal.SIGKILL)
         page.wait_for_timeout(1500)  # the proxy closes the page's websocket: it notices
         send(page, "Bonjour, ma commande numéro 8002 est arrivée en retard.")
@@ -366,6 +305,6 @@ def test_a_real_browser_whose_replica_dies_goes_on_on_the_other(stack: Stack,
         else:
             raise AssertionError("the page never sent the message kept in its box")
         page.locator(ANSWER, has_text="8002").wait_for(timeout=300_000)
-        assert _translated(other) - on_other == 1
+        assert up.translated(other) - on_other == 1
     finally:
         page.close()

@@ -14,7 +14,6 @@ machine allows (:func:`~hymt_chat.sidecar.supervisor.start_together`).
 
 from __future__ import annotations
 
-import secrets
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -23,7 +22,7 @@ from pathlib import Path
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint, connect_host
-from hymt_chat.sidecar.launch import Launch, gpu_count, plan_launch, require_free
+from hymt_chat.sidecar.launch import Launch, gpu_count, plan_launch, require_free, server_key
 from hymt_chat.sidecar.router import RouterPlan, plan_router
 from hymt_chat.sidecar.supervisor import Supervisor, start_together
 
@@ -75,7 +74,7 @@ def plan_fleet(
     port free, enough GPUs for N × tensor- × data-parallel size, the router installed."""
     if replicas < 2:
         raise SidecarError("--replicas is 2 or more (one replica needs no router)")
-    key = settings.api_key if settings.api_key not in ("", "EMPTY") else secrets.token_urlsafe(24)
+    key = server_key(settings)  # one for all: the router passes it through
     shared = settings.model_copy(update={"api_key": key})
     ports = [settings.port + 1 + i for i in range(replicas)]
     metrics_port = settings.port + replicas + 1

@@ -141,6 +141,12 @@ def require_free(host: str, port: int, fix: str, *, name: str = "") -> None:
         raise SidecarError(f"Port {port}{name} is already in use: {fix}.")
 
 
+def server_key(settings: Settings) -> str:
+    """The API key of the server(s) we launch: ``HYMT_API_KEY``, else a fresh random one (the
+    app reads it from the state file; nobody else on the host can call the server)."""
+    return settings.api_key if settings.api_key not in ("", "EMPTY") else secrets.token_urlsafe(24)
+
+
 @dataclass(frozen=True, slots=True)
 class Launch:
     profile: Profile
@@ -166,7 +172,7 @@ def plan_launch(
     prof, chosen, is_demo = choice.profile, choice.model, choice.is_demo
     host = host or settings.host
     port = port or settings.port
-    api_key = settings.api_key if settings.api_key not in ("", "EMPTY") else secrets.token_urlsafe(24)
+    api_key = server_key(settings)
     priority = True
     if check:
         python = settings.vllm_python

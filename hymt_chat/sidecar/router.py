@@ -57,7 +57,10 @@ def router_flags(*, host: str, port: int, metrics_port: int, api_key: str,
             "--retry-max-retries", str(retries),
             "--cb-failure-threshold", str(breaker_failures),
             "--prometheus-host", host, "--prometheus-port", str(metrics_port),
-            "--log-level", "warning", *(["--api-key", api_key] if api_key else [])]
+            "--log-level", "warning",
+            # One word with "=": a key may begin with "-" (token_urlsafe draws one first in 64
+            # keys), which argparse reads as the next flag after a separate "--api-key".
+            *([f"--api-key={api_key}"] if api_key else [])]
 
 
 def plan_router(

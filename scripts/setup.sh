@@ -24,6 +24,11 @@ pip_install() { # venv-python, args...  (pip's noise about missing local index f
 stamp_ok() { [[ -f "$1" && "$(cat "$1")" == "$2" ]]; }
 as_root() { if [[ $(id -u) == 0 ]]; then "$@"; else sudo "$@"; fi; }
 export DEBIAN_FRONTEND=noninteractive
+APT_FRESH=0
+apt_install() { # Debian packages; the package lists are fetched once per run, not per package
+  if [[ $APT_FRESH == 0 ]]; then as_root apt-get update -qq; APT_FRESH=1; fi
+  as_root apt-get install -y -qq "$@" >/dev/null
+}
 make_venv() { # a venv whose pip works; a half-made one (no ensurepip) is made again
   [[ -x "$1/bin/pip" ]] && return 0
   rm -rf "$1"
@@ -33,7 +38,7 @@ make_venv() { # a venv whose pip works; a half-made one (no ensurepip) is made a
 # Debian's own Python needs python3-venv for `python -m venv` to include pip.
 if ! "$PY" -c "import ensurepip" >/dev/null 2>&1; then
   say "installing python3-venv (Debian splits ensurepip out of Python)…"
-  as_root apt-get update -qq && as_root apt-get install -y -qq python3-venv >/dev/null
+  apt_install python3-venv
 fi
 
 # 1. The app's environment (chainlit & co.; never vLLM: the two do not resolve together).
@@ -76,26 +81,26 @@ fi
 # fonts-wqy-microhei: without a CJK font, screenshots show Chinese and Japanese as empty boxes.
 if [[ $WITH_TEST == 1 ]] && ! { command -v chromium && fc-list | grep -qi wqy; } >/dev/null 2>&1; then
   say "installing Debian's chromium and a CJK font for the browser tests…"
-  as_root apt-get update -qq && as_root apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null
+  apt_install chromium fonts-wqy-microhei
 fi
 # Node for the kiosk script's tests (public/kiosk.js runs under it): Debian's nodejs.
 if [[ $WITH_TEST == 1 ]] && ! command -v node >/dev/null 2>&1; then
   say "installing Debian's nodejs for the kiosk script tests…"
-  as_root apt-get update -qq && as_root apt-get install -y -qq nodejs >/dev/null
+  apt_install nodejs
 fi
 # PostgreSQL for the tests' throwaway cluster (the history and the API key store must work on both).
 if [[ $WITH_TEST == 1 ]] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   say "installing PostgreSQL for the history and API key store tests…"
-  as_root apt-get update -qq && as_root apt-get install -y -qq postgresql >/dev/null
+  apt_install postgresql
 fi
 # Several app replicas on one machine (and their tests): Debian's redis-server for the state
 # they share (rate limits), HAProxy as the sticky proxy in front (it lives in /usr/sbin).
 if [[ $WITH_SCALE == 1 ]] && ! command -v redis-server >/dev/null 2>&1; then
   say "installing Redis for state shared by app replicas…"
-  as_root apt-get update -qq && as_root apt-get install -y -qq redis-server >/dev/null
+  apt_install redis-server
 fi
 if [[ $WITH_SCALE == 1 ]] && ! PATH="$PATH:/usr/sbin" command -v haproxy >/dev/null 2>&1; then
   say "installing HAProxy, the sticky proxy in front of app replicas…"
-  as_root apt-get update -qq && as_root apt-get install -y -qq haproxy >/dev/null
+  apt_install haproxy
 fi
 say "ready."

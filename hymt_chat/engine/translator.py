@@ -152,8 +152,22 @@ def plan_translation(text: str, target: str, source: str, settings: Settings) ->
     detected = source_code is None
     if detected:
         source_code = detect_language(cleaned)
-    budget = settings.segment_chars or segment_budget(settings.max_model_len)
-    return Plan(cleaned, source_code, target_code, detected, split_segments(cleaned, budget))
+    return Plan(cleaned, source_code, target_code, detected, _segments(cleaned, settings))
+
+
+def _segments(cleaned: str, settings: Settings) -> list[str]:
+    return split_segments(cleaned, settings.segment_chars or segment_budget(settings.max_model_len))
+
+
+def _is_bulk(work: int, settings: Settings) -> bool:
+    return work > settings.bulk_segments
+
+
+def is_long_text(text: str, settings: Settings) -> bool:
+    """Is *text* a long paste: more parts than ``HYMT_BULK_SEGMENTS``, translated as bulk work?
+    Decided before detection (the chat runs it in the background then; pure, cheap)."""
+    return _is_bulk(sum(1 for seg in _segments(clean_text(text), settings) if seg.strip()),
+                    settings)
 
 
 class Translator:
@@ -180,7 +194,7 @@ class Translator:
     def request_class(self, plan: Plan, klass: str = INTERACTIVE) -> str:
         """A long paste is bulk work even when typed in the chat (or sent to the API): it must
         not hold the slots of live messages, nor make short API calls wait behind it."""
-        if klass in (INTERACTIVE, API) and plan.work > self.settings.bulk_segments:
+        if klass in (INTERACTIVE, API) and _is_bulk(plan.work, self.settings):
             return BULK
         return klass
 

@@ -357,6 +357,8 @@ class Session:
     async def finished(self, progress: Progress, job: Job, work: Awaitable[T]) -> T | None:
         """Await a translation under its progress line. A failure closes the line as failed and
         becomes one message (with what was translated, or Retry); None tells the caller to stop."""
+        if not progress.shown:
+            await progress.start()  # a background job's line (its Cancel) shows from the start
         try:
             result = await work
         except asyncio.CancelledError:

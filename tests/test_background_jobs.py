@@ -10,7 +10,6 @@ real-browser versions are in ``tests/test_e2e_own_tab.py``.
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import Any
 
 import pytest
@@ -20,36 +19,11 @@ from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.session import Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
 from tests.support.sessions import Line, RecordingScreen, services
-from tests.support.stub_model import StubModel, echo_source
+from tests.support.gate import Gate
+from tests.support.stub_model import StubModel
 
 DOCUMENT = "\n\n".join(f"Paragraphe {i} de la lettre envoyée au client hier." for i in range(8))
 ONE_LINER = "Bonjour, comment allez-vous ?"
-
-
-class Gate:
-    """The stand-in's answer: the source echoed; a part containing *held* waits for open()."""
-
-    def __init__(self, held: str = "Paragraphe", fail_once: str | None = None) -> None:
-        self.held = held
-        self.fail_once = fail_once
-        self.opened = threading.Event()
-        self.waiting = 0  # held requests the server is sitting on
-
-    def __call__(self, prompt: str) -> str:
-        source = echo_source(prompt)
-        if self.fail_once and self.fail_once in source:
-            self.fail_once = None
-            raise RuntimeError("scripted failure of one part")
-        if self.held in source:
-            self.waiting += 1
-            self.opened.wait(60)
-        return source
-
-    def open(self) -> None:
-        self.opened.set()
-
-    def close(self) -> None:
-        self.opened.clear()
 
 
 @pytest.fixture

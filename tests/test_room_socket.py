@@ -12,7 +12,8 @@ import aiohttp
 import httpx
 import pytest
 
-from tests.support.tabs import Tab, app
+from tests.support.gate import Gate
+from tests.support.tabs import Tab, app, marked
 
 AGENT = "Support agent"
 GUEST = "c" * 32
@@ -104,3 +105,51 @@ async def test_a_foreign_page_cannot_join_and_a_second_guest_is_refused(tmp_path
                 await silent.send_json({"type": "say", "text": "no hello"})
                 message = await asyncio.wait_for(silent.receive(), 10)
                 assert message.type == aiohttp.WSMsgType.CLOSE and message.data == 4400
+
+
+LONG = "\n\n".join(f"Paragraphe {i} de la longue lettre du client." for i in range(8))
+
+
+async def test_a_long_message_on_a_socket_holds_no_other(tmp_path):
+    """The counter's and a room guest's socket: a one-liner sent while a long paste of the same
+    socket is held at the model is answered first; the long one still arrives whole."""
+    gate = Gate(answer=marked)
+    try:
+        with app(tmp_path, answer=gate, HYMT_SEGMENT_CHARS="80") as (url, stub):
+            ws_url = url.replace("http://", "ws://")
+            async with aiohttp.ClientSession() as http:
+                async with http.ws_connect(f"{ws_url}/counter/ws") as ws:
+                    await ws.send_json({"a": "fr", "b": "en"})
+                    await ws.send_json({"type": "say", "side": "a", "text": LONG})
+                    await _held(gate, 1)
+                    await ws.send_json({"type": "say", "side": "b", "text": "Thank you!"})
+                    first = (await _events(ws, "message"))[-1]
+                    assert first["side"] == "b" and first["translation"] == "EN:Thank you!"
+                    gate.open()
+                    second = (await _events(ws, "message"))[-1]
+                    assert second["side"] == "a" and second["translation"].count("EN:") == 8
+            gate.close()
+            async with Tab(url, profile=AGENT) as agent, aiohttp.ClientSession() as http:
+                token = await _open_room(agent)
+                async with http.ws_connect(_ws_url(url, token)) as ws:
+                    await ws.send_json({"type": "hello", "guest": GUEST, "language": "fr"})
+                    await _events(ws, "welcome")
+                    held = gate.waiting
+                    await ws.send_json({"type": "say", "text": LONG})
+                    await _held(gate, held + 1)
+                    await ws.send_json({"type": "say", "text": "Merci beaucoup !"})
+                    got = (await _events(ws, "message"))[-1]["message"]
+                    assert got["original"] == "Merci beaucoup !" and got["seq"] == 1
+                    gate.open()
+                    got = (await _events(ws, "message"))[-1]["message"]
+                    assert got["original"].startswith("Paragraphe 0") and got["seq"] == 2
+    finally:
+        gate.open()
+
+
+async def _held(gate: Gate, count: int) -> None:
+    for _ in range(2000):  # a safety net, not a speed bound
+        if gate.waiting >= count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the long message never reached the model")

@@ -147,7 +147,7 @@ class Room:
             if self.charge is not None:
                 await self.charge(f"room:{self.token}", len(text))
         except RateLimitedError as err:
-            self._queues[guest].put_nowait({"type": "error", "text": str(err)})
+            self._tell(guest, {"type": "error", "text": str(err)})
             return
         self._to_guests({"type": "pending", "who": "guest"})
         if self.on_pending is not None:
@@ -156,12 +156,18 @@ class Room:
         try:
             message = await self._translated(text, "customer", "guest")
         except InputError as err:  # empty, too long: said to the guest, nothing sent
-            self._queues[guest].put_nowait({"type": "error", "text": str(err)})
+            self._tell(guest, {"type": "error", "text": str(err)})
             return
         self._to_guests(message.event())
         await self.to_agent(message)
         if self.conv.customer_language != before:  # detected: they write in another language
             self._to_guests({"type": "language", "code": self.conv.customer_language})
+
+    def _tell(self, guest: str, event: dict[str, Any]) -> None:
+        """One guest's own event; nothing if they left while their message was translated."""
+        queue = self._queues.get(guest)
+        if queue is not None:
+            queue.put_nowait(event)
 
     # --- the agent's side ---------------------------------------------------------------------
 

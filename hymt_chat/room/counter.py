@@ -5,13 +5,15 @@ and the page wipes itself (and reconnects afresh) after the kiosk's idle time.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse
 
 from hymt_chat.engine.translator import Translator
-from hymt_chat.modes.counter import Counter
+from hymt_chat.modes.counter import Counter, Side
+from hymt_chat.room.inflight import InFlight
 from hymt_chat.room.page import HELLO_SECONDS, browser_language, render_page
 from hymt_chat.service.ratelimit import RateLimiter, client_address
 from hymt_chat.service.web import to_front
@@ -48,6 +50,12 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
                                        trusted_proxies)
         counter = Counter(translator, user=f"counter:{id(websocket)}",
                           charge=lambda chars: limiter.ahit(key, chars=chars))
+        saying = InFlight()  # one side's long paste does not hold the other side's line
+
+        async def say(side: Side, text: str) -> None:
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+                await websocket.send_json(await counter.say(side, text))
+
         try:
             hello = await asyncio.wait_for(websocket.receive_json(), HELLO_SECONDS)
             if isinstance(hello, dict):
@@ -59,12 +67,14 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
                 if side not in ("a", "b"):
                     continue
                 if incoming.get("type") == "say" and isinstance(incoming.get("text"), str):
-                    await websocket.send_json(await counter.say(side, incoming["text"]))
+                    await saying.start(say(side, incoming["text"]))
                 elif incoming.get("type") == "language":
                     code = counter.set_language(side, incoming.get("code"))
                     await websocket.send_json({"type": "language", "side": side, "code": code})
         except (asyncio.TimeoutError, WebSocketDisconnect, ValueError, RuntimeError):
             return  # the screen was reset, closed or went quiet: nothing to keep
+        finally:
+            saying.cancel()
 
     to_front(server)
 

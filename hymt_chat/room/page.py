@@ -25,6 +25,7 @@ from hymt_chat.lang.languages import LANGUAGES, find_language
 from hymt_chat.lang.names import language_label
 from hymt_chat.modes import wording
 from hymt_chat.modes.room import Room, RoomError, Rooms
+from hymt_chat.room.inflight import InFlight
 from hymt_chat.service.web import to_front
 from hymt_chat.settings import Settings
 
@@ -167,13 +168,14 @@ async def _serve(websocket: WebSocket, room: Room) -> None:
                 return
 
     sender = asyncio.create_task(send_events())
+    saying = InFlight()  # a guest's long message does not hold their next one
     try:
         while not sender.done():
             incoming: Any = await websocket.receive_json()
             if not isinstance(incoming, dict):
                 continue
             if incoming.get("type") == "say" and isinstance(incoming.get("text"), str):
-                await room.guest_says(guest, incoming["text"])
+                await saying.start(room.guest_says(guest, incoming["text"]))
             elif incoming.get("type") == "language":
                 found = find_language(incoming.get("code") or "")
                 if found is not None:

@@ -194,3 +194,25 @@ async def test_retry_the_rest_after_its_job_was_cancelled_runs_again(stub, gate,
     await session.settled()
     answer = screen.last().markdown
     assert "Paragraphe 3" in answer and "not translated" not in answer
+
+
+async def test_two_documents_of_one_tab_take_turns(stub, gate, tmp_path):
+    """Several documents at once share the documents' slots among themselves: their parts reach
+    the model interleaved, not one whole document after the other."""
+    gate.open()
+    screen = RecordingScreen()
+    session = TranslatorSession(_services(stub, tmp_path), screen, session_id="s1",
+                                user_key="addr:1")
+    uploads = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.txt"
+        path.write_text(DOCUMENT.replace("de la lettre", f"du document {name.upper()}"),
+                        encoding="utf-8")
+        uploads.append(Upload(str(path), path.name))
+    await session.message("", None, uploads=uploads)
+    await session.settled()
+    order = ["A" if "document A" in p else "B" for p in stub.prompts if "document" in p]
+    assert len(order) == 16
+    first_half = order[:8]
+    assert first_half.count("A") >= 3 and first_half.count("B") >= 3, order
+    assert sorted(f.name for s in screen.shown for f in s.reply.files) == ["a.en.txt", "b.en.txt"]

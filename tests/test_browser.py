@@ -478,7 +478,7 @@ def held_app(tmp_path_factory):
 
 
 def test_the_composer_stays_free_while_the_tabs_own_document_translates(
-        browser, held_app, tmp_path):
+        browser, held_app, artifacts, tmp_path):
     """Issue 22: the person types and sends a one-liner while their document's progress is on
     screen; the document's line has its own Cancel, which stops that document only."""
     url, gate = held_app
@@ -492,6 +492,7 @@ def test_the_composer_stays_free_while_the_tabs_own_document_translates(
     job = page.locator(".ai-message", has_text="Translating lettre.txt")
     expect(job.get_by_role("button", name="Cancel")).to_be_visible(timeout=30_000)
     expect(page.locator("#stop-button")).to_have_count(0)  # Send, not Stop: the tab is free
+    page.screenshot(path=str(artifacts / "own-tab.png"))
 
     send(page, "Bonjour, comment allez-vous ?")
     expect(page.locator(ANSWER, has_text="Bonjour, comment allez-vous ?")).to_be_visible(

@@ -182,6 +182,7 @@ class Policy:
         self._ranks = parse_ranks(ranks)
         self._window_max = window_max
         self._window_min = window_min
+        self._min_asked = window_min  # window_min follows a ceiling below it (resize) and back
         self._deadline = deadline
         self._retries = retries
         self._initial_delay = initial_delay
@@ -214,6 +215,36 @@ class Policy:
     def window(self) -> int:
         """How many calls may run at once right now."""
         return self._window
+
+    @property
+    def reserve(self) -> int:
+        """Slots of the window that background classes may never take (live messages' own)."""
+        return self._reserve
+
+    def resize(self, window_max: int, *, reserve: int | None = None) -> None:
+        """Move the window's ceiling (and, if given, the reserve) while calls run: the engine's
+        size learned from its metrics (:mod:`hymt_chat.engine.window`).
+
+        The AIMD window follows: one at its old ceiling (no 503 lately) moves with it; one that
+        a 503 cut keeps its place under a higher ceiling and grows back by AIMD, and is capped
+        by a lower one. ``window_min`` comes down with a ceiling below it, and back up to its
+        asked value with it. Nothing is cancelled: a window below the calls in flight holds new
+        ones back until enough have ended; a wider window or a smaller reserve hands its free
+        slots to the waiting calls at once, in the queue's order.
+        """
+        if window_max < 1:
+            raise ValueError(f"window_max must be >= 1, not {window_max}")
+        if reserve is not None and reserve < 0:
+            raise ValueError(f"reserve must be >= 0, not {reserve}")
+        at_ceiling = self._window >= self._window_max
+        self._window_max = window_max
+        self._window_min = min(self._min_asked, window_max)
+        if at_ceiling or self._window > window_max:
+            self._window = window_max
+        self._window = max(self._window, self._window_min)
+        if reserve is not None:
+            self._reserve = reserve
+        self._dispatch()
 
     @property
     def in_flight(self) -> int:
@@ -520,8 +551,14 @@ _POLICY: Shared[Policy] = Shared()
 
 
 def get_policy(settings: Settings) -> Policy:
-    """The process-wide policy, built from *settings* on first use and shared by every session."""
-    return _POLICY.get(lambda: _new_policy(settings))
+    """The process-wide policy, built from *settings* on first use and shared by every session;
+    from the first call in an event loop on, the engine's metrics move its ceiling
+    (:func:`hymt_chat.engine.window.watch_window`)."""
+    from hymt_chat.engine.window import watch_window
+
+    policy = _POLICY.get(lambda: _new_policy(settings))
+    watch_window(settings, policy)
+    return policy
 
 
 def _new_policy(settings: Settings) -> Policy:

@@ -6,9 +6,11 @@ Every model call of the process goes through one :class:`Policy`:
   number of calls actually in flight, floor ``window_min``), once per congestion episode; each run
   of ``window`` consecutive successes widens it by one, up to ``window_max``.
 * **Sized to the engine.** ``window_max`` is what the engine can *run* (its ``--max-num-seqs``,
-  see :func:`hymt_chat.sidecar.capacity.engine_slots`), not what it can queue: a request waiting inside
-  vLLM is out of our hands (order and time), so almost nothing should wait there. A 503 is
-  the safety net, not the signal the window grows towards.
+  see :func:`hymt_chat.sidecar.capacity.engine_slots`), not what it can queue: a request
+  waiting inside vLLM is out of our hands (order and time), so almost nothing should wait
+  there. A 503 is the safety net, not the signal the window grows towards. The engine's own
+  metrics move the ceiling while calls run (:meth:`Policy.resize`, driven by
+  :mod:`hymt_chat.engine.window`): down to what runs when requests wait inside vLLM.
 * **Classes first** (:mod:`hymt_chat.engine.priority`). Waiting calls are served by class rank
   (interactive, best, check, bulk), and background classes never hold more than
   ``window - reserve`` slots: an interactive message always finds a slot free of documents.

@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from hymt_chat.engine.policy import Policy
     from hymt_chat.settings import Settings
 
-__all__ = ["HOLD", "INTERVAL", "MAX_CEILING", "Rules", "WindowState", "WindowWatch", "describe",
-           "initial_state", "next_state", "watch_window", "window_report"]
+__all__ = ["HOLD", "INTERVAL", "MAX_CEILING", "Rules", "WindowState", "WindowWatch", "build_watch",
+           "describe", "initial_state", "next_state", "watch_window", "window_report"]
 
 INTERVAL = 1.0  # seconds between readings
 TIMEOUT = 3.0  # a page slower than this is no reading (a busy 2-core CPU engine: ~0.1 s)
@@ -252,12 +252,15 @@ def watch_window(settings: Settings, policy: Policy) -> WindowWatch | None:
     loop runs; None when ``HYMT_WINDOW_MAX`` fixes the window."""
     if settings.window_max:
         return None
-    watch = _WATCH.get(lambda: _new_watch(settings, policy), key=id(policy))
+    watch = _WATCH.get(lambda: build_watch(settings, policy), key=id(policy))
     watch.start()
     return watch
 
 
-def _new_watch(settings: Settings, policy: Policy) -> WindowWatch:
+def build_watch(settings: Settings, policy: Policy, *, interval: float = INTERVAL,
+                timeout: float = TIMEOUT,
+                clock: Callable[[], float] = time.monotonic) -> WindowWatch:
+    """A watch over *policy* for the server *settings* name (not started)."""
     total, origin = engine_total(settings)
     rules = Rules(share=settings.app_replicas, initial=total, origin=origin)
     stands_for = settings.replicas if settings.base_url else 1
@@ -266,7 +269,7 @@ def _new_watch(settings: Settings, policy: Policy) -> WindowWatch:
         return await read_load(http, metrics_urls(settings),
                                api_key=resolve_endpoint(settings).api_key, stands_for=stands_for)
 
-    return WindowWatch(policy, read, rules)
+    return WindowWatch(policy, read, rules, interval=interval, timeout=timeout, clock=clock)
 
 
 def window_report(settings: Settings) -> dict[str, object]:

@@ -42,8 +42,9 @@ def engine_slots(settings: Settings) -> int:
 
 def app_share(total: int, app_replicas: int) -> int:
     """One app process's share of *total* engine slots: split between the app replicas
-    (``HYMT_APP_REPLICAS``), rounded up, at least one. A fixed share, not one read from the others' load,
-    because it must be right before the first request and stay right when a replica is busy;
+    (``HYMT_APP_REPLICAS``), rounded up, at least one. A fixed share, not one read from the
+    others' load, because it must be right before the first request and stay right when a
+    replica is busy;
     each window still shrinks on 503s by itself, and vLLM's priority scheduling orders what
     the replicas send together."""
     return max(1, -(-total // app_replicas))

@@ -82,7 +82,9 @@ def parse_load(text: str) -> EngineLoad:
                     sums[sample.name] += value
                     seen.add(sample.name)
     except ValueError as err:  # the parser's word for text that is not Prometheus
-        raise MetricsError(f"not Prometheus text ({err})") from None
+        raise MetricsError(f"not Prometheus text ({str(err)[:80]})") from None
+    if not seen:
+        _prometheus_or_raise(text)
     if seen != {RUNNING, WAITING}:
         raise MetricsError(f"no {RUNNING} / {WAITING} on the page (not vLLM, or vLLM started "
                            "with --disable-log-stats)")
@@ -90,6 +92,16 @@ def parse_load(text: str) -> EngineLoad:
         raise MetricsError(f"impossible counts: {sums[RUNNING]:g} running, "
                            f"{sums[WAITING]:g} waiting")
     return EngineLoad(round(sums[RUNNING]), round(sums[WAITING]), frozenset(started))
+
+
+def _prometheus_or_raise(text: str) -> None:
+    """A page without our series: say whether it is Prometheus text at all (its first lines)."""
+    head = "\n".join(text.splitlines()[:20]) + "\n"
+    try:
+        for _ in text_string_to_metric_families(head):
+            pass
+    except ValueError as err:
+        raise MetricsError(f"not Prometheus text ({str(err)[:80]})") from None
 
 
 def metrics_urls(settings: Settings) -> tuple[str, ...]:

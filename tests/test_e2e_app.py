@@ -121,4 +121,10 @@ def test_health_is_200_when_the_real_model_answers(demo_server, tmp_path):
     with _app(demo_server, tmp_path) as url:
         response = httpx.get(f"{url}/health", timeout=10)
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "vllm": "ready"}
+    body = response.json()
+    assert (body["status"], body["vllm"]) == ("ok", "ready")
+    # The app reaches the demo server by URL only: its window starts safe, then follows what
+    # the server's /metrics says (the window's own tests: test_e2e_window.py).
+    window = body["window"]
+    assert window["origin"] in ("safe default", "engine metrics"), window
+    assert window["max"] >= 1 and window["reserve"] == 1

@@ -204,6 +204,7 @@ class Policy:
         self._background = 0  # of which background classes
         self._successes = 0  # consecutive successes since the last change of the window
         self._epoch = 0  # bumped at each shrink; a 503 from an older epoch is already answered
+        self._cuts = 0  # 503 episodes that made the window smaller (resize() is not one)
         self._lines: dict[int, _Line] = {}  # rank -> its waiting requests
 
     # --- public surface ---------------------------------------------------------------------
@@ -217,6 +218,12 @@ class Policy:
     def window(self) -> int:
         """How many calls may run at once right now."""
         return self._window
+
+    @property
+    def cuts(self) -> int:
+        """How many times a 503 made the window smaller (a ceiling moved by :meth:`resize`,
+        to follow the engine's metrics, is not counted: that is no congestion)."""
+        return self._cuts
 
     @property
     def reserve(self) -> int:
@@ -412,7 +419,9 @@ class Policy:
             return
         flight = self._in_flight  # includes the failed call, its slot is not yet released
         # Halve what was really in use, not an unused allowance (RFC 5681's FlightSize / 2).
-        self._window = max(self._window_min, min(self._window, flight) // 2)
+        window = max(self._window_min, min(self._window, flight) // 2)
+        self._cuts += window < self._window
+        self._window = window
         self._epoch += 1
 
     def _grow(self) -> None:

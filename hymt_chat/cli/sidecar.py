@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hymt_chat.cli.apps import plan_apps
-from hymt_chat.engine.families import Family, detect_family, get_family
+from hymt_chat.engine.families import DEFAULT_FAMILY, Family, detect_family, get_family
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint, state_file, write_state
@@ -21,7 +21,7 @@ from hymt_chat.sidecar.fleet import Fleet, FleetPlan, plan_fleet
 from hymt_chat.sidecar.launch import Launch, plan_launch
 from hymt_chat.sidecar.private import make_private
 from hymt_chat.sidecar.supervisor import Supervisor
-from hymt_chat.sidecar.warm import warm_up_for
+from hymt_chat.sidecar.warm import WARM_TEXT, WarmUp, warm_up_for
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -91,7 +91,7 @@ class Model:
 
             one = Supervisor(self.launch.spec, health_url=f"{self.endpoint.root}/health",
                              log_path=self.launch.log_path, on_state=on_state,
-                             warm=warm_up_for(self.launch, self.family))
+                             warm=warm_start(self.launch, self.family))
             return one
 
         def on_fleet(state: str) -> None:
@@ -99,8 +99,16 @@ class Model:
                         restarts=fleet.restarts, replicas=self.replicas)
 
         fleet = Fleet(self.fleet, on_state=on_fleet,
-                      warm=[warm_up_for(launch, self.family) for launch in self.fleet.replicas])
+                      warm=[warm_start(launch, self.family) for launch in self.fleet.replicas])
         return fleet
+
+
+def warm_start(launch: Launch, family: Family | None) -> WarmUp:
+    """*launch*'s warm start with *family*'s default prompt and official sampling; without a
+    family (the demo model) the default family's, which is what the app then sends."""
+    chosen = family or get_family(DEFAULT_FAMILY)
+    return warm_up_for(launch, chosen.prompt("default", text=WARM_TEXT, source="en", target="zh"),
+                       chosen.sampling.as_dict())
 
 
 def _start_model(settings: Settings, model: Model, stop: _Stop) -> Runner | None:

@@ -66,7 +66,7 @@ class Supervisor:
         self.health_url = health_url
         self.name = name
         self._check: Check = check or HealthCheck(health_url)
-        self._warm = warm
+        self.warm = warm
         self.log_path = log_path
         self.max_backoff = max_backoff
         self.unhealthy_after = unhealthy_after
@@ -200,9 +200,9 @@ class Supervisor:
 
     def _become_ready(self) -> None:
         """Warm the server up (when asked to), then say ready, in its log and its state."""
-        if self._warm is not None:
+        if self.warm is not None:
             try:
-                self._log_line(self._warm())
+                self._log_line(self.warm())
             except SidecarError as err:  # the server is up: serve, and say who pays
                 self._log_line(f"warm start failed ({err}); the first users pay the compile")
         self._log_line(f"{self.name} ready")

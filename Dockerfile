@@ -14,12 +14,15 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 ARG UV_VERSION=0.13.8
 RUN python -m venv /opt/uv && /opt/uv/bin/pip install --no-cache-dir "uv==${UV_VERSION}"
 WORKDIR /src
-COPY pyproject.toml uv.lock README.md ./
+# Only the lock and the project file first, so that this layer (the downloads) stays cached
+# until the dependencies change.
+COPY pyproject.toml uv.lock ./
 # The app's runtime dependencies only (no test, bench or vLLM extras), at the locked versions.
 RUN /opt/uv/bin/uv export --frozen --no-dev --no-emit-project --no-header \
         --format requirements-txt -o requirements.txt \
     && python -m venv /opt/venv \
     && /opt/venv/bin/pip install --no-cache-dir --require-hashes --no-deps -r requirements.txt
+COPY README.md ./
 COPY hymt_chat ./hymt_chat
 RUN /opt/venv/bin/pip install --no-cache-dir --no-deps .
 

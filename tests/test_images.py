@@ -70,6 +70,8 @@ def _until(check, timeout: float, what: str, box: Container | None = None):
         value = check()
         if value:
             return value
+        if box is not None and not box.state()["Running"]:
+            raise AssertionError(f"the container stopped before {what}:\n{box.logs()}")
         if time.monotonic() > deadline:
             raise AssertionError(f"no {what} in {timeout:.0f} s" +
                                  (f"; the container's log:\n{box.logs()}" if box else ""))
@@ -113,13 +115,17 @@ def test_the_app_image_serves_the_chat_read_only_as_an_unprivileged_user(
             page = httpx.get(url + "/", timeout=10)
             assert page.status_code == 200 and "<html" in page.text.lower()
 
-            async def chat() -> None:
+            async def chat() -> list[str]:
                 async with Tab(url) as tab:
-                    await tab.wait("English ⇄ Customer")
                     await tab.send("Hola, mi pedido JD123456789 llegó roto.")
                     await tab.wait("JD123456789", timeout=180)
+                    return [d["output"] for e, d in tab.events
+                            if e in ("new_message", "update_message") and isinstance(d, dict)
+                            and d.get("type") == "assistant_message"
+                            and "JD123456789" in (d.get("output") or "")]
 
-            asyncio.run(chat())
+            # The translation through the image's app and the host's vLLM keeps the order number.
+            assert asyncio.run(chat())
 
             assert box.exec("id", "-u").strip() == UID
             # Nothing of the code or the venv belongs to the user that runs it.
@@ -152,26 +158,23 @@ def test_the_healthcheck_reports_a_model_that_is_down(docker, app_image):
     env = {"HYMT_BASE_URL": f"http://127.0.0.1:{free_port()}/v1", "HYMT_API_KEY": "k",
            "CHAINLIT_PORT": str(port), "HYMT_AGENTS": ""}
     with container(docker, app_image, env=env,
-                   args=(*READ_ONLY, "--health-retries", "2",
-                         "--health-start-period", "0s")) as box:
+                   args=(*READ_ONLY, "--health-retries", "2", "--health-start-period", "0s",
+                         "--tmpfs", f"/home/app/.cache/hymt-chat:uid={UID},gid={UID}")) as box:
         url = f"http://127.0.0.1:{port}"
         assert _until(lambda: _status(url + "/health") == 503, 180, "503 from /health", box)
         assert _until(lambda: _health(box) == "unhealthy", 120, "unhealthy status", box)
         assert _status(url + "/") == 200  # the page itself still works
 
 
-def _locked_runtime() -> dict[str, str]:
-    """The versions uv.lock gives the image (runtime dependencies, this platform's markers)."""
+def _locked_runtime(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The runtime versions uv.lock gives a Python whose marker environment is *env* (None:
+    this one's)."""
     out = subprocess.run([str(BIN / "uv"), "export", "--frozen", "--no-dev", "--no-emit-project",
                           "--no-header", "--no-hashes", "--format", "requirements-txt"],
                          cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    return _pins(out)
-
-
-def _pins(text: str, env: dict[str, str] | None = None) -> dict[str, str]:
     pins = {}
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip().rstrip("\\").strip()
+    for line in out.splitlines():
+        line = line.split("#", 1)[0].strip()
         if not line or line.startswith("-"):
             continue
         req = Requirement(line)
@@ -181,20 +184,31 @@ def _pins(text: str, env: dict[str, str] | None = None) -> dict[str, str]:
     return pins
 
 
+# What the image's Python has installed, and the values its markers are evaluated with.
+_LISTING = """
+import json, os, platform, sys, importlib.metadata as m
+print(json.dumps({"dists": {d.metadata["Name"]: d.version for d in m.distributions()},
+    "env": {"python_full_version": platform.python_version(),
+            "python_version": ".".join(platform.python_version_tuple()[:2]),
+            "platform_machine": platform.machine(), "platform_system": platform.system(),
+            "sys_platform": sys.platform, "os_name": os.name,
+            "implementation_name": sys.implementation.name,
+            "platform_python_implementation": platform.python_implementation()}}))
+"""
+
+
 @pytest.mark.slow
 def test_the_image_holds_exactly_the_locked_versions(docker, app_image):
-    listing = docker.run("run", "--rm", "--network", "none", "--entrypoint", "python",
-                         app_image, "-c",
-                         "import json, importlib.metadata as m; print(json.dumps("
-                         "{d.metadata['Name']: d.version for d in m.distributions()}))").stdout
-    image = {canonicalize_name(k): v for k, v in json.loads(listing).items()}
-    image.pop("pip", None)
-    image.pop("setuptools", None)
+    listing = json.loads(docker.run("run", "--rm", "--network", "none", "--entrypoint",
+                                    "python", app_image, "-c", _LISTING).stdout)
+    image = {canonicalize_name(k): v for k, v in listing["dists"].items()}
+    for seed in ("pip", "setuptools"):  # the venv's own
+        image.pop(seed, None)
     assert image.pop("hymt-chat") == metadata.version("hymt-chat")
-    assert image == _locked_runtime()
-    # The same lock made this test's own environment: the shared packages agree.
-    for name, version in image.items():
-        assert metadata.version(name) == version, name
+    assert image == _locked_runtime(listing["env"])
+    # The same lock made this test's own environment: what both install, they install alike.
+    for name, version in _locked_runtime().items():
+        assert metadata.version(name) == version == image.get(name, version), name
 
 
 @pytest.mark.slow

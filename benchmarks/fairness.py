@@ -196,7 +196,7 @@ def report(args: argparse.Namespace, alone: Run, runs: list[Run], server: str,
 
 
 async def main(args: argparse.Namespace) -> None:
-    started, t0 = dt.datetime.now(dt.timezone.utc), time.monotonic()
+    started, t0 = dt.datetime.now(dt.UTC), time.monotonic()
     messages = [MESSAGES[i % len(MESSAGES)] for i in range(args.messages)]
     with model_server(SERVER_ARGS) as endpoint:
         translator = make_translator(endpoint)  # the one process-wide setup

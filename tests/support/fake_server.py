@@ -68,7 +68,7 @@ def fake_server(*script: Reply) -> Iterator[FakeServer]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with lock:
                 reply = fake.next_reply()

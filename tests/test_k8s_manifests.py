@@ -441,3 +441,15 @@ def test_check_notices_a_hand_edit_of_the_routers_args(tmp_path, capsys):
     assert "deploy/k8s/router.yaml" in capsys.readouterr().out
     assert main(["compose-args", "--write", "--root", str(tmp_path)]) == 0
     assert router.read_text() == text
+
+
+def test_the_app_runs_on_a_read_only_root_with_the_images_writable_folders():
+    app = _workload("hymt-app")
+    container = _container(app)
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in app["spec"]["template"]["spec"]["volumes"]}
+    cache = re.search(r"HYMT_CACHE_DIR=(\S+)", (ROOT / "Dockerfile").read_text())[1]
+    # What tests/test_images.py runs the image with under --read-only (and compose.yaml).
+    assert set(mounts) == {"/tmp", "/app/.files", cache}
+    assert all("emptyDir" in volumes[name] for name in mounts.values())

@@ -57,15 +57,11 @@ class Engine:
         env.pop("DOCKER_CONTEXT", None)
         return env
 
-    def run(self, *args: str, timeout: float = 120, check: bool = True, buildkit: bool = True,
-            input: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, timeout: float = 120, check: bool = True,
+            buildkit: bool = True) -> subprocess.CompletedProcess[str]:
         """``docker ARGS`` on this engine; *check*: an error carries docker's own output."""
         proc = subprocess.run([str(DOCKER), *args], env=self.env(buildkit), capture_output=True,
-                              text=input is None, input=input, timeout=timeout)
-        if isinstance(proc.stdout, bytes):
-            proc = subprocess.CompletedProcess(proc.args, proc.returncode,
-                                               proc.stdout.decode(errors="replace"),
-                                               proc.stderr.decode(errors="replace"))
+                              text=True, errors="replace", timeout=timeout)
         if check and proc.returncode != 0:
             raise EngineError(f"docker {' '.join(args[:3])}… exited {proc.returncode}:\n"
                               f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")

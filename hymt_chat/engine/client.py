@@ -143,7 +143,7 @@ class ModelClient:
             if not self._model:
                 try:
                     models = await self._openai.models.list()
-                except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
+                except Exception as err:
                     raise self._failed(err, self.settings.request_timeout or _LIST_TIMEOUT) from err
                 if not models.data:
                     raise ModelError("The model server lists no model.")
@@ -212,7 +212,7 @@ class ModelClient:
                                            temperature=temperature, top_p=top_p, model=model,
                                            source=source, timeout=timeout, seed=seed)
             raise map_error(err, timeout, self.endpoint.base_url) from err
-        except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
+        except Exception as err:
             raise self._failed(err, timeout) from err
         contents = _contents(response)
         usage = getattr(response, "usage", None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -303,7 +304,7 @@ class Translator:
                     await maybe
 
         failed = await run_bounded(
-            [lambda i=i: one(i) for i in todo],
+            [functools.partial(one, i) for i in todo],
             lambda: segment_parallelism(self.policy, self.settings.segment_concurrency, klass),
         )
         seconds = time.monotonic() - started

@@ -77,7 +77,7 @@ class KioskSession(Session):
         for shown in self.shown:
             try:
                 await shown.remove()
-            except Exception:  # noqa: BLE001 - the tab may be gone: nothing to remove from
+            except Exception:
                 log.debug("kiosk reset: could not remove a message", exc_info=True)
         self.shown, self.target, self.text = [], None, None
         self.kept = Kept()

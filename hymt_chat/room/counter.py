@@ -71,7 +71,7 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
                 elif incoming.get("type") == "language":
                     code = counter.set_language(side, incoming.get("code"))
                     await websocket.send_json({"type": "language", "side": side, "code": code})
-        except (asyncio.TimeoutError, WebSocketDisconnect, ValueError, RuntimeError):
+        except (TimeoutError, WebSocketDisconnect, ValueError, RuntimeError):
             return  # the screen was reset, closed or went quiet: nothing to keep
         finally:
             saying.cancel()

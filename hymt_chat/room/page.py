@@ -141,7 +141,7 @@ async def _serve(websocket: WebSocket, room: Room) -> None:
     """One guest connection: hello, then events out and messages in, until either side ends."""
     try:
         hello = await asyncio.wait_for(websocket.receive_json(), HELLO_SECONDS)
-    except (asyncio.TimeoutError, WebSocketDisconnect, ValueError):
+    except (TimeoutError, WebSocketDisconnect, ValueError):
         await _close(websocket, 4400, "Say hello first.")
         return
     guest = hello.get("guest") if isinstance(hello, dict) else None

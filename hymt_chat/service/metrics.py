@@ -120,9 +120,9 @@ class PolicyHook:
             m.retries.labels(_retry_reason(event.error)).inc()
             if event.error == _BUSY:
                 m.busy_503.inc()
-        elif event.kind == "gave_up" and event.error == _BUSY:
-            if self._started_attempt() == event.attempt:  # the 503 of the attempt that ran
-                m.busy_503.inc()
+        elif (event.kind == "gave_up" and event.error == _BUSY
+              and self._started_attempt() == event.attempt):  # the 503 of the attempt that ran
+            m.busy_503.inc()
 
 
 def _current_task() -> asyncio.Task[Any] | None:

@@ -60,7 +60,8 @@ VLLM_FLAGS: dict[str, FlagSupport] = {
 }
 
 # The vLLM that GPU setup installs: every flag above, parsed by 0.32's own parser (CPU build
-# and the compose image, vllm/vllm-openai:v0.32.0). scripts/setup.sh carries the same range.
+# and the compose image, vllm/vllm-openai:v0.32.0). requirements/sidecar-gpu.in (the input of
+# the GPU host's lock) carries the same range.
 GPU_VLLM_RANGE = ">=0.29,<0.33"
 
 

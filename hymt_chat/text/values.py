@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import date, time
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
+from typing import Any
 
 from babel import Locale
 from babel.core import get_global
@@ -330,7 +331,7 @@ class _Patterns:
 
 def _merge(codes: tuple[str, ...]) -> _Vocabulary:
     vocabs = [_vocabulary(c) for c in codes]
-    merged: dict[str, dict] = {"months": {}, "weekdays": {}, "periods": {}, "units": {}}
+    merged: dict[str, dict[str, Any]] = {"months": {}, "weekdays": {}, "periods": {}, "units": {}}
     currencies: dict[str, frozenset[str]] = {}
     strong: set[str] = set()
     percent: set[str] = set()
@@ -620,19 +621,19 @@ def format_value(value: Value, target: str) -> str | None:
         pattern = copy.copy(loc.currency_formats["standard"])
         digits = _fraction_digits(number)
         pattern.frac_prec = (digits, digits)
-        return pattern.apply(number, loc, currency=currency, currency_digits=False)
+        return str(pattern.apply(number, loc, currency=currency, currency_digits=False))
     if value.kind == "percent" and len(value.keys) == 1:
         (number,) = value.keys
         pattern = copy.copy(loc.percent_formats[None])
         digits = _fraction_digits(number)
         pattern.frac_prec = (digits, digits)
-        return pattern.apply(number / 100, loc)
+        return str(pattern.apply(number / 100, loc))
     if value.kind == "number" and len(value.keys) == 1:
         (number,) = value.keys
         digits = _fraction_digits(number)
         if number >= 1000 or digits:
             pattern = copy.copy(loc.decimal_formats[None])
             pattern.frac_prec = (digits, digits)
-            return pattern.apply(number, loc)
+            return str(pattern.apply(number, loc))
         return None
     return None

@@ -77,7 +77,7 @@ def fake_server(*script: Reply) -> Iterator[FakeServer]:
         # client's delayed ACK (~40 ms, measured: 60 ms a /metrics reading instead of ~2).
         disable_nagle_algorithm = True
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with lock:
                 reply = fake.next_reply()

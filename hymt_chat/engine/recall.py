@@ -39,10 +39,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from hymt_chat.engine.hooks import Hooks
-from hymt_chat.errors import HymtError
+from hymt_chat.errors import HymtError, InputError
 from hymt_chat.store.memory import (
     MACHINE,
     MemoryStore,
+    MemoryStoreError,
+    TeamEntry,
     memory_location,
     open_memory_store,
     team_key,
@@ -227,7 +229,9 @@ class Memory:
             return default
         try:
             result = op(self.store())
-        except HymtError as err:
+        except (MemoryStoreError, HymtError) as err:
+            if isinstance(err, InputError):  # a refusal (the cap), not a failing database
+                raise
             if self._down_until is None:
                 _log.warning("The translation memory is unavailable (%s): translating without "
                              "it; trying again every %.0f s.", err, self.retry_after)
@@ -267,6 +271,11 @@ class Memory:
         if stale:
             await self._run(lambda s: s.forget(stale), 0)
         return out
+
+    async def correct(self, entries: Sequence[TeamEntry]) -> bool:
+        """Store team entries (an agent's correction) in one transaction; False when the
+        database is failing (nothing saved). Raises MemoryFullError past the cap."""
+        return await self._run(lambda s: s.add_team(entries) >= 0, False)
 
     async def remember(self, key: SegmentKey, translation: str,
                        findings: Sequence[Finding]) -> None:

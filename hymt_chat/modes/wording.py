@@ -179,6 +179,32 @@ CANCELLED = "cancelled"
 """The note a background job's progress line ends with after its Cancel (or the tab closed)."""
 JOB_ALREADY_OVER = "That translation is already over: there was nothing left to cancel."
 
+# --- an agent's correction of a translation (hymt_chat/modes/agent/corrections.py) ----------
+CORRECT_LABEL = "Correct this translation"
+CORRECT_TOOLTIP = "Type a better translation: used next time for the same text, by everyone here"
+CORRECTION_CANCELLED = "Correction cancelled: the translation stays as it was."
+CORRECTION_EXPIRED = ("That translation is no longer kept (only the last 20 are): correct it "
+                      "the next time it comes.")
+CORRECTION_NOT_SAVED = ("The translation memory is not answering right now: the correction was "
+                        "not saved. Try again shortly.")
+
+
+def correct_prompt(original: str, target: str) -> str:
+    return (f"Type the corrected {language_name(target)} translation of “{original}” and send "
+            "it. It is used from then on for the same text, by everyone on this deployment "
+            "(shown “corrected by an agent”). /cancel keeps the translation as it is.")
+
+
+def correction_check_message(findings: Sequence[str]) -> str:
+    return ("Check the correction before it is kept: " + " ".join(findings)
+            + " Send it again unchanged to keep it as it is, or type another.")
+
+
+def correction_saved_message(target: str) -> str:
+    return (f"Saved: from now on this text is translated into {language_name(target)} as you "
+            "wrote it, for everyone on this deployment. The conversation above keeps what was "
+            "sent.")
+
 
 def partial_answer_markdown(text: str, error: str) -> str:
     """A translation with parts missing: what was translated, in place, then why and what next."""

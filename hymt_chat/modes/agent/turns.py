@@ -138,6 +138,7 @@ class AgentTurn:
     # Origins of the segments the translation memory answered (machine, imported, corrected)
     remembered: tuple[str, ...] = ()
     parts: int = 1  # segments of the message (sent to the model or answered from the memory)
+    sent: Masked | None = None  # what the translator was given (spans masked): a correction's key
 
     @property
     def translation(self) -> str:
@@ -155,6 +156,7 @@ class _Output:
     calls: int = 0
     template: str = "official"
     remembered: tuple[str, ...] = ()
+    sent: Masked | None = None
 
 
 async def handle_agent_message(
@@ -206,7 +208,7 @@ async def handle_agent_message(
                 back_text, back.score if back else None)
     conv.add_turn(turn)
     return AgentTurn(route, turn, back, time.monotonic() - started, calls, out.template,
-                     out.remembered, max(1, out.calls + len(out.remembered)))
+                     out.remembered, max(1, out.calls + len(out.remembered)), out.sent)
 
 
 async def _translate(
@@ -264,14 +266,14 @@ async def _translate(
                                  user=user, on_progress=on_progress, on_event=on_event,
                                  klass=klass, force_mask=True)
         return _Output(again.text, again.warnings, result.segments + again.calls,
-                       "terminology, then masking", again.remembered)
+                       "terminology, then masking", again.remembered, again.sent)
     # The translator's own checks (values, language, leftovers…) come first; the mode's
     # number and language checks are skipped where they would say the same again.
     found = [f.message for f in result.warnings]
     covered = {f.kind for f in result.warnings}
     return _Output(restored.text,
                    found + _checks(masked, result.text, restored, pairs, route.target, covered),
-                   result.segments, template, result.remembered)
+                   result.segments, template, result.remembered, masked)
 
 
 def _lacks_terms(text: str, pairs: list[tuple[str, str]]) -> bool:

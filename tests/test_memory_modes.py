@@ -224,7 +224,8 @@ async def test_a_correction_needs_its_lines_and_a_command_cancels_it(stub, svc) 
     assert screen.last().markdown.startswith("Correction cancelled")
     await agent.message("Gracias por esperar tanto tiempo.", None)  # a message again
     assert "Thank you for waiting so long." in _answer(screen).markdown
-    assert svc.translator.memory.store().stats().by_origin[CORRECTED] == 0  # type: ignore[union-attr]
+    store = svc.translator.memory.store()  # type: ignore[union-attr]
+    assert store.stats().by_origin[CORRECTED] == 0
 
 
 async def test_only_a_signed_in_agent_is_offered_a_correction(stub, svc, tmp_path) -> None:

@@ -42,10 +42,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     origins = (IMPORTED, CORRECTED, MACHINE) if args.machine else (IMPORTED, CORRECTED)
     store = _store()
-    target: Any = nullcontext(sys.stdout.buffer) if args.file == "-" else open(args.file, "wb")  # noqa: SIM115
+    to_stdout = args.file == "-"
+    target: Any = (nullcontext(sys.stdout.buffer) if to_stdout
+                   else open(args.file, "wb"))  # noqa: SIM115 - closed by the with
     with target as out:
         written = write_tmx(store.entries(origins), out, tool_version=__version__)
-    if args.file != "-":
+    if not to_stdout:
         print(f"Wrote {written:,} translation unit(s) to {args.file}.")
     return 0
 

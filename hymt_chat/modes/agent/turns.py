@@ -195,7 +195,7 @@ async def handle_agent_message(
     back: Drift | None = None
     back_text: str | None = None
     calls = out.calls
-    if back_translate and route.direction == AGENT_TO_CUSTOMER and out.calls:
+    if back_translate and route.direction == AGENT_TO_CUSTOMER and (out.calls or out.remembered):
         reverse = Route(CUSTOMER_TO_AGENT, route.target, route.source)
         back_out = await _translate(conv, out.text, reverse, translator, options,
                                     use_context=False, user=user, on_event=on_event, klass=CHECK)

@@ -108,9 +108,8 @@ async def test_an_agents_reply_from_the_memory_still_gets_its_back_translation(s
     assert "Back\\-translation into English" in _answer(screen).markdown  # the switch
 
 
-async def test_a_room_answers_the_guest_from_the_memory(stub, svc) -> None:
-    warm, _ = _agent(svc)
-    await warm.message(CUSTOMER, None)
+async def _room_with_guest(svc: Services):
+    """An agent's room whose Spanish guest has written CUSTOMER (shown in the agent's tab)."""
     agent, screen = _agent(svc)
     await agent.message("/room", None)
     room = svc.rooms.get(agent.room.token)  # type: ignore[union-attr]
@@ -118,6 +117,13 @@ async def test_a_room_answers_the_guest_from_the_memory(stub, svc) -> None:
     room.set_guest_language("es")
     await room.guest_says("g" * 32, CUSTOMER)
     await asyncio.sleep(0.05)  # the agent's tab is updated from the session's own context
+    return agent, screen, room
+
+
+async def test_a_room_answers_the_guest_from_the_memory(stub, svc) -> None:
+    warm, _ = _agent(svc)
+    await warm.message(CUSTOMER, None)
+    agent, screen, room = await _room_with_guest(svc)
     assert _calls(stub) == 1
     assert room.history[-1].translation == "Hello, my package has not arrived yet."
     assert "Customer · Spanish → English" in screen.last().markdown
@@ -239,13 +245,7 @@ async def test_only_a_signed_in_agent_is_offered_a_correction(stub, svc, tmp_pat
 
 
 async def test_the_guests_message_in_a_room_can_be_corrected(stub, svc) -> None:
-    agent, screen = _agent(svc)
-    await agent.message("/room", None)
-    room = svc.rooms.get(agent.room.token)  # type: ignore[union-attr]
-    room.join("g" * 32)
-    room.set_guest_language("es")
-    await room.guest_says("g" * 32, CUSTOMER)
-    await asyncio.sleep(0.05)
+    agent, screen, room = await _room_with_guest(svc)
     button = _correct_button(screen)
     await agent.button("correct", button.payload, button.label, _noop)
     await agent.message("Hi, my parcel has not come yet.", None)

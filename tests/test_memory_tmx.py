@@ -189,3 +189,17 @@ def test_written_tmx_reads_back_the_same() -> None:
     assert [(e.source, e.target, e.segment, e.translation, e.origin, e.author, e.created)
             for e in back] == [(e.source, e.target, e.segment, e.translation, e.origin,
                                 e.author, 1.7e9) for e in store_entries]
+
+
+def test_the_command_line_refuses_bad_files_in_one_sentence(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    _deployment(monkeypatch, tmp_path)
+    assert main(["memory", "import", str(tmp_path / "missing.tmx")]) == 2
+    assert "No TMX file at" in capsys.readouterr().err
+    broken = tmp_path / "broken.tmx"
+    broken.write_bytes(_tmx(_tu("Hi.", "Hola."))[:-20])
+    assert main(["memory", "import", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hymt-chat: The TMX file is not well-formed XML") and "\n" == err[-1]
+    assert "Traceback" not in err

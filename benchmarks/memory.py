@@ -312,7 +312,7 @@ def main() -> int:
     args = parser.parse_args()
     header = machine()
     with tempfile.TemporaryDirectory() as tmp, model_server(
-            "--max-num-seqs 2 --no-disable-log-stats") as endpoint:
+            "--max-num-seqs 2") as endpoint:
         folder = Path(tmp)
         port = int(endpoint.root.rsplit(":", 1)[1])
         where_of = _where(args.database_url, folder)

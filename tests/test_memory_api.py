@@ -85,3 +85,12 @@ def test_alternatives_are_asked_of_the_model(api, stub) -> None:
     assert with_alternatives.json()["translatedText"] == ANSWER
     assert len(stub.prompts) == 3  # the first from the memory, the two alternatives asked
     assert with_alternatives.headers["X-Hymt-Memory-Segments"] == "1/1"
+
+
+def test_a_deployment_without_the_memory_says_off(stub, tmp_path: Path) -> None:
+    settings = Settings(base_url=stub.base_url, api_key="k", model="stub", cache_dir=tmp_path)
+    with api_app(settings, tmp_path / "keys.db", free_port(), memory=False) as app:
+        key = app.store.create("weblate", per_minute=100)
+        for _ in range(2):
+            assert _libre(app, key).headers["X-Hymt-Memory"] == "off"
+    assert len(stub.prompts) == 2

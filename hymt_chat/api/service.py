@@ -92,7 +92,8 @@ class ApiService:
         """Admit (rate limit, quota) and run *job* for the authenticated caller."""
         assert ctx.caller is not None
         ctx.charge = await self.access.admit(ctx.caller, job.chars)
-        on = ctx.request.headers.get(MEMORY_HEADER, "").strip().lower() not in _OFF
+        on = (getattr(self.translator, "memory", None) is not None  # HYMT_MEMORY off: "off"
+              and ctx.request.headers.get(MEMORY_HEADER, "").strip().lower() not in _OFF)
         with memory_use(read=on, write=on) as use:  # the task unless_gone makes inherits it
             ctx.extra["memory"] = use
             results = await self.unless_gone(ctx, run_job(self.translator, job,

@@ -21,6 +21,7 @@ from chainlit.server import app as server
 from chainlit.server import sio
 
 from hymt_chat.api import routes as api
+from hymt_chat.engine.recall import Memory
 from hymt_chat.engine.translator import Translator
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes import profiles as modes
@@ -47,7 +48,9 @@ make_private(SETTINGS.cache_dir)  # history, logs, uploads, keys: 0600 files in 
 logs.configure_logging(SETTINGS)  # JSON lines with a request id, rotating file
 READINESS = get_readiness(SETTINGS)
 METRICS = get_metrics(SETTINGS)  # hooks the process-wide policy
-SERVICES = Services(SETTINGS, METRICS.instrument(Translator(SETTINGS)), READINESS,
+SERVICES = Services(SETTINGS, METRICS.instrument(Translator(SETTINGS,
+                                                           memory=Memory.for_settings(SETTINGS))),
+                    READINESS,
                     get_rate_limiter(SETTINGS), METRICS,
                     cl_config.features.spontaneous_file_upload.max_files or 5,
                     Rooms(hours=SETTINGS.room_hours))

@@ -204,6 +204,7 @@ def _measure(args: argparse.Namespace, base_url: str) -> None:
         env = app_env(HYMT_BASE_URL=base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
                       HYMT_CACHE_DIR=str(Path(tmp) / "cache"), HYMT_PORT=str(_free_port()),
                       HYMT_RATE_LIMIT="", HYMT_RATE_LIMIT_CHARS="", HYMT_AGENTS="",
+                      HYMT_MEMORY="false",  # every message to the model (memory: memory.py)
                       HYMT_LOG_LEVEL=os.environ.get("HYMT_LOG_LEVEL", "WARNING"))
         env.pop("CHAINLIT_AUTH_SECRET", None)
         with running_app(env, _free_port(), Path(tmp) / "app.log") as url:

@@ -182,6 +182,24 @@ class Settings(BaseSettings):
         "model masking amounts helped, masking dates did not, masking times, percentages and "
         "numbers hurt (it dropped their placeholders; benchmarks/fidelity.py).",
     )
+    # --- the translation memory (hymt_chat/engine/recall.py, hymt_chat/store/memory.py) -----
+    memory: bool = Field(
+        default=True, description="Answer a segment translated before (same model, prompt, "
+        "pair, settings) from the memory, without a model call; needs HYMT_CHECKS (a hit "
+        "passes the same checks as a fresh answer)."
+    )
+    memory_path: Path | None = Field(
+        default=None, description="SQLite file of the memory; unset: memory.db in the cache "
+        "folder. Not used when HYMT_DATABASE_URL is PostgreSQL (the memory is there)."
+    )
+    memory_max_entries: int = Field(
+        default=200_000, ge=100, description="Most entries kept; past it the least recently "
+        "used model answers go (agents' corrections and imports are never evicted)."
+    )
+    memory_kiosk: Literal["read", "write", "off"] = Field(
+        default="read", description="The kiosk and its counter: read the memory but store "
+        "nothing visitors typed (read), store like other pages (write), or off."
+    )
     secure_cookies: bool = Field(
         default=False, description="Mark cookies Secure even when TLS ends at a proxy in front."
     )
@@ -282,6 +300,11 @@ class Settings(BaseSettings):
     def api_keys_file(self) -> Path:
         """``api_keys_path``, or ``api-keys.db`` in the cache folder."""
         return self.api_keys_path or self.cache_dir / "api-keys.db"
+
+    @property
+    def memory_file(self) -> Path:
+        """``memory_path``, or ``memory.db`` in the cache folder."""
+        return self.memory_path or self.cache_dir / "memory.db"
 
     @property
     def history_url(self) -> str:

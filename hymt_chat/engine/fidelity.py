@@ -15,18 +15,16 @@ user, ``masked`` per value masked before the call.
 
 from __future__ import annotations
 
-import logging
 import secrets
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
+from hymt_chat.engine.hooks import Hooks
 from hymt_chat.text.checks import Finding, check_translation, score
 from hymt_chat.text.masking import MASKED_KINDS, mask_values
 from hymt_chat.text.protect import Masked, unmask
 
 __all__ = ["CheckEvent", "Checked", "add_check_hook", "remove_check_hook", "translate_checked"]
-
-_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,26 +34,20 @@ class CheckEvent:
 
 
 CheckHook = Callable[[CheckEvent], None]
-_HOOKS: list[CheckHook] = []
+_HOOKS: Hooks[CheckEvent] = Hooks("check")
 
 
 def add_check_hook(hook: CheckHook) -> None:
     """Receive every :class:`CheckEvent` of this process (metrics install one)."""
-    if hook not in _HOOKS:
-        _HOOKS.append(hook)
+    _HOOKS.add(hook)
 
 
 def remove_check_hook(hook: CheckHook) -> None:
-    if hook in _HOOKS:
-        _HOOKS.remove(hook)
+    _HOOKS.remove(hook)
 
 
 def _emit(outcome: str, kind: str) -> None:
-    for hook in _HOOKS:
-        try:
-            hook(CheckEvent(outcome, kind))
-        except Exception:  # noqa: BLE001 - a broken observer must not break a translation
-            _log.exception("check hook failed")
+    _HOOKS.emit(CheckEvent(outcome, kind))
 
 
 @dataclass(frozen=True, slots=True)

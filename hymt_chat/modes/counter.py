@@ -2,7 +2,8 @@
 its own language. What one side writes is translated into the other side's language.
 
 Like the kiosk, nothing is stored: a :class:`Counter` lives as long as its page's connection
-and the page wipes itself after the kiosk's idle time.
+and the page wipes itself after the kiosk's idle time; the translation memory is read, not
+written (the kiosk's rule, :func:`~hymt_chat.modes.kiosk.kiosk_memory`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hymt_chat.engine.translator import Translator
 from hymt_chat.errors import HymtError, InputError, short_reason
 from hymt_chat.lang.languages import find_language
 from hymt_chat.lang.names import language_name
+from hymt_chat.modes.kiosk import kiosk_memory
 
 __all__ = ["Counter", "Side"]
 
@@ -45,7 +47,8 @@ class Counter:
         try:
             if self.charge is not None:
                 await self.charge(len(text))
-            result = await self.translator.translate(text, target, source, user=self.user)
+            with kiosk_memory(self.translator.settings):
+                result = await self.translator.translate(text, target, source, user=self.user)
         except InputError as err:
             return {"type": "error", "side": side, "text": str(err)}
         except HymtError as err:  # delivered all the same, untranslated, with a note

@@ -27,9 +27,10 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
      ("hymt_chat/text/", "hymt_chat/engine/fidelity.py", "babel/")),
     ("Metrics", ("hymt_chat/service/metrics", "prometheus_client/")),
     ("Logging", ("logging/", "pythonjsonlogger/", "hymt_chat/service/logs")),
-    ("Model call (openai SDK, httpx, engine/client.py)",
-     ("openai/", "httpx", "httpcore", "h11/", "anyio/", "hymt_chat/engine/client.py", "stamina/",
-      "tenacity/", "pydantic", "ssl.py")),
+    ("Model call (HTTP client: aiohttp or the openai SDK on httpx; engine/client.py)",
+     ("aiohttp/", "multidict/", "yarl/", "propcache/", "aiosignal/", "frozenlist/", "openai/",
+      "httpx", "httpcore", "h11/", "anyio/", "hymt_chat/engine/client.py", "stamina/",
+      "tenacity/", "pydantic", "ssl.py", "json/")),
     ("Translator, policy, readiness (engine/, service/)", ("hymt_chat/",)),
     ("Event loop (asyncio)", ("asyncio/", "selectors.py", "nest_asyncio.py")),
 )

@@ -13,6 +13,8 @@ import email.utils
 import json
 import logging
 import time
+import urllib.parse
+import urllib.request
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -160,18 +162,20 @@ class ModelClient:
         self._http_loop: asyncio.AbstractEventLoop | None = None
         self._headers = ({"Authorization": f"Bearer {self.endpoint.api_key}"}
                          if self.endpoint.api_key else {})
+        self._proxy = _env_proxy(self.endpoint.base_url)
 
     def _session(self) -> aiohttp.ClientSession:
         """The pooled session of the running loop (a new one when the loop changed: tests)."""
         http, loop = self._http, asyncio.get_running_loop()
         if http is None or http.closed or self._http_loop is not loop:
             # No connection limit (the policy's window is the limit); idle ones closed before
-            # the server does; proxies from the environment, as httpx (and the SDK) read them.
+            # the server does. The environment's proxy is read once (self._proxy): aiohttp's
+            # trust_env would read ~/.netrc in a worker thread on every request.
             if http is not None:
                 _let_go(http)
             http = self._http = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=_KEEPALIVE),
-                headers=self._headers, trust_env=True)
+                headers=self._headers)
             self._http_loop = loop
             weakref.finalize(self, _let_go, http)
         return http
@@ -179,7 +183,7 @@ class ModelClient:
     async def _post(self, path: str, body: dict[str, Any], timeout: float) -> object:
         """POST *body* as JSON; the parsed JSON answer, StatusError for an HTTP error."""
         url = self.endpoint.base_url.rstrip("/") + path
-        async with self._session().post(url, json=body,
+        async with self._session().post(url, json=body, proxy=self._proxy,
                                         timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
             if resp.status >= 400:
                 raise StatusError(resp.status, resp.headers, await resp.text(errors="replace"))
@@ -308,6 +312,14 @@ class ModelClient:
         await self._openai.close()
         if self._http is not None and not self._http.closed:
             await self._http.close()
+
+
+def _env_proxy(url: str) -> str | None:
+    """The proxy HTTP(S)_PROXY names for *url*, unless NO_PROXY exempts its host (as httpx)."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.hostname or urllib.request.proxy_bypass_environment(parts.hostname):
+        return None
+    return urllib.request.getproxies_environment().get(parts.scheme)
 
 
 def _let_go(http: aiohttp.ClientSession) -> None:

@@ -186,14 +186,18 @@ _CODES = frozenset(CODES)
 _PROFILES: Shared[Profiles] = Shared()
 
 
-def _detector() -> Detector:
-    """A detector on our own profiles (not langdetect's global factory), loaded once, seeded once.
+def _profiles() -> Profiles:
+    """Our own profiles (not langdetect's global factory), loaded once, seeded once.
 
     A Detector copies the seed at creation and owns its random generator, and the profile
     tables are read-only after loading, so one Detector per call is safe from any number of
     threads or asyncio tasks, and the same text always gets the same answer.
     """
-    return _PROFILES.get(_load_profiles).create()
+    return _PROFILES.get(_load_profiles)
+
+
+def _detector() -> Detector:
+    return _profiles().create()
 
 
 def _load_profiles() -> Profiles:
@@ -205,7 +209,7 @@ def _load_profiles() -> Profiles:
 
 def warm_up() -> None:
     """Load langdetect's profiles now (about a quarter of a second) instead of on first use."""
-    _PROFILES.get(_load_profiles)
+    _profiles()
 
 
 def _langdetect(text: str, letters: int) -> tuple[str | None, float]:

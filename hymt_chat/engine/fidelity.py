@@ -23,6 +23,7 @@ from hymt_chat.engine.hooks import Hooks
 from hymt_chat.text.checks import Finding, check_translation, score
 from hymt_chat.text.masking import MASKED_KINDS, mask_values
 from hymt_chat.text.protect import Masked, unmask
+from hymt_chat.text.values import extract_values
 
 __all__ = ["CheckEvent", "Checked", "add_check_hook", "remove_check_hook", "translate_checked"]
 
@@ -74,7 +75,9 @@ async def translate_checked(
 ) -> Checked:
     """Translate one segment through *call*, checked and, if needed, retried once; *mask*
     replaces the values of *kinds* (and protected spans) by placeholders first."""
-    masked = mask_values(text, source, target, kinds) if mask else Masked(text, (), text)
+    values = extract_values(text, [source, target])  # read once: the masking and every check
+    masked = (mask_values(text, source, target, kinds, values=values) if mask
+              else Masked(text, (), text))
     for span in masked.spans:
         _emit("masked", span.kind)
     if masked.spans and masked.only_spans:
@@ -85,7 +88,7 @@ async def translate_checked(
     async def attempt(seed: int | None) -> tuple[str, tuple[Finding, ...]]:
         raw = await call(masked.text, seed)
         answer = unmask(raw, masked).text if masked.spans else raw
-        return answer, check_translation(text, answer, source, target)
+        return answer, check_translation(text, answer, source, target, source_values=values)
 
     answer, findings = await attempt(None)
     first, calls = findings, 1

@@ -143,7 +143,8 @@ def configure_logging(
             target.removeHandler(old)
             if ours:
                 old.close()
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    for name in ("httpx", "httpx2"):  # httpx2: the openai SDK's own (1.100+)
+        logging.getLogger(name).setLevel(logging.WARNING)
     path = Path(log_file) if log_file else (default_log_file(settings) if settings else None)
     handlers: list[logging.Handler] = []
     if path is not None:

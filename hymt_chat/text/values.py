@@ -295,8 +295,34 @@ class Value:
 
 
 def _alternation(words: Iterable[str]) -> str:
+    """Words as a regex alternation, the longest first, behind a lookahead that is the same
+    words as a trie: Python's ``re`` tries every branch of an alternation at every position
+    (with IGNORECASE it cannot even skip one on its first letter), which made the 2,000
+    currency names of a language pair cost 0.6 ms a text; the trie tries one branch a letter,
+    and the alternation itself (whose order decides which word matches) runs only where one
+    of its words starts."""
     ordered = sorted(set(words), key=len, reverse=True)
-    return "|".join(re.escape(w) for w in ordered if w)
+    flat = "|".join(re.escape(w) for w in ordered if w)
+    return f"(?={_trie(ordered)})(?:{flat})" if flat else ""
+
+
+def _trie(words: Iterable[str]) -> str:
+    """A regex matching exactly *words* (as a set), one branch per letter: ``ab|ac`` -> ``a[bc]``."""
+    root: dict[str, dict] = {}  # type: ignore[type-arg]
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}  # a word ends here
+
+    def emit(node: dict) -> str:  # type: ignore[type-arg]
+        branches = [re.escape(ch) + emit(child) for ch, child in node.items() if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
 
 
 def _bounded(words: Iterable[str]) -> str:

@@ -30,7 +30,7 @@ from hymt_chat.api.codes import deepl_source_code, deepl_sources, deepl_targets,
 from hymt_chat.api.fields import Fields, read_fields
 from hymt_chat.api.keys import Glossary
 from hymt_chat.api.service import ApiService, Context
-from hymt_chat.api.work import Job
+from hymt_chat.api.work import MAX_TEXTS, Job
 from hymt_chat.errors import (
     AccessDeniedError,
     BodyTooLargeError,
@@ -47,7 +47,6 @@ from hymt_chat.modes.agent.glossary import MAX_TERM_CHARS
 __all__ = ["deepl_router"]
 
 DIALECT = "deepl"
-MAX_TEXTS = 50  # DeepL's own limit per request
 MAX_GLOSSARY_ENTRIES = 1000  # every entry is matched against every text
 UNLIMITED = 1_000_000_000_000  # what DeepL reports as the limit of an account without one
 

@@ -31,7 +31,6 @@ __all__ = ["ApiService", "ClientGoneError", "Context", "api_outcome"]
 
 _log = logging.getLogger("hymt_chat.api")
 T = TypeVar("T")
-GONE_POLL = 0.5  # seconds between looks at the connection while a translation runs
 
 
 class ClientGoneError(HymtError):
@@ -87,25 +86,29 @@ class ApiService:
         return results
 
     async def unless_gone(self, ctx: Context, work: Awaitable[T]) -> T:
-        """*work*, cancelled if the client disconnects meanwhile (ClientGoneError).
+        """*work*, cancelled the moment the client disconnects (ClientGoneError).
 
         DeepL's Python client waits 10 s for the first byte, then retries the same request:
         without this, every abandoned try would keep its model calls running (cancelling
-        closes them, and vLLM aborts their generation). Only call it once the body is read:
-        Starlette's disconnect check would otherwise swallow a chunk of it.
+        closes them, and vLLM aborts their generation). The hang-up is awaited on the
+        request's own ``receive`` (an ``http.disconnect``), not polled with
+        ``Request.is_disconnected()``: behind a BaseHTTPMiddleware (the app's security
+        headers) that poll never sees the disconnect, and abandoned requests ran every call
+        (the probe of issue 27). Only call it once the body is read.
         """
         task = asyncio.ensure_future(work)
+        gone = asyncio.ensure_future(_hung_up(ctx.request))
         try:
-            while True:
-                done, _ = await asyncio.wait({task}, timeout=GONE_POLL)
-                if done:
-                    return task.result()
-                if await ctx.request.is_disconnected():
-                    task.cancel()
-                    raise ClientGoneError("The client closed the connection before the answer.")
+            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if task.done():
+                return task.result()
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)  # its calls closed, counted
+            raise ClientGoneError("The client closed the connection before the answer.")
         finally:
-            if not task.done():
-                task.cancel()
+            for pending in (task, gone):
+                if not pending.done():
+                    pending.cancel()
 
     async def guard(self, dialect: str, request: Request,
                     work: Callable[[Context], Awaitable[Response]],
@@ -129,3 +132,9 @@ class ApiService:
         if self.metrics is not None:
             name = ctx.caller.name if ctx.caller else "none"
             self.metrics.observe_api(dialect, name, outcome, ctx.billed if outcome == "ok" else 0)
+
+
+async def _hung_up(request: Request) -> None:
+    """Return when the client of *request* (its body already read) disconnects."""
+    while (await request.receive())["type"] != "http.disconnect":
+        await asyncio.sleep(0.5)  # a stray body message: never a busy loop

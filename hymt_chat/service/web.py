@@ -17,6 +17,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from hymt_chat.service import http_guard, web_guard
 from hymt_chat.service.health import health_response
+from hymt_chat.service.loop_watch import LoopWatch, StartWatch
 from hymt_chat.service.metrics import Metrics
 from hymt_chat.service.ratelimit import client_address
 from hymt_chat.service.readiness import Readiness
@@ -102,7 +103,9 @@ def install_guards(server: FastAPI, settings: Settings, *,
 
 def add_routes(server: FastAPI, settings: Settings, *, readiness: Readiness, metrics: Metrics,
                demo: Callable[[], bool], notice: str, sign_in: bool) -> None:
-    """``/health`` (readiness), ``/metrics`` (token or local only), ``/hymt/status`` (banner)."""
+    """``/health`` (readiness), ``/metrics`` (token or local only), ``/hymt/status`` (banner);
+    the event loop's stalls measured from the server's start into the metrics."""
+    server.add_middleware(StartWatch, watch=LoopWatch(metrics.observe_loop_stall))
 
     @server.get("/health", include_in_schema=False)
     async def health() -> JSONResponse:

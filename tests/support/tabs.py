@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,9 +25,10 @@ def marked(prompt: str) -> str:
 
 
 @contextmanager
-def app(tmp_path: Path, **env: str):
+def app(tmp_path: Path, answer: Callable[[str], str] = marked, **env: str):
+    """The app on a stand-in model (*answer*: prompt -> reply; it may sleep to be slow)."""
     tmp_path.mkdir(parents=True, exist_ok=True)
-    with StubModel(answer=marked) as stub:
+    with StubModel(answer=answer) as stub:
         environment = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
                               HYMT_CACHE_DIR=str(tmp_path / "cache"), HYMT_PORT=str(free_port()),
                               **env)

@@ -63,12 +63,15 @@ class ModelBusyError(ModelError):
 class RateLimitedError(HymtError):
     """One user sent more messages than the per-user limit allows."""
 
-    def __init__(self, retry_after: float, too_big: tuple[int, int] | None = None) -> None:
+    def __init__(self, retry_after: float, too_big: tuple[int, int] | None = None,
+                 unit: str = "characters") -> None:
+        """*too_big*: (this job's size, the whole allowance) in *unit* ("characters", "model
+        calls"), for a job that can never pass."""
         self.retry_after = retry_after
         if too_big is not None:
             size, allowance = too_big
             super().__init__(
-                f"This is {size:,} characters; one user may send at most {allowance:,} in that "
+                f"This is {size:,} {unit}; one user may send at most {allowance:,} in that "
                 "time. Split it into smaller parts."
             )
             return

@@ -19,6 +19,7 @@ from tests.support.sessions import RecordingScreen, services
 from tests.support.stub_model import StubModel
 
 GUEST = "a" * 32
+PAYER = "addr:203.0.113.9"  # the guest's allowance (their address)
 
 
 class Clock:
@@ -71,7 +72,7 @@ async def test_both_sides_read_each_other_translated(stub, tmp_path):
     queue = room.join(GUEST)
     assert _drain(queue)[0]["type"] == "welcome"
     room.set_guest_language("es")
-    await room.guest_says(GUEST, "Hola, mi pedido no ha llegado todavía.")
+    await room.guest_says(GUEST, "Hola, mi pedido no ha llegado todavía.", PAYER)
     events = _drain(queue)
     assert [e["type"] for e in events] == ["pending", "message"]
     message = events[1]["message"]
@@ -100,8 +101,8 @@ async def test_a_guest_cannot_run_the_agents_commands(stub, tmp_path):
     room = rooms.get(session.room.token)
     queue = room.join(GUEST)
     room.set_guest_language("fr")
-    await room.guest_says(GUEST, "/glossary add commande = order")
-    await room.guest_says(GUEST, "/room close")
+    await room.guest_says(GUEST, "/glossary add commande = order", PAYER)
+    await room.guest_says(GUEST, "/room close", PAYER)
     assert len(session.conv.glossary.entries) == 0
     assert room.refusal() is None  # still open
     said = [e["message"]["original"] for e in _drain(queue) if e["type"] == "message"]
@@ -114,7 +115,7 @@ async def test_one_guest_at_a_time_and_a_reload_rejoins_with_history(stub, tmp_p
     room = rooms.get(session.room.token)
     first = room.join(GUEST)
     room.set_guest_language("de")
-    await room.guest_says(GUEST, "Guten Tag, ich habe eine Frage.")
+    await room.guest_says(GUEST, "Guten Tag, ich habe eine Frage.", PAYER)
     with pytest.raises(RoomError, match="already joined"):
         room.join("b" * 32)
     again = room.join(GUEST)  # the same browser after a reload
@@ -154,7 +155,7 @@ async def test_a_message_the_model_cannot_translate_arrives_with_the_original(st
     queue = room.join(GUEST)
     room.set_guest_language("it")
     stub.answer = lambda prompt: (_ for _ in ()).throw(RuntimeError("down"))
-    await room.guest_says(GUEST, "Buongiorno, il pacco è arrivato rotto.")
+    await room.guest_says(GUEST, "Buongiorno, il pacco è arrivato rotto.", PAYER)
     message = [e for e in _drain(queue) if e["type"] == "message"][0]["message"]
     assert message["translation"] is None and message["note"].startswith("Not translated")
     assert message["original"] == "Buongiorno, il pacco è arrivato rotto."

@@ -8,6 +8,7 @@ HTTP. No vLLM, no browser: what is tested is the app's door.
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 
 import httpx
@@ -29,8 +30,14 @@ def _login(url: str, name: str, password: str = PASSWORD, **kw) -> httpx.Respons
                       timeout=30, **kw)
 
 
-def _agents(*names: str) -> str:
-    return ",".join(f"{n}:{hash_password(PASSWORD, n=2**10)}" for n in names)
+@functools.cache
+def _hash(name: str, password: str = PASSWORD) -> str:
+    """One hash per agent and password (a new hash of the same password ends sessions too)."""
+    return hash_password(password, n=2**10)
+
+
+def _agents(*names: str, **passwords: str) -> str:
+    return ",".join(f"{n}:{_hash(n, passwords.get(n, PASSWORD))}" for n in names)
 
 
 # --- one limiter for all work ---------------------------------------------------------------

@@ -36,6 +36,8 @@ from hymt_chat.errors import (
 from hymt_chat.lang.detect import detect_candidates, detect_with_confidence
 from hymt_chat.lang.languages import LANGUAGES, get_language
 from hymt_chat.modes import documents
+from hymt_chat.modes.cost import document_cost
+from hymt_chat.service.ratelimit import Cost
 from hymt_chat.text.cleanup import is_blank
 
 __all__ = ["FileStore", "libretranslate_router"]
@@ -160,7 +162,7 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             q = fields.text("q")
             if not q or is_blank(q):
                 raise InputError("Invalid request: missing q parameter")
-            await svc.access.admit(ctx.caller, 0)  # type: ignore[arg-type]
+            await svc.access.admit(ctx.caller)  # type: ignore[arg-type]
             return JSONResponse(await asyncio.to_thread(detections, q))  # CPU: off the loop
 
         return await svc.guard(DIALECT, request, work, error_response)
@@ -203,7 +205,9 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
                 max_chars=svc.settings.max_input_chars)
             code = (await asyncio.to_thread(documents.detect_document_language, doc)
                     if source == "auto" else from_libre(source, "source"))
-            ctx.charge = await svc.access.admit(ctx.caller, len(doc.text))  # type: ignore[arg-type]
+            calls = (await asyncio.to_thread(document_cost, doc, svc.settings)).calls
+            ctx.charge = await svc.access.admit(ctx.caller,  # type: ignore[arg-type]
+                                                Cost(calls, len(doc.text)))  # a call a value
             out = doc.text
             if code != target:
                 async def piece(text: str, *, on_progress: object = None) -> str:

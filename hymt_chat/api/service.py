@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from hymt_chat.api.access import Access, Caller, Charge
-from hymt_chat.api.work import Job, Result, TranslatorLike, run_job
+from hymt_chat.api.work import Job, Result, TranslatorLike, job_cost, run_job
 from hymt_chat.errors import (
     AccessDeniedError,
     BodyTooLargeError,
@@ -79,7 +79,8 @@ class ApiService:
     async def translate(self, ctx: Context, job: Job) -> list[Result]:
         """Admit (rate limit, quota) and run *job* for the authenticated caller."""
         assert ctx.caller is not None
-        ctx.charge = await self.access.admit(ctx.caller, job.chars)
+        cost = await asyncio.to_thread(job_cost, job, self.settings)  # decided before any call
+        ctx.charge = await self.access.admit(ctx.caller, cost)
         results = await self.unless_gone(ctx, run_job(self.translator, job,
                                                       user=ctx.caller.user))
         ctx.billed = job.chars

@@ -25,9 +25,13 @@ from hymt_chat.lang.detect import detect_candidates, detect_with_confidence
 from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.modes.agent.protect import mask, strip_tokens, unmask
 from hymt_chat.modes.agent.turns import is_universal
+from hymt_chat.modes.cost import text_cost
+from hymt_chat.service.ratelimit import Cost
+from hymt_chat.settings import Settings
 from hymt_chat.text.cleanup import is_blank
 
-__all__ = ["MAX_ALTERNATIVES", "MAX_TEXTS", "Job", "Result", "TranslatorLike", "run_job"]
+__all__ = ["MAX_ALTERNATIVES", "MAX_TEXTS", "Job", "Result", "TranslatorLike", "job_cost",
+           "run_job"]
 
 Format = Literal["text", "html", "xml"]
 MAX_ALTERNATIVES = 3
@@ -53,6 +57,17 @@ class Job:
     def chars(self) -> int:
         """What the request is billed: its characters, once per translation asked for."""
         return sum(len(t) for t in self.texts) * (1 + self.alternatives)
+
+
+def job_cost(job: Job, settings: Settings) -> Cost:
+    """What *job* costs (:mod:`hymt_chat.modes.cost`): each text's model calls (markup: its
+    text slots, a call each), once per translation asked for; billed its characters. CPU (a
+    parse per markup text): run it in a thread. Raises MarkupError for broken markup."""
+    calls = 0
+    for text in job.texts:
+        plain = text if job.fmt == "text" else text_content(text, job.fmt, job.ignore_tags)
+        calls += text_cost(plain, settings, times=1 + job.alternatives).calls
+    return Cost(calls, job.chars)
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,8 +152,20 @@ def plan_translation(text: str, target: str, source: str, settings: Settings) ->
     detected = source_code is None
     if detected:
         source_code = detect_language(cleaned)
-    budget = settings.segment_chars or segment_budget(settings.max_model_len)
-    return Plan(cleaned, source_code, target_code, detected, split_segments(cleaned, budget))
+    return Plan(cleaned, source_code, target_code, detected,
+                split_segments(cleaned, segment_chars(settings)))
+
+
+def segment_chars(settings: Settings) -> int:
+    """The longest segment one model call gets: HYMT_SEGMENT_CHARS, else from the context."""
+    return settings.segment_chars or segment_budget(settings.max_model_len)
+
+
+def model_calls(text: str, settings: Settings) -> int:
+    """The model calls :meth:`Translator.translate` makes for *text*: its segments that have
+    words (before retries and answer checks). Pure, no detection: what a job is charged."""
+    cleaned = clean_text(text)
+    return sum(1 for seg in split_segments(cleaned, segment_chars(settings)) if seg.strip())
 
 
 class Translator:

@@ -211,3 +211,16 @@ def http_status(err: BaseException) -> int | None:
     """The HTTP status behind a model error (the SDK error it was mapped from), if any."""
     status = getattr(err.__cause__, "status_code", None)
     return status if isinstance(status, int) else None
+
+
+INTERNAL_ERROR = "The server failed on this request (logged); try again, or tell its operator."
+
+
+def public_text(err: BaseException) -> str:
+    """What an error says to someone outside: its sentence without where the model server is
+    (``public``, set by the client's error mapping; a log or the CLI keep the full one), and
+    for a bug — not one of ours — no exception text at all."""
+    if not isinstance(err, HymtError):
+        return INTERNAL_ERROR
+    public = getattr(err, "public", None)
+    return public if isinstance(public, str) else (str(err) or type(err).__name__)

@@ -211,15 +211,24 @@ def test_a_room_link_reaches_the_agents_replica_through_the_sticky_cookie(tmp_pa
     from hymt_chat.settings import Settings
 
     app = FastAPI()
-    page.mount(app, Rooms(), Settings(cache_dir=tmp_path / "c", affinity_cookie="hymt-route"))
+    page.mount(app, Rooms(), Settings(cache_dir=tmp_path / "c", affinity_cookie="hymt-route",
+                                      app_replicas=2))
     client = TestClient(app, follow_redirects=False)
-    hop = client.get("/room/elsewhere?r=replica-7")
-    assert hop.status_code == 307 and hop.headers["location"] == "/room/elsewhere?r=replica-7&hop=1"
+    gone = "E" * 32  # a room token's shape, of a room another replica holds
+    hop = client.get(f"/room/{gone}?r=replica-7")
+    assert hop.status_code == 307 and hop.headers["location"] == f"/room/{gone}?r=replica-7&hop=1"
     assert "hymt-route=replica-7" in hop.headers["set-cookie"]
-    assert client.get("/room/elsewhere?r=replica-7&hop=1").status_code == 404  # no loop
+    assert client.get(f"/room/{gone}?r=replica-7&hop=1").status_code == 404  # no loop
+    for planted in ("/room/anything?r=replica-7", f"/room/{gone}?r=a;%20Domain=evil"):
+        refused = client.get(planted)  # not a room's link, or not a server's name: no cookie
+        assert refused.status_code == 404 and "set-cookie" not in refused.headers
     client.cookies.set("hymt-route", "replica-7")
-    assert client.get("/room/elsewhere?r=replica-7").status_code == 404  # routed, still gone
-    assert client.get("/room/elsewhere").status_code == 404  # a plain link: no hop
+    assert client.get(f"/room/{gone}?r=replica-7").status_code == 404  # routed, still gone
+    assert client.get(f"/room/{gone}").status_code == 404  # a plain link: no hop
+    one = FastAPI()  # one replica: a link's ?r= never sets a cookie
+    page.mount(one, Rooms(), Settings(cache_dir=tmp_path / "c", affinity_cookie="hymt-route"))
+    alone = TestClient(one, follow_redirects=False).get(f"/room/{gone}?r=replica-7")
+    assert alone.status_code == 404 and "set-cookie" not in alone.headers
 
 
 async def test_the_link_carries_the_agents_affinity(stub, tmp_path):

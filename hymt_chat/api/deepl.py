@@ -41,6 +41,7 @@ from hymt_chat.errors import (
     ModelUnavailableError,
     QuotaExceededError,
     RateLimitedError,
+    public_text,
 )
 from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.modes.agent.glossary import MAX_TERM_CHARS
@@ -80,7 +81,7 @@ def error_response(err: BaseException) -> Response:
         headers["Retry-After"] = "5"
     elif isinstance(err, ModelError):
         status = 503
-    message = str(err) if str(err) else type(err).__name__
+    message = public_text(err)  # never the model server's address, nor a bug's text
     return JSONResponse({"message": message}, status_code=status, headers=headers)
 
 

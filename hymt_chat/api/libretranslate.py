@@ -32,6 +32,7 @@ from hymt_chat.errors import (
     InputError,
     QuotaExceededError,
     RateLimitedError,
+    public_text,
 )
 from hymt_chat.lang.detect import detect_candidates, detect_with_confidence
 from hymt_chat.lang.languages import LANGUAGES, get_language
@@ -58,7 +59,7 @@ def error_response(err: BaseException) -> Response:
         if isinstance(err, RateLimitedError) and err.retry_after:
             headers["Retry-After"] = str(max(1, round(err.retry_after)))
         return JSONResponse({"error": f"Slowdown: {err}"}, status_code=429, headers=headers)
-    message = str(err) if str(err) else type(err).__name__
+    message = public_text(err)  # never the model server's address, nor a bug's text
     return JSONResponse({"error": f"Cannot translate text: {message}"}, status_code=500)
 
 

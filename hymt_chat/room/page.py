@@ -36,6 +36,8 @@ __all__ = ["HELLO_SECONDS", "BadFrame", "browser_language", "mount", "read_objec
            "render_page", "socket_payer"]
 
 _GUEST_KEY = re.compile(r"\A[0-9a-f]{16,64}\Z")
+_ROOM_TOKEN = re.compile(r"\A[A-Za-z0-9_-]{32}\Z")  # secrets.token_urlsafe(24)
+_AFFINITY = re.compile(r"\A[A-Za-z0-9_.-]{1,64}\Z")  # HAProxy's and ingress-nginx's values
 HELLO_SECONDS = 20.0  # a connection that does not say hello in time is closed
 _RTL = frozenset({"ar", "fa", "he", "ur", "ug"})
 
@@ -125,12 +127,17 @@ def _refused_page(words: dict[str, str], lang: str, sentence: str, status: int) 
     return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
 
 
-def _to_replica(request: Request, cookie: str) -> Response | None:
+def _to_replica(request: Request, token: str, settings: Settings) -> Response | None:
     """Several replicas: a room lives in the agent's. Its link carries the agent's affinity
     cookie (``?r=``); a replica that does not hold the room sets that cookie and sends the
-    phone round once more, so the sticky proxy now routes it to the agent's replica."""
+    phone round once more, so the sticky proxy now routes it to the agent's replica.
+
+    Only then: with one replica, for a link that cannot be a room's, or a value that cannot
+    be a proxy's server name, no cookie is set (any page could otherwise plant one)."""
     wanted = request.query_params.get("r")
-    if not cookie or not wanted or request.query_params.get("hop"):
+    cookie = settings.affinity_cookie
+    if (not cookie or settings.app_replicas < 2 or not wanted or request.query_params.get("hop")
+            or not _ROOM_TOKEN.match(token) or not _AFFINITY.match(wanted)):
         return None
     if request.cookies.get(cookie) == wanted:
         return None  # it did route by the cookie: the room is really gone
@@ -152,7 +159,7 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings) -> None:
         try:
             room = rooms.get(token)
         except RoomError as err:
-            hop = _to_replica(request, settings.affinity_cookie)
+            hop = _to_replica(request, token, settings)
             return hop or _refused_page(words, lang, str(err), 410 if err.known else 404)
         language = room.conv.customer_language or guess
         return HTMLResponse(_page(words, lang=lang, token=token, language=language,

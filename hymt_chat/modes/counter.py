@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from hymt_chat.engine.translator import Translator
-from hymt_chat.errors import HymtError, InputError, short_reason
+from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reason
 from hymt_chat.lang.languages import find_language
 from hymt_chat.lang.names import language_name
 from hymt_chat.modes.cost import text_cost
@@ -50,7 +50,7 @@ class Counter:
                 await self.charge(await asyncio.to_thread(text_cost, text,
                                                           self.translator.settings))
             result = await self.translator.translate(text, target, source, user=self.user)
-        except InputError as err:
+        except (InputError, RateLimitedError) as err:  # refused: nothing was sent
             return {"type": "error", "side": side, "text": str(err)}
         except HymtError as err:  # delivered all the same, untranslated, with a note
             return self._message(side, text.strip(), None, source, target,

@@ -3,16 +3,19 @@
 
 A list over the cap is refused before any work; a request at the cap never holds up another
 user's page (the app's own measure of its event-loop stalls, in /metrics); a client that hangs
-up stops its model calls, counted ``cancelled``.
+up stops its model calls, counted ``cancelled``; glossaries are rate-limited and capped.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
 import httpx
 
+from hymt_chat.api.deepl import MAX_GLOSSARIES
+from hymt_chat.api.keys import KeyStore
 from tests.support.scrape import sample, scrape
 from tests.support.tabs import app, marked
 
@@ -130,3 +133,36 @@ def test_a_client_that_hangs_up_stops_its_model_calls_counted_cancelled(tmp_path
                       outcome="ok") == 0
     assert sample(samples, "hymt_translations_total", source="fr", target="en",
                   outcome="cancelled") >= 40 - sum(calls.values())
+
+
+def _glossary(url: str, key: str, name: str) -> httpx.Response:
+    return httpx.post(f"{url}/deepl/v2/glossaries", timeout=60,
+                      headers={"Authorization": f"DeepL-Auth-Key {key}"},
+                      json={"name": name, "source_lang": "fr", "target_lang": "en",
+                            "entries": "commande\torder\n", "entries_format": "tsv"})
+
+
+async def _glossaries_at_once(url: str, key: str, count: int) -> list[int]:
+    async with httpx.AsyncClient(timeout=120) as http:
+        answers = await asyncio.gather(*[http.post(
+            f"{url}/deepl/v2/glossaries", headers={"Authorization": f"DeepL-Auth-Key {key}"},
+            json={"name": f"g{i}", "source_lang": "fr", "target_lang": "en",
+                  "entries": "commande\torder\n"}) for i in range(count)])
+    return [a.status_code for a in answers]
+
+
+def test_glossaries_are_rate_limited_and_capped_per_key(tmp_path):
+    keys = tmp_path / "keys.db"
+    store = KeyStore(keys)
+    slow, many = store.create("slow", per_minute=2), store.create("many", per_minute=1000)
+    store.close()
+    with app(tmp_path, HYMT_API_KEYS_PATH=str(keys)) as (url, _):
+        limited = [_glossary(url, slow, f"s{i}").status_code for i in range(3)]
+        at_once = asyncio.run(_glossaries_at_once(url, many, MAX_GLOSSARIES + 10))
+        listed = httpx.get(f"{url}/deepl/v2/glossaries", timeout=60,
+                           headers={"Authorization": f"DeepL-Auth-Key {many}"}).json()
+        over = _glossary(url, many, "one more")
+    assert limited == [201, 201, 429]  # the key's per-minute limit (before: none)
+    assert at_once.count(201) == MAX_GLOSSARIES and at_once.count(400) == 10, at_once
+    assert len(listed["glossaries"]) == MAX_GLOSSARIES
+    assert over.status_code == 400 and f"at most {MAX_GLOSSARIES}" in over.json()["message"]

@@ -1,10 +1,11 @@
 """How long the event loop was kept from running: every user's page waits that long.
 
 A timer is set every :data:`INTERVAL` seconds; how late it fires is a stall, as long as the
-process spent that time computing. The lateness is capped by the process's CPU time over the
-same interval (``time.process_time``: every thread, a worker thread holding the GIL included),
-so a process the host merely did not schedule (a busy 2-core machine) does not read as a stall
-of ours. The worst stall since start and a histogram go to ``/metrics``
+loop spent that time running code. The lateness is capped by the loop thread's own CPU time over
+the same interval (``time.thread_time``, read in that thread), so a process the host merely did
+not schedule (a busy 2-core machine) does not read as a stall of ours, and neither does a
+worker thread's work (detection runs there; it costs the loop at most a GIL switch interval,
+5 ms, at a time). The worst stall since start and a histogram go to ``/metrics``
 (:meth:`~hymt_chat.service.metrics.Metrics.observe_loop_stall`).
 
 :class:`StartWatch` is the ASGI middleware that starts the watch on the server's first event
@@ -32,7 +33,7 @@ ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 
 def stall(expected: float, wall: float, cpu: float) -> float:
     """The stall one timer saw: its lateness (*wall* elapsed minus *expected*), at most the
-    *cpu* seconds the process computed meanwhile; never negative."""
+    *cpu* seconds the loop's thread computed meanwhile; never negative."""
     return max(0.0, min(wall - expected, cpu))
 
 
@@ -41,7 +42,7 @@ class LoopWatch:
 
     def __init__(self, report: Callable[[float], None], *, interval: float = INTERVAL,
                  wall: Callable[[], float] = time.perf_counter,
-                 cpu: Callable[[], float] = time.process_time) -> None:
+                 cpu: Callable[[], float] = time.thread_time) -> None:
         self.report = report
         self.interval = interval
         self._wall, self._cpu = wall, cpu

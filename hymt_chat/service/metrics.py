@@ -23,7 +23,7 @@ front ends call. Every metric lives in the :class:`Metrics` object's own ``Colle
                                        and kind (amount, date, time, weekday, language…)
 ``hymt_values_masked_total``           values masked before translation, by kind
 ``hymt_event_loop_stall_seconds``      event-loop stalls (a 20 ms timer run late while the
-                                       process computed), histogram; ``…_max_seconds``: worst
+                                       loop ran code), histogram; ``…_max_seconds``: worst
 =====================================  =======================================================
 """
 
@@ -197,8 +197,8 @@ class Metrics:
             "format, by kind.", ["kind"], namespace=NAMESPACE, registry=reg,
         )
         self.loop_stall = Histogram(
-            "event_loop_stall_seconds", "How late the event loop ran a 20 ms timer while the "
-            "process was computing (hymt_chat.service.loop_watch): every page waits that long.",
+            "event_loop_stall_seconds", "How late the event loop ran a 20 ms timer while it was "
+            "running code (hymt_chat.service.loop_watch): every page waits that long.",
             namespace=NAMESPACE, buckets=STALL_BUCKETS, registry=reg,
         )
         self.loop_stall_max = Gauge(

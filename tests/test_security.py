@@ -199,6 +199,8 @@ def test_a_forged_kiosk_button_is_refused_with_a_sentence(tmp_path):
     async def scenario(url: str) -> str:
         async with Tab(url, profile=KIOSK_PROFILE) as tab:
             await tab.wait("Welcome")
+            while not tab.actions("kiosk_target"):  # the buttons follow the message
+                await asyncio.sleep(0.1)
             button = tab.actions("kiosk_target")[0]
             forged = {**button, "payload": {"target": {"<script>": 1}}}
             response = httpx.post(f"{url}/project/action", timeout=10,

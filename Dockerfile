@@ -22,7 +22,7 @@ RUN groupadd --gid 10001 app \
     && install -d -o app -g app /app /home/app/.cache/hymt-chat
 COPY --from=build /opt/venv /opt/venv
 WORKDIR /app
-COPY --chown=app:app app.py chainlit*.md ./
+COPY --chown=app:app app.py presenter.py chainlit*.md ./
 COPY --chown=app:app .chainlit ./.chainlit
 COPY --chown=app:app public ./public
 USER 10001:10001

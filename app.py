@@ -2,13 +2,12 @@
 
 Run with ``chainlit run app.py`` (or ``hymt-chat up``). Each tab gets a session of its mode
 (``hymt_chat.modes``) that holds the state and decides; this file routes Chainlit's events to
-it and presents what it shows (``_Screen``) as Chainlit messages."""
+it; ``presenter.py`` shows what a session shows as Chainlit messages."""
 
 from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Sequence
 from typing import Any
 
 import chainlit as cl
@@ -17,11 +16,9 @@ from chainlit.auth.jwt import decode_jwt
 from chainlit.config import config as cl_config
 from chainlit.context import ChainlitContextException
 from chainlit.data import get_data_layer
-from chainlit.input_widget import Select, Switch
 from chainlit.logger import logger
 from chainlit.server import app as server
 from chainlit.server import sio
-from chainlit.utils import utc_now
 
 from hymt_chat.api import routes as api
 from hymt_chat.engine.translator import Translator
@@ -30,7 +27,6 @@ from hymt_chat.modes import profiles as modes
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.kiosk_session import KioskSession
 from hymt_chat.modes.room import Rooms
-from hymt_chat.modes.screen import Choice, Field, Reply
 from hymt_chat.modes.session import BUTTONS, Services, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
 from hymt_chat.room import counter
@@ -42,6 +38,7 @@ from hymt_chat.service.ratelimit import get_rate_limiter
 from hymt_chat.service.readiness import get_readiness
 from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
+from presenter import Screen
 
 # Chainlit sleeps 1 ms in every Message/Step constructor, on the event loop (benchmarks/app_ceiling).
 drop_blocking_sleep(*(importlib.import_module(f"chainlit.{m}") for m in ("message", "step")))
@@ -92,66 +89,6 @@ room_page.mount(server, SERVICES.rooms, SETTINGS)  # /room/<token>: the customer
 counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, TRUSTED_PROXIES)
 api.mount(server, SERVICES.translator, SETTINGS, metrics=METRICS)  # LibreTranslate, DeepL
 
-# --- the presenter: what a session shows, as Chainlit messages, settings and steps ------------
-
-
-class _Step:
-    """A progress line: a ``cl.Step`` under the message being answered, made at first news."""
-
-    def __init__(self) -> None:
-        self.step: cl.Step | None = None
-
-    async def update(self, name: str) -> None:
-        if self.step is None:
-            parent = cl.context.current_step  # the on_message run: it shows above the answer
-            self.step = cl.Step(name=name, type="tool", show_input=False, icon="languages",
-                                parent_id=parent.id if parent else None)
-            self.step.start = utc_now()
-            await self.step.send()
-        else:
-            self.step.name = name
-            await self.step.update()
-
-    async def close(self, name: str, *, failed: bool) -> None:
-        if self.step is not None:
-            self.step.name, self.step.end, self.step.is_error = name, utc_now(), failed
-            await self.step.update()
-
-
-class _Screen:
-    async def send(self, reply: Reply) -> cl.Message:
-        elements: list[Any] = [
-            (cl.Image if f.mime.startswith("image/") else cl.File)(
-                name=f.name, content=f.content, mime=f.mime, display="inline")
-            for f in reply.files]
-        if reply.marker is not None:
-            elements.append(cl.CustomElement(name=kiosk.MARKER_ELEMENT, props=reply.marker,
-                                             display="inline"))
-        actions = [cl.Action(name=b.name, payload=b.payload, label=b.label, icon=b.icon,
-                             tooltip=b.tooltip or "") for b in reply.buttons]
-        msg = cl.Message(content=reply.markdown, actions=actions, elements=elements)
-        await msg.send()
-        return msg
-
-    async def settings(self, fields: Sequence[Field]) -> None:
-        await cl.ChatSettings([
-            Select(id=f.id, label=f.label, items=f.items, initial_value=f.value)
-            if isinstance(f, Choice) else
-            Switch(id=f.id, label=f.label, initial=f.value, tooltip=f.tooltip)
-            for f in fields]).send()
-
-    async def commands(self, commands: Sequence[tuple[str, str, str]]) -> None:
-        await cl.context.emitter.set_commands([
-            {"id": cid, "description": text, "icon": icon, "button": False, "persistent": False}
-            for cid, text, icon in commands])
-
-    def progress(self) -> _Step:
-        return _Step()
-
-    def forget_context(self) -> None:
-        cl.chat_context.clear()
-
-
 # --- sessions ---------------------------------------------------------------------------------
 
 def _environ() -> dict[str, Any]:
@@ -185,13 +122,13 @@ def _open(thread: dict[str, Any] | None = None) -> Session:
     session: Session
     if profile == modes.AGENT_PROFILE:
         conv = modes.agent_state_of((thread or {}).get("metadata"))
-        session = AgentSession(SERVICES, _Screen(), conversation=conv, save=_save_agent,
+        session = AgentSession(SERVICES, Screen(), conversation=conv, save=_save_agent,
                                page_url=web.page_url(_environ()),
                                affinity=web.cookie(_environ(), SETTINGS.affinity_cookie), **args)
     elif profile == kiosk.KIOSK_PROFILE:
-        session = KioskSession(SERVICES, _Screen(), **args)
+        session = KioskSession(SERVICES, Screen(), **args)
     else:
-        session = TranslatorSession(SERVICES, _Screen(), **args)
+        session = TranslatorSession(SERVICES, Screen(), **args)
     cl.user_session.set("session", session)
     READINESS.start()
     return session

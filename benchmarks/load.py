@@ -52,8 +52,8 @@ from hymt_chat.sidecar.endpoint import Endpoint
 from hymt_chat.text.segments import max_tokens_for
 
 RESULTS = Path(__file__).resolve().parent / "results"
-# 2 running + 2 queued; stats on (the profile disables them) for vllm:generation_tokens_total.
-SERVER_ARGS = "--max-num-seqs 2 --max-num-queued-reqs 4 --no-disable-log-stats"
+# 2 running + 2 queued (the profiles keep the stats on that vllm:generation_tokens_total needs).
+SERVER_ARGS = "--max-num-seqs 2 --max-num-queued-reqs 4"
 
 # Short support-chat lines, many languages: (text, target). 16 of them, so that the default
 # 40 x 4 = 160 messages and the 2 x 16 saturation requests use exactly the same mix.

@@ -4,8 +4,8 @@ replicas, driven by the same websocket users, in one run.
 Each configuration is started the way an operator would (``python -m hymt_chat.cli.main up
 --replicas N --app-replicas M``, a subprocess with a private cache folder whose ``models``
 links the demo model setup prepared), with the same vLLM flags for both
-(``--vllm-args``, default ``--max-num-seqs 2 --no-disable-log-stats``: two running sequences
-per replica, stats on for ``vllm:request_success_total``). Everything is real: vLLM's CPU
+(``--vllm-args``, default ``--max-num-seqs 2``: two running sequences
+per replica; the profiles keep stats on, for ``vllm:request_success_total``). Everything is real: vLLM's CPU
 build, vllm-router, HAProxy and redis-server in the 2 × 2 case. After a short warm-up (not
 counted), U socket.io clients like browser tabs, each with its own ``X-Forwarded-For``
 (HYMT_TRUSTED_PROXIES=127.0.0.1 in both, so the default rate limits count each user, in
@@ -64,7 +64,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 SENTENCE = "Bonjour, ma commande numéro {} est arrivée en retard."
 FRENCH = "arrivée"  # in an answer: the app's failure note, which repeats the original
 REFUSED = "try again in"  # the rate limit's sentence (hymt_chat.errors)
-VLLM_ARGS = "--max-num-seqs 2 --no-disable-log-stats"
+VLLM_ARGS = "--max-num-seqs 2"
 REPLICA_GIB = 5  # a demo vLLM CPU replica's resident memory here (its worker ~4.4 GiB)
 FIRST = 4000  # message numbers: four digits, none a part of another
 

@@ -110,6 +110,15 @@ class SidecarError(HymtError):
     """The vLLM sidecar cannot be launched as asked (bad profile, missing model, port taken...)."""
 
 
+class MetricsError(HymtError):
+    """The model server's ``/metrics`` does not say what it runs (missing, slow, not vLLM's,
+    impossible numbers); *down*: the server did not answer at all (not a metrics problem)."""
+
+    def __init__(self, message: str, *, down: bool = False) -> None:
+        super().__init__(message)
+        self.down = down
+
+
 class ModelTimeoutError(ModelError):
     """One call took longer than the request timeout; retrying would only pile up load."""
 

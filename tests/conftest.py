@@ -18,12 +18,11 @@ from hymt_chat.sidecar.supervisor import Supervisor
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 # Tight admission (2 running + 2 queued) so that bursts meet real 503s from vLLM itself.
-# --no-disable-log-stats drops the profile's --disable-log-stats: without stats vLLM's /metrics
-# has no vllm:* series, and the cancellation test watches vllm:num_requests_running.
+# (The profiles keep vLLM's stats on: its /metrics has the vllm:* series the app's window and
+# the cancellation test read.)
 # --enable-log-requests: one log line per request with the sampling vLLM used
 # (tests/test_e2e_families.py reads it).
-TIGHT_ADMISSION = ("--max-num-seqs 2 --max-num-queued-reqs 4 --no-disable-log-stats "
-                   "--enable-log-requests")
+TIGHT_ADMISSION = "--max-num-seqs 2 --max-num-queued-reqs 4 --enable-log-requests"
 
 
 def free_port() -> int:

@@ -71,7 +71,17 @@ def test_render_is_prometheus_text_with_every_metric():
         Metrics(policy=Policy()).render()[0].decode())}
     assert names >= {"hymt_translations", "hymt_translation_seconds", "hymt_retries",
                      "hymt_busy_503", "hymt_downgrades", "hymt_policy_window",
-                     "hymt_policy_in_flight", "hymt_policy_queue_length", "hymt_sidecar_restarts"}
+                     "hymt_policy_window_max", "hymt_policy_in_flight", "hymt_policy_queue_length", "hymt_sidecar_restarts"}
+
+
+async def test_a_ceiling_moved_by_the_engine_s_metrics_is_no_downgrade():
+    policy = Policy(window_max=4, **FAST)
+    metrics = Metrics(policy=policy)
+    translator = metrics.instrument(_translator(FakeClient(), policy))
+    policy.resize(2)  # what engine/window.py does when requests wait inside vLLM
+    await translator.translate("Bonjour tout le monde, comment allez-vous ?", "en", "fr")
+    assert _value(metrics, "hymt_downgrades_total") == 0
+    assert _value(metrics, "hymt_policy_window_max") == 2 == _value(metrics, "hymt_policy_window")
 
 
 async def test_a_503_then_success_counts_retry_busy_and_downgrade():
@@ -104,6 +114,7 @@ async def test_giving_up_busy_counts_the_outcome_and_each_503_once():
 def test_a_call_that_gives_up_in_the_queue_is_not_a_second_503():
     class StubPolicy:
         window = 4
+        cuts = 0
 
     metrics = Metrics()
     hook = PolicyHook(metrics, StubPolicy())  # type: ignore[arg-type]

@@ -74,7 +74,7 @@ def test_the_window_is_the_engine_s_running_slots() -> None:
                                  vllm_args="--max-num-seqs 2 --max-num-queued-reqs 4")) == 2
     assert engine_slots(Settings(base_url=None, profile="a10", data_parallel_size=2)) == 4
     assert engine_slots(Settings(base_url="http://x/v1", profile="h200")) == 128
-    assert engine_slots(Settings(base_url="http://x/v1")) == 8  # unknown server
+    assert engine_slots(Settings(base_url="http://x/v1")) == 2  # unknown: safe, then metrics
     assert engine_slots(Settings(base_url=None, profile="cpu", window_max=3)) == 3
 
 

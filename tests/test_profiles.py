@@ -19,7 +19,6 @@ A10_REQUIRED = {
     "--max-num-seqs": "2",
     "--max-num-batched-tokens": "1024",
     "--enforce-eager": None,
-    "--disable-log-stats": None,
 }
 
 

@@ -91,9 +91,13 @@ class Model:
                              log_path=self.launch.log_path, on_state=on_state)
             return one
 
+        # Each replica's own /metrics: the router forwards its /metrics to one replica, picked
+        # like any request, so the app's window (engine/window.py) reads and adds up these.
+        pages = [f"{launch.endpoint.root}/metrics" for launch in self.fleet.replicas]
+
         def on_fleet(state: str) -> None:
             write_state(settings, self.endpoint, os.getpid(), state=state, vllm_pid=fleet.pid,
-                        restarts=fleet.restarts, replicas=self.replicas)
+                        restarts=fleet.restarts, replicas=self.replicas, metrics_urls=pages)
 
         fleet = Fleet(self.fleet, on_state=on_fleet)
         return fleet

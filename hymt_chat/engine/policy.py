@@ -6,9 +6,11 @@ Every model call of the process goes through one :class:`Policy`:
   number of calls actually in flight, floor ``window_min``), once per congestion episode; each run
   of ``window`` consecutive successes widens it by one, up to ``window_max``.
 * **Sized to the engine.** ``window_max`` is what the engine can *run* (its ``--max-num-seqs``,
-  see :func:`hymt_chat.sidecar.capacity.engine_slots`), not what it can queue: a request waiting inside
-  vLLM is out of our hands (order and time), so almost nothing should wait there. A 503 is
-  the safety net, not the signal the window grows towards.
+  see :func:`hymt_chat.sidecar.capacity.engine_slots`), not what it can queue: a request
+  waiting inside vLLM is out of our hands (order and time), so almost nothing should wait
+  there. A 503 is the safety net, not the signal the window grows towards. The engine's own
+  metrics move the ceiling while calls run (:meth:`Policy.resize`, driven by
+  :mod:`hymt_chat.engine.window`): down to what runs when requests wait inside vLLM.
 * **Classes first** (:mod:`hymt_chat.engine.priority`). Waiting calls are served by class rank
   (interactive, best, check, bulk), and background classes never hold more than
   ``window - reserve`` slots: an interactive message always finds a slot free of documents.
@@ -182,6 +184,7 @@ class Policy:
         self._ranks = parse_ranks(ranks)
         self._window_max = window_max
         self._window_min = window_min
+        self._min_asked = window_min  # window_min follows a ceiling below it (resize) and back
         self._deadline = deadline
         self._retries = retries
         self._initial_delay = initial_delay
@@ -201,6 +204,7 @@ class Policy:
         self._background = 0  # of which background classes
         self._successes = 0  # consecutive successes since the last change of the window
         self._epoch = 0  # bumped at each shrink; a 503 from an older epoch is already answered
+        self._cuts = 0  # 503 episodes that made the window smaller (resize() is not one)
         self._lines: dict[int, _Line] = {}  # rank -> its waiting requests
 
     # --- public surface ---------------------------------------------------------------------
@@ -214,6 +218,42 @@ class Policy:
     def window(self) -> int:
         """How many calls may run at once right now."""
         return self._window
+
+    @property
+    def cuts(self) -> int:
+        """How many times a 503 made the window smaller (a ceiling moved by :meth:`resize`,
+        to follow the engine's metrics, is not counted: that is no congestion)."""
+        return self._cuts
+
+    @property
+    def reserve(self) -> int:
+        """Slots of the window that background classes may never take (live messages' own)."""
+        return self._reserve
+
+    def resize(self, window_max: int, *, reserve: int | None = None) -> None:
+        """Move the window's ceiling (and, if given, the reserve) while calls run: the engine's
+        size learned from its metrics (:mod:`hymt_chat.engine.window`).
+
+        The AIMD window follows: one at its old ceiling (no 503 lately) moves with it; one that
+        a 503 cut keeps its place under a higher ceiling and grows back by AIMD, and is capped
+        by a lower one. ``window_min`` comes down with a ceiling below it, and back up to its
+        asked value with it. Nothing is cancelled: a window below the calls in flight holds new
+        ones back until enough have ended; a wider window or a smaller reserve hands its free
+        slots to the waiting calls at once, in the queue's order.
+        """
+        if window_max < 1:
+            raise ValueError(f"window_max must be >= 1, not {window_max}")
+        if reserve is not None and reserve < 0:
+            raise ValueError(f"reserve must be >= 0, not {reserve}")
+        at_ceiling = self._window >= self._window_max
+        self._window_max = window_max
+        self._window_min = min(self._min_asked, window_max)
+        if at_ceiling or self._window > window_max:
+            self._window = window_max
+        self._window = max(self._window, self._window_min)
+        if reserve is not None:
+            self._reserve = reserve
+        self._dispatch()
 
     @property
     def in_flight(self) -> int:
@@ -379,7 +419,9 @@ class Policy:
             return
         flight = self._in_flight  # includes the failed call, its slot is not yet released
         # Halve what was really in use, not an unused allowance (RFC 5681's FlightSize / 2).
-        self._window = max(self._window_min, min(self._window, flight) // 2)
+        window = max(self._window_min, min(self._window, flight) // 2)
+        self._cuts += window < self._window
+        self._window = window
         self._epoch += 1
 
     def _grow(self) -> None:
@@ -520,8 +562,14 @@ _POLICY: Shared[Policy] = Shared()
 
 
 def get_policy(settings: Settings) -> Policy:
-    """The process-wide policy, built from *settings* on first use and shared by every session."""
-    return _POLICY.get(lambda: _new_policy(settings))
+    """The process-wide policy, built from *settings* on first use and shared by every session;
+    from the first call in an event loop on, the engine's metrics move its ceiling
+    (:func:`hymt_chat.engine.window.watch_window`)."""
+    from hymt_chat.engine.window import watch_window
+
+    policy = _POLICY.get(lambda: _new_policy(settings))
+    watch_window(settings, policy)
+    return policy
 
 
 def _new_policy(settings: Settings) -> Policy:

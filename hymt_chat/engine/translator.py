@@ -152,8 +152,7 @@ def plan_translation(text: str, target: str, source: str, settings: Settings) ->
     detected = source_code is None
     if detected:
         source_code = detect_language(cleaned)
-    return Plan(cleaned, source_code, target_code, detected,
-                split_segments(cleaned, segment_chars(settings)))
+    return Plan(cleaned, source_code, target_code, detected, _segments(cleaned, settings))
 
 
 def segment_chars(settings: Settings) -> int:
@@ -161,11 +160,24 @@ def segment_chars(settings: Settings) -> int:
     return settings.segment_chars or segment_budget(settings.max_model_len)
 
 
+def _segments(cleaned: str, settings: Settings) -> list[str]:
+    return split_segments(cleaned, segment_chars(settings))
+
+
+def _is_bulk(work: int, settings: Settings) -> bool:
+    return work > settings.bulk_segments
+
+
 def model_calls(text: str, settings: Settings) -> int:
     """The model calls :meth:`Translator.translate` makes for *text*: its segments that have
     words (before retries and answer checks). Pure, no detection: what a job is charged."""
-    cleaned = clean_text(text)
-    return sum(1 for seg in split_segments(cleaned, segment_chars(settings)) if seg.strip())
+    return sum(1 for seg in _segments(clean_text(text), settings) if seg.strip())
+
+
+def is_long_text(text: str, settings: Settings) -> bool:
+    """Is *text* a long paste: more parts than ``HYMT_BULK_SEGMENTS``, translated as bulk work?
+    Decided before detection (the chat runs it in the background then; pure, cheap)."""
+    return _is_bulk(model_calls(text, settings), settings)
 
 
 class Translator:
@@ -192,7 +204,7 @@ class Translator:
     def request_class(self, plan: Plan, klass: str = INTERACTIVE) -> str:
         """A long paste is bulk work even when typed in the chat (or sent to the API): it must
         not hold the slots of live messages, nor make short API calls wait behind it."""
-        if klass in (INTERACTIVE, API) and plan.work > self.settings.bulk_segments:
+        if klass in (INTERACTIVE, API) and _is_bulk(plan.work, self.settings):
             return BULK
         return klass
 

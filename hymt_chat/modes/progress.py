@@ -40,8 +40,8 @@ class Progress:
     def name(self) -> str:
         parts = [self.title]
         if self.total > 1:
-            eta = eta_seconds(self.done - self.base, self.total - self.base,
-                              self.clock() - self.started)
+            eta = None if self.note == wording.CANCELLED else eta_seconds(
+                self.done - self.base, self.total - self.base, self.clock() - self.started)
             parts.append(wording.progress_label(self.done, self.total, eta))
         if self.note:
             parts.append(self.note)
@@ -72,11 +72,12 @@ class Progress:
             self.note = note
             asyncio.get_running_loop().create_task(self._show(force=True))
 
-    async def finish(self, *, failed: bool = False) -> None:
+    async def finish(self, *, failed: bool = False, cancelled: bool = False) -> None:
+        """Close the line: done, failed, or cancelled (then it says so, with the parts done)."""
         async with self._lock:
             if self.shown:
-                self.note = None
-                await self.view.close(self.name(), failed=failed)
+                self.note = wording.CANCELLED if cancelled else None
+                await self.view.close(self.name(), failed=failed or cancelled)
 
     @property
     def seconds(self) -> float:

@@ -15,7 +15,7 @@ import asyncio
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reason
@@ -150,7 +150,7 @@ class Room:
             if self.charge is not None:
                 await self.charge(payer, text)
         except RateLimitedError as err:
-            self._queues[guest].put_nowait({"type": "error", "text": str(err)})
+            self._tell(guest, {"type": "error", "text": str(err)})
             return
         self._to_guests({"type": "pending", "who": "guest"})
         if self.on_pending is not None:
@@ -159,12 +159,18 @@ class Room:
         try:
             message = await self._translated(text, "customer", "guest")
         except InputError as err:  # empty, too long: said to the guest, nothing sent
-            self._queues[guest].put_nowait({"type": "error", "text": str(err)})
+            self._tell(guest, {"type": "error", "text": str(err)})
             return
         self._to_guests(message.event())
         await self.to_agent(message)
         if self.conv.customer_language != before:  # detected: they write in another language
             self._to_guests({"type": "language", "code": self.conv.customer_language})
+
+    def _tell(self, guest: str, event: dict[str, Any]) -> None:
+        """One guest's own event; nothing if they left while their message was translated."""
+        queue = self._queues.get(guest)
+        if queue is not None:
+            queue.put_nowait(event)
 
     # --- the agent's side ---------------------------------------------------------------------
 
@@ -184,7 +190,6 @@ class Room:
     async def _translated(self, text: str, side: str, who: Who) -> RoomMessage:
         """Translate one message; a model failure still delivers the original, with a note.
         A refused text (empty, too long…) raises its InputError: the writer is told."""
-        seq = len(self.history) + 1
         try:
             turn = await self.translate(text, side)
         except InputError:
@@ -193,11 +198,14 @@ class Room:
             target = (self.conv.agent_language if who == "guest"
                       else self.conv.customer_language or self.conv.agent_language)
             note = f"Not translated ({short_reason(err)}): this is the original."
-            message = RoomMessage(seq, who, text.strip(), None, None, target, self.clock(), note)
+            message = RoomMessage(0, who, text.strip(), None, None, target, self.clock(), note)
         else:
             t = turn.turn
-            message = RoomMessage(seq, who, t.original, t.source, t.translation, t.target,
+            message = RoomMessage(0, who, t.original, t.source, t.translation, t.target,
                                   self.clock(), None, t.warnings)
+        # Numbered once translated: a long paste in the background and a short line meanwhile
+        # finish in either order, and each takes the next number then.
+        message = replace(message, seq=len(self.history) + 1)
         self.history.append(message)
         return message
 

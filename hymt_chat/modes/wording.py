@@ -150,6 +150,9 @@ def progress_label(done: int, total: int, eta: float | None) -> str:
 RETRY_REST_HINT = "Press **Retry the rest** to send only the missing parts again."
 EXPIRED_JOB = ("That earlier text is no longer kept (only the last 20 are); "
                "send it again to translate it.")
+CANCELLED = "cancelled"
+"""The note a background job's progress line ends with after its Cancel (or the tab closed)."""
+JOB_ALREADY_OVER = "That translation is already over: there was nothing left to cancel."
 
 
 def partial_answer_markdown(text: str, error: str) -> str:

@@ -11,12 +11,14 @@ address — the chat's own allowance, at what they cost (:mod:`hymt_chat.modes.c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse
 
 from hymt_chat.engine.translator import Translator
-from hymt_chat.modes.counter import Counter
+from hymt_chat.modes.counter import Counter, Side
+from hymt_chat.room.inflight import InFlight
 from hymt_chat.room.page import (
     HELLO_SECONDS,
     BadFrame,
@@ -63,6 +65,12 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
             await limiter.ahit(key, cost)
 
         counter = Counter(translator, user=f"counter:{id(websocket)}", charge=charge)
+        saying = InFlight()  # one side's long paste does not hold the other side's line
+
+        async def say(side: Side, text: str) -> None:
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+                await websocket.send_json(await counter.say(side, text))
+
         try:
             hello = await asyncio.wait_for(read_object(websocket), HELLO_SECONDS)
             for side in ("a", "b"):
@@ -73,7 +81,7 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
                 if side not in ("a", "b"):
                     continue
                 if incoming.get("type") == "say" and isinstance(incoming.get("text"), str):
-                    await websocket.send_json(await counter.say(side, incoming["text"]))
+                    await saying.start(say(side, incoming["text"]))
                 elif incoming.get("type") == "language":
                     code = counter.set_language(side, incoming.get("code"))
                     await websocket.send_json({"type": "language", "side": side, "code": code})
@@ -81,5 +89,7 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
             await websocket.close(code=bad.code, reason=bad.reason[:120])
         except (asyncio.TimeoutError, WebSocketDisconnect, RuntimeError):
             return  # the screen was reset, closed or went quiet: nothing to keep
+        finally:
+            saying.cancel()
 
     to_front(server)

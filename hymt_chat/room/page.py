@@ -29,6 +29,7 @@ from hymt_chat.lang.languages import LANGUAGES, find_language
 from hymt_chat.lang.names import language_label
 from hymt_chat.modes import wording
 from hymt_chat.modes.room import Room, RoomError, Rooms
+from hymt_chat.room.inflight import InFlight
 from hymt_chat.service.web import peer_key, to_front, trusted_proxies
 from hymt_chat.settings import Settings
 
@@ -215,11 +216,12 @@ async def _serve(websocket: WebSocket, room: Room, payer: str) -> None:
                 return
 
     sender = asyncio.create_task(send_events())
+    saying = InFlight()  # a guest's long message does not hold their next one
     try:
         while not sender.done():
             incoming = await read_object(websocket)
             if incoming.get("type") == "say" and isinstance(incoming.get("text"), str):
-                await room.guest_says(guest, incoming["text"], payer)
+                await saying.start(room.guest_says(guest, incoming["text"], payer))
             elif incoming.get("type") == "language":
                 found = find_language(incoming.get("code") or "")
                 if found is not None:

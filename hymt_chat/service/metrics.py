@@ -14,6 +14,7 @@ front ends call. Every metric lives in the :class:`Metrics` object's own ``Colle
 ``hymt_busy_503_total``                503 "busy" answers of the model server
 ``hymt_downgrades_total``              times the adaptive window was cut (fewer calls at once)
 ``hymt_policy_window``                 calls allowed at once right now
+``hymt_policy_window_max``             the window's ceiling (settings, launch flags, engine)
 ``hymt_policy_in_flight``              calls running
 ``hymt_policy_queue_length``           calls waiting for a slot
 ``hymt_sidecar_restarts``              restarts of the supervised vLLM (from its state file)
@@ -94,7 +95,7 @@ class PolicyHook:
     def __init__(self, metrics: Metrics, policy: Policy) -> None:
         self._metrics = metrics
         self._policy = policy
-        self._window = policy.window
+        self._cuts = policy.cuts
         self._started: weakref.WeakKeyDictionary[asyncio.Task[Any], int] = (
             weakref.WeakKeyDictionary()
         )
@@ -113,10 +114,10 @@ class PolicyHook:
 
     def __call__(self, event: PolicyEvent) -> None:
         m = self._metrics
-        window = self._policy.window
-        if window < self._window:
-            m.downgrades.inc()
-        self._window = window
+        cuts = self._policy.cuts  # 503 cuts only: a ceiling following the engine's metrics is none
+        if cuts > self._cuts:
+            m.downgrades.inc(cuts - self._cuts)
+        self._cuts = cuts
         if event.kind == "started":
             self._mark_started(event.attempt)
         elif event.kind == "retrying":
@@ -169,6 +170,10 @@ class Metrics:
         )
         self.window = Gauge("policy_window", "Model calls allowed at once right now.",
                             namespace=NAMESPACE, registry=reg)
+        self.window_max = Gauge(
+            "policy_window_max", "The window's ceiling: HYMT_WINDOW_MAX, the launch flags, or "
+            "what the engine's /metrics show it runs (see /health's window.origin).",
+            namespace=NAMESPACE, registry=reg)
         self.in_flight = Gauge("policy_in_flight", "Model calls running.",
                                namespace=NAMESPACE, registry=reg)
         self.queue_length = Gauge("policy_queue_length", "Model calls waiting for a slot.",
@@ -218,6 +223,7 @@ class Metrics:
             raise ValueError("these metrics already observe another policy")
         self.policy = policy
         self.window.set_function(lambda: policy.window)
+        self.window_max.set_function(lambda: policy.window_max)
         self.in_flight.set_function(lambda: policy.in_flight)
         self.queue_length.set_function(lambda: policy.queue_length)
         hook = PolicyHook(self, policy)

@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.middleware.cors import CORSMiddleware
 
+from hymt_chat.engine.window import window_report
 from hymt_chat.service import http_guard, web_guard
 from hymt_chat.service.health import health_response
 from hymt_chat.service.loop_watch import LoopWatch, StartWatch
@@ -176,14 +177,16 @@ class ApiCors:
 
 def add_routes(server: FastAPI, settings: Settings, *, readiness: Readiness, metrics: Metrics,
                demo: Callable[[], bool], notice: str, sign_in: bool) -> None:
-    """``/health`` (readiness), ``/metrics`` (token or local only), ``/hymt/status`` (banner);
-    the event loop's stalls measured from the server's start into the metrics."""
+    """``/health`` (readiness, and the window of model calls), ``/metrics`` (token or local
+    only), ``/hymt/status`` (banner); the event loop's stalls measured from the server's start
+    into the metrics."""
     server.add_middleware(StartWatch, watch=LoopWatch(metrics.observe_loop_stall))
 
     @server.get("/health", include_in_schema=False)
     async def health() -> JSONResponse:
         status, body = health_response(await readiness.refresh())
-        return JSONResponse(body, status_code=status)
+        # How many model calls this process keeps in flight, and where that comes from.
+        return JSONResponse({**body, "window": window_report(settings)}, status_code=status)
 
     to_front(server)
 

@@ -35,7 +35,10 @@ class Profile:
 # Priority scheduling: each request's class (hymt_chat.engine.priority) arrives as its `priority`, so a
 # live message overtakes document parts waiting inside vLLM (measured: P95 8.3x -> 4.3x of
 # alone with raw clients; the app's reserved slot does the rest).
-_COMMON: Flags = (("--disable-log-stats", None), ("--scheduling-policy", "priority"))
+# No --disable-log-stats: it also empties vLLM's /metrics of its vllm:* series, which the app's
+# window reads (hymt_chat/engine/window.py) and an operator's Grafana shows. Its cost is in the
+# README ("What stats cost"); the log line it adds comes every 10 s only while requests run.
+_COMMON: Flags = (("--scheduling-policy", "priority"),)
 
 PROFILES: dict[str, Profile] = {
     "a10": Profile(

@@ -4,6 +4,10 @@ vLLM cannot be made to answer 500, malformed JSON, an endless 503 or a stalled r
 demand, so these faults are played by this stand-in: a ``ThreadingHTTPServer`` on 127.0.0.1 in
 a daemon thread, answering every POST with the next step of a script. It speaks real HTTP, so
 the real client (openai SDK + httpx) and the real policy are what is tested.
+
+``GET /metrics`` answers ``FakeServer.metrics`` (set it at any time; None: 404): a page that
+is missing, slow, garbage or lying, or that stops or changes mid-run, which a real vLLM (or a
+proxy in front of it) does not do on demand.
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ class FakeServer:
     script: list[Reply]
     calls: list[float] = field(default_factory=list)  # monotonic arrival time of each POST
     base_url: str = ""
+    metrics: Reply | None = None  # what GET /metrics answers (None: 404)
+    scrapes: int = 0  # GET /metrics received
 
     def next_reply(self) -> Reply:
         index = len(self.calls)
@@ -67,17 +73,30 @@ def fake_server(*script: Reply) -> Iterator[FakeServer]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body are two writes: with Nagle on, each kept-alive answer waited for the
+        # client's delayed ACK (~40 ms, measured: 60 ms a /metrics reading instead of ~2).
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with lock:
                 reply = fake.next_reply()
+            self._answer(reply, completion() if reply.body is None else reply.body,
+                         "application/json")
+
+        def do_GET(self) -> None:  # noqa: N802
+            with lock:
+                fake.scrapes += 1
+                reply = fake.metrics if self.path == "/metrics" else None
+            reply = reply or Reply(404, b"Not Found")
+            self._answer(reply, reply.body or b"", "text/plain; version=0.0.4")
+
+        def _answer(self, reply: Reply, body: bytes, content_type: str) -> None:
             if reply.delay:
                 time.sleep(reply.delay)
-            body = completion() if reply.body is None else reply.body
             try:
                 self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
                 for name, value in reply.headers:
                     self.send_header(name, value)

@@ -10,7 +10,7 @@ from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.translator import Translator
 from hymt_chat.modes.room import Rooms
-from hymt_chat.modes.screen import Field, Reply
+from hymt_chat.modes.screen import Button, Field, Reply
 from hymt_chat.modes.session import Services
 from hymt_chat.service.health import Probe
 from hymt_chat.service.metrics import Metrics
@@ -31,6 +31,7 @@ class Shown:
 
 @dataclass
 class Line:
+    cancel: Button | None = None
     names: list[str] = field(default_factory=list)
     closed: tuple[str, bool] | None = None
 
@@ -59,8 +60,8 @@ class RecordingScreen:
     async def commands(self, commands: Any) -> None:
         self.command_menus.append(list(commands))
 
-    def progress(self) -> Line:
-        self.lines.append(Line())
+    def progress(self, cancel: Button | None = None) -> Line:
+        self.lines.append(Line(cancel))
         return self.lines[-1]
 
     def forget_context(self) -> None:

@@ -7,7 +7,9 @@ thread, so a resumed thread or a restarted server loses nothing).
 
 from __future__ import annotations
 
+import contextvars
 import io
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -27,6 +29,9 @@ from hymt_chat.modes.session import Job, Services, Session, Upload
 __all__ = ["AgentSession"]
 
 Save = Callable[[dict[str, Any]], Awaitable[None]]
+# The agent's room replies being sent in this task collect their checked turn here.
+_ROOM_TURN: contextvars.ContextVar[list[turns.AgentTurn] | None] = contextvars.ContextVar(
+    "hymt_room_turn", default=None)
 TONE_CHOICES = {"Neutral": "neutral", "Formal": "formal", "Friendly": "friendly"}
 """The Tone picker: the family's style instruction (Hy-MT2) for the agent's replies."""
 
@@ -44,8 +49,8 @@ class AgentSession(Session):
         self.page_url = (self.settings.public_url or page_url).rstrip("/")
         self.affinity = affinity  # the sticky proxy's cookie of the agent's replica
         self.room: Room | None = None
-        self._room_turn: turns.AgentTurn | None = None  # the agent's last turn in the room
-        self._guest_line: Progress | None = None  # "translating…" for the guest's message
+        # "translating…" lines for the guest's messages under way, oldest first
+        self._guest_lines: deque[Progress] = deque()
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
         await self.start(banner=False)  # the thread shows the banner already
@@ -202,23 +207,24 @@ class AgentSession(Session):
             self.conv, text, self.translator, self.settings,
             back_translate=self.back_translate and side == "agent",
             use_context=self.use_context, side=side, user=user)  # type: ignore[arg-type]
-        if side == "agent":
-            self._room_turn = turn
+        mine = _ROOM_TURN.get()
+        if side == "agent" and mine is not None:
+            mine.append(turn)  # for the reply being sent (several may be under way at once)
         return turn
 
     async def _guest_writing(self) -> None:
         """A guest's message is being translated: "translating…" in the agent's tab."""
         async def show() -> None:
-            self._guest_line = self.progress("The customer's message · translating", always=True)
-            await self._guest_line.start()
+            line = self.progress("The customer's message · translating", always=True)
+            self._guest_lines.append(line)
+            await line.start()
         await self.from_outside(show())
 
     async def _from_guest(self, message: RoomMessage) -> None:
         """A guest's message reached the room: show it in the agent's tab, save the talk."""
         async def show() -> None:
-            if self._guest_line is not None:
-                await self._guest_line.finish(failed=message.translation is None)
-                self._guest_line = None
+            if self._guest_lines:
+                await self._guest_lines.popleft().finish(failed=message.translation is None)
             demo = self.services.demo()
             await self.show(Reply(wording.room_message_markdown(message, demo=demo)))
             await self.save()
@@ -228,11 +234,12 @@ class AgentSession(Session):
         room = self.room
         assert room is not None
         progress = self.progress("Translating for the room")
-        self._room_turn = None
+        mine: list[turns.AgentTurn] = []
+        _ROOM_TURN.set(mine)
         sent = await self.finished(progress, job, room.agent_says(job.text))
         if sent is None:
             return
-        turn = self._room_turn
+        turn = mine[-1] if mine else None
         if turn is not None and sent.translation is not None:
             await self.show(Reply(turns.turn_markdown(turn, demo=self.services.demo())))
         else:

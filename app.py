@@ -60,7 +60,7 @@ SERVICES.translator.policy.add_hook(logs.log_policy_event)
 # Socket.IO drops a message over its cap without a word. The cap fits the input limit at its
 # worst encoding (12 bytes a character: an emoji as two \uXXXX escapes), so everything under
 # the limit arrives and is answered; the page (public/banner.js) does not send text over it.
-sio.eio.max_http_buffer_size = max(8 << 20, 12 * SETTINGS.max_input_chars + (1 << 20))
+sio.eio.max_http_buffer_size = web.frame_cap(SETTINGS)
 # Support agents sign in, and their conversations are kept, only when HYMT_AGENTS lists them.
 # Parsed now, so that a bad entry stops the app at start instead of at the first sign-in.
 AGENTS = auth.parse_agents(SETTINGS.agents)
@@ -74,19 +74,19 @@ if AGENTS and not os.environ.get("CHAINLIT_AUTH_SECRET"):
 cl_config.project.user_session_timeout = int(SETTINGS.session_hours * 3600)
 
 
-def _token_user(cookies: dict[str, str], authorization: str | None) -> str | None:
+def _token_user(cookies: dict[str, str], authorization: str | None) -> cl.User | None:
     """Who a request's Chainlit token names (None: no token, or one Chainlit will refuse)."""
     token = get_token_from_cookies(cookies)
     if not token and authorization and authorization.startswith("Bearer "):
         token = authorization.removeprefix("Bearer ").strip()
     try:
-        return decode_jwt(token).identifier if token else None
+        return decode_jwt(token) if token else None
     except Exception:  # noqa: BLE001 - expired or forged: Chainlit answers it with 401
         return None
 
 
 web.install_guards(server, SETTINGS, user_of=_token_user if AGENTS else None,
-                   is_allowed=(lambda name: name in AGENTS) if AGENTS else None, sign_in=HISTORY)
+                   is_allowed=auth.token_check(AGENTS) if AGENTS else None, sign_in=HISTORY)
 web.add_routes(server, SETTINGS, readiness=READINESS, metrics=METRICS, demo=SERVICES.demo,
                notice=wording.DEMO_NOTICE, sign_in=HISTORY)
 room_page.mount(server, SERVICES.rooms, SETTINGS)  # /room/<token>: the customer's own phone
@@ -165,7 +165,7 @@ if AGENTS:  # registering Chainlit's auth callback makes sign-in compulsory: onl
     @cl.password_auth_callback
     async def sign_in(username: str, password: str) -> cl.User | None:
         if await auth.authenticate(SETTINGS.agents, username, password):
-            return cl.User(identifier=username.strip(), metadata={"role": "agent"})
+            return cl.User(identifier=username.strip(), metadata=auth.claims(AGENTS, username))
         return None
 
 if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history needs sign-in

@@ -103,6 +103,11 @@ class Settings(BaseSettings):
     rate_limit_chars: str = Field(
         default="400000/hour", description="Per-user characters (messages, files, buttons)."
     )
+    rate_limit_calls: str = Field(
+        default="4000/hour", description="Per-user model calls (a file's values and parts, a "
+        "text's lines, an API list's texts): the largest input, 200,000 characters of "
+        "50-character values, fits one hour; empty: none."
+    )
     redis_url: str = Field(
         default="", description="Redis for state shared by app replicas (rate limits); "
         "empty: each process keeps its own."
@@ -111,7 +116,16 @@ class Settings(BaseSettings):
         default="", description="Proxy addresses whose X-Forwarded-For names the client."
     )
     allowed_origins: str = Field(
-        default="", description="Other origins (https://host:port) that may call the app."
+        default="", description="Other origins (https://host:port) that may call the signed-in "
+        "app with its cookies."
+    )
+    api_origins: str = Field(
+        default="", description="Origins whose pages may call /libretranslate and /deepl from "
+        "a browser (no cookies; never the signed-in app)."
+    )
+    allowed_hosts: str = Field(
+        default="", description="Host names the app answers to ('*': any); unset: the loopback "
+        "names when it listens on loopback, else any."
     )
     session_hours: float = Field(
         default=8.0, gt=0, description="Hours a sign-in lasts (Chainlit's token lifetime)."

@@ -265,7 +265,7 @@ def test_the_compose_router_is_plan_routers_over_each_replica(tmp_path, replicas
     plan = plan_router(workers, vllm_python=str(VLLM_PYTHON), host="0.0.0.0",
                        port=deploy.ROUTER_PORT, metrics_port=deploy.ROUTER_METRICS_PORT,
                        api_key="k3y")
-    done = subprocess.run([str(_parser_as_router(tmp_path)), *plan.spec.argv[1:]],
+    done = subprocess.run([str(_parser_as_router(tmp_path)), *plan.router_args()],
                           capture_output=True, text=True, check=True)
     assert ours == json.loads(done.stdout)  # policy (round_robin for one) included
 

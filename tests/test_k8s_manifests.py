@@ -333,7 +333,7 @@ def test_the_router_makes_plan_routers_choices():
                        vllm_python=str(VLLM_PYTHON), host="0.0.0.0",
                        port=deploy.ROUTER_PORT, metrics_port=deploy.ROUTER_METRICS_PORT,
                        api_key="k3y")
-    theirs = parse_router(plan.spec.argv[1:])
+    theirs = parse_router(plan.router_args())
     ours = parse_router(_router_argv())
     differ = {k for k in ours if ours[k] != theirs[k]}
     assert differ <= DISCOVERY_FIELDS, {k: (ours[k], theirs[k]) for k in differ}

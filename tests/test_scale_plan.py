@@ -91,7 +91,7 @@ def test_serve_model_dry_run_prints_every_replica_and_the_router() -> None:
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 3
     assert "--port 9301" in lines[0] and "--port 9302" in lines[1]
-    assert "vllm-router" in lines[2] and "--policy round_robin" in lines[2]
+    assert "vllm_router.launch_router" in lines[2] and "--policy round_robin" in lines[2]
 
 
 @pytest.mark.parametrize(("replicas", "apps", "window"), [(1, 1, 4), (2, 1, 8), (2, 2, 4),

@@ -259,14 +259,26 @@ class KeyStore:
 
     @_db_errors
     def add_glossary(self, owner: str, name: str, source: str, target: str,
-                     entries: Mapping[str, str]) -> Glossary:
+                     entries: Mapping[str, str], *, at_most: int | None = None) -> Glossary:
+        """Keep a new glossary of *owner*; InputError when they already have *at_most*.
+
+        Inserted, then counted, in one transaction: SQLite serialises writers, PostgreSQL
+        takes a lock per owner first, so glossaries made at once never pass the cap."""
         glossary = Glossary(secrets.token_hex(16), owner, name, source, target, dict(entries),
                             self._clock())
         with self._engine.begin() as db:
+            if db.dialect.name == "postgresql":
+                db.execute(sa.select(sa.func.pg_advisory_xact_lock(_owner_lock(owner))))
             db.execute(sa.insert(GLOSSARIES).values(
                 id=glossary.id, owner=owner, name=name, source=source, target=target,
                 entries=json.dumps(glossary.entries, ensure_ascii=False),
                 created=glossary.created))
+            if at_most is not None:
+                count = db.execute(sa.select(sa.func.count()).select_from(GLOSSARIES)
+                                   .where(GLOSSARIES.c.owner == owner)).scalar_one()
+                if count > at_most:
+                    raise InputError(f"A key may keep at most {at_most} glossaries; delete "
+                                     "one first (DELETE /v2/glossaries/{id}).")
         return glossary
 
     @_db_errors
@@ -320,6 +332,12 @@ def _chars(db: Connection, name: str, month: str) -> int:
     found = db.execute(sa.select(USAGE.c.chars).where(USAGE.c.name == name,
                                                       USAGE.c.month == month)).scalar()
     return found or 0
+
+
+def _owner_lock(owner: str) -> int:
+    """A PostgreSQL advisory-lock number for one key's glossaries (64-bit, signed)."""
+    return int.from_bytes(hashlib.sha256(b"glossaries:" + owner.encode()).digest()[:8],
+                          "big", signed=True)
 
 
 def _glossary(row: Any) -> Glossary:

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from hymt_chat.api.access import Access, Caller, Charge
-from hymt_chat.api.work import Job, Result, TranslatorLike, run_job
+from hymt_chat.api.work import Job, Result, TranslatorLike, job_cost, run_job
 from hymt_chat.engine.recall import MemoryUse, memory_use
 from hymt_chat.errors import (
     AccessDeniedError,
@@ -42,7 +42,6 @@ _log = logging.getLogger("hymt_chat.api")
 T = TypeVar("T")
 MEMORY_HEADER = "X-Hymt-Memory"
 _OFF = frozenset({"off", "false", "0", "no"})
-GONE_POLL = 0.5  # seconds between looks at the connection while a translation runs
 
 
 class ClientGoneError(HymtError):
@@ -91,7 +90,8 @@ class ApiService:
     async def translate(self, ctx: Context, job: Job) -> list[Result]:
         """Admit (rate limit, quota) and run *job* for the authenticated caller."""
         assert ctx.caller is not None
-        ctx.charge = await self.access.admit(ctx.caller, job.chars)
+        cost = await asyncio.to_thread(job_cost, job, self.settings)  # decided before any call
+        ctx.charge = await self.access.admit(ctx.caller, cost)
         on = (getattr(self.translator, "memory", None) is not None  # HYMT_MEMORY off: "off"
               and ctx.request.headers.get(MEMORY_HEADER, "").strip().lower() not in _OFF)
         with memory_use(read=on, write=on) as use:  # the task unless_gone makes inherits it
@@ -102,25 +102,29 @@ class ApiService:
         return results
 
     async def unless_gone(self, ctx: Context, work: Awaitable[T]) -> T:
-        """*work*, cancelled if the client disconnects meanwhile (ClientGoneError).
+        """*work*, cancelled the moment the client disconnects (ClientGoneError).
 
         DeepL's Python client waits 10 s for the first byte, then retries the same request:
         without this, every abandoned try would keep its model calls running (cancelling
-        closes them, and vLLM aborts their generation). Only call it once the body is read:
-        Starlette's disconnect check would otherwise swallow a chunk of it.
+        closes them, and vLLM aborts their generation). The hang-up is awaited on the
+        request's own ``receive`` (an ``http.disconnect``), not polled with
+        ``Request.is_disconnected()``: behind a BaseHTTPMiddleware (the app's security
+        headers) that poll never sees the disconnect, and abandoned requests ran every call
+        (the probe of issue 27). Only call it once the body is read.
         """
         task = asyncio.ensure_future(work)
+        gone = asyncio.ensure_future(_hung_up(ctx.request))
         try:
-            while True:
-                done, _ = await asyncio.wait({task}, timeout=GONE_POLL)
-                if done:
-                    return task.result()
-                if await ctx.request.is_disconnected():
-                    task.cancel()
-                    raise ClientGoneError("The client closed the connection before the answer.")
+            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if task.done():
+                return task.result()
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)  # its calls closed, counted
+            raise ClientGoneError("The client closed the connection before the answer.")
         finally:
-            if not task.done():
-                task.cancel()
+            for pending in (task, gone):
+                if not pending.done():
+                    pending.cancel()
 
     async def guard(self, dialect: str, request: Request,
                     work: Callable[[Context], Awaitable[Response]],
@@ -148,3 +152,9 @@ class ApiService:
         if self.metrics is not None:
             name = ctx.caller.name if ctx.caller else "none"
             self.metrics.observe_api(dialect, name, outcome, ctx.billed if outcome == "ok" else 0)
+
+
+async def _hung_up(request: Request) -> None:
+    """Return when the client of *request* (its body already read) disconnects."""
+    while (await request.receive())["type"] != "http.disconnect":
+        await asyncio.sleep(0.5)  # a stray body message: never a busy loop

@@ -81,6 +81,8 @@ def map_error(err: Exception, timeout: float, url: str | None = None) -> Excepti
         down = ModelUnavailableError(
             f"The translation model is not reachable (starting or down; {where}).")
         down.detail = where  # type: ignore[attr-defined]
+        down.public = (  # type: ignore[attr-defined]  # the address is nobody else's business
+            f"The translation model is not reachable (starting or down; {reason}).")
         return down
     if isinstance(err, openai.APIStatusError):
         return _status_error(err.status_code, err.response.headers)

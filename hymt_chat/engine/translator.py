@@ -170,19 +170,29 @@ def plan_translation(text: str, target: str, source: str, settings: Settings) ->
     return Plan(cleaned, source_code, target_code, detected, _segments(cleaned, settings))
 
 
+def segment_chars(settings: Settings) -> int:
+    """The longest segment one model call gets: HYMT_SEGMENT_CHARS, else from the context."""
+    return settings.segment_chars or segment_budget(settings.max_model_len)
+
+
 def _segments(cleaned: str, settings: Settings) -> list[str]:
-    return split_segments(cleaned, settings.segment_chars or segment_budget(settings.max_model_len))
+    return split_segments(cleaned, segment_chars(settings))
 
 
 def _is_bulk(work: int, settings: Settings) -> bool:
     return work > settings.bulk_segments
 
 
+def model_calls(text: str, settings: Settings) -> int:
+    """The model calls :meth:`Translator.translate` makes for *text*: its segments that have
+    words (before retries and answer checks). Pure, no detection: what a job is charged."""
+    return sum(1 for seg in _segments(clean_text(text), settings) if seg.strip())
+
+
 def is_long_text(text: str, settings: Settings) -> bool:
     """Is *text* a long paste: more parts than ``HYMT_BULK_SEGMENTS``, translated as bulk work?
     Decided before detection (the chat runs it in the background then; pure, cheap)."""
-    return _is_bulk(sum(1 for seg in _segments(clean_text(text), settings) if seg.strip()),
-                    settings)
+    return _is_bulk(model_calls(text, settings), settings)
 
 
 class Translator:

@@ -95,7 +95,7 @@ class KioskSession(Session):
         if shown is not None:
             self.track(shown)
         self.touch()
-        if is_blank(text) or not await self.admit(len(text)):
+        if is_blank(text) or not await self.admit(Job("kiosk", text)):
             return
         self.text = text
         if self.target is None:
@@ -126,7 +126,7 @@ class KioskSession(Session):
             await self.say_error(err)
             return
         self.target = code
-        if self.text and await self.admit(len(self.text)):  # a text on screen: into it
+        if self.text and await self.admit(Job("kiosk", self.text)):  # a text on screen: into it
             await self.when_ready(Job("kiosk", self.text, target=code), inline=False)
         else:
             await self.say(wording.kiosk_target_message(code, label))

@@ -28,6 +28,7 @@ __all__ = ["Room", "RoomError", "RoomMessage", "Rooms"]
 Who = Literal["agent", "guest"]
 Translate = Callable[[str, str], Awaitable[AgentTurn]]  # (text, side) -> the turn
 Deliver = Callable[["RoomMessage"], Awaitable[None]]
+Charge = Callable[[str, str], Awaitable[None]]  # (payer's allowance key, text)
 Event = dict[str, Any]
 
 
@@ -68,7 +69,7 @@ class Room:
 
     def __init__(self, token: str, conv: Conversation, *, translate: Translate,
                  to_agent: Deliver, expires_at: float, max_guests: int = 1,
-                 charge: Callable[[str, int], Awaitable[None]] | None = None,
+                 charge: Charge | None = None,
                  on_pending: Callable[[], Awaitable[None]] | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.token = token
@@ -78,7 +79,7 @@ class Room:
         self.to_agent = to_agent
         self.expires_at = expires_at
         self.max_guests = max_guests
-        self.charge = charge  # raises RateLimitedError: the guest's allowance
+        self.charge = charge  # (payer, text): raises RateLimitedError past the allowance
         self.clock = clock
         self.closed: str | None = None  # why, once closed
         self.closed_at: float | None = None
@@ -139,13 +140,15 @@ class Room:
         self.conv.set_customer_language(code)
         return self.conv.customer_language or code
 
-    async def guest_says(self, guest: str, text: str) -> None:
-        """A guest's message: translated for the agent, shown on both sides."""
+    async def guest_says(self, guest: str, text: str, payer: str) -> None:
+        """A guest's message: translated for the agent, shown on both sides. It is charged to
+        *payer*, the guest's own allowance (their address, as the chat would charge them): a
+        room is not a fresh allowance (issue 27: opening rooms gave one client 4x its limit)."""
         if self.refusal() or guest not in self.guests:
             return
         try:
             if self.charge is not None:
-                await self.charge(f"room:{self.token}", len(text))
+                await self.charge(payer, text)
         except RateLimitedError as err:
             self._tell(guest, {"type": "error", "text": str(err)})
             return
@@ -216,7 +219,7 @@ class Rooms:
         self._rooms: dict[str, Room] = {}
 
     def open(self, conv: Conversation, *, translate: Translate, to_agent: Deliver,
-             charge: Callable[[str, int], Awaitable[None]] | None = None,
+             charge: Charge | None = None,
              on_pending: Callable[[], Awaitable[None]] | None = None) -> Room:
         self._prune()
         token = secrets.token_urlsafe(24)  # 192 bits: not guessable, not enumerable

@@ -30,6 +30,7 @@ from hymt_chat.errors import (
 )
 from hymt_chat.lang import detect
 from hymt_chat.modes import documents, wording
+from hymt_chat.modes.cost import jobs_cost
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.screen import Attachment, Button, Reply, Screen, Shown
@@ -227,10 +228,16 @@ class Session:
 
     # --- admission and the queue ------------------------------------------------------------
 
-    async def admit(self, chars: int) -> bool:
-        """Charge one job of *chars* characters to its user; False, said, when over a limit."""
+    async def charge(self, key: str, *jobs: Job) -> None:
+        """Charge *jobs* to *key*, as one, at what they cost (:mod:`~hymt_chat.modes.cost`,
+        worked out in a thread); RateLimitedError over a limit."""
+        cost = await asyncio.to_thread(jobs_cost, jobs, self.settings)
+        await self.services.limiter.ahit(key, cost)
+
+    async def admit(self, *jobs: Job) -> bool:
+        """Charge *jobs* to the user; False, said, when over a limit."""
         try:
-            await self.services.limiter.ahit(self.user_key, chars=chars)
+            await self.charge(self.user_key, *jobs)
         except RateLimitedError as err:
             await self.say(str(err))
             return False
@@ -333,7 +340,7 @@ class Session:
         if job is None:
             await self.say(wording.EXPIRED_JOB)
             return
-        if await self.admit(job.chars):
+        if await self.admit(job):
             await self.when_ready(job, inline=False)
 
     async def retry(self, payload: object) -> None:

@@ -26,6 +26,8 @@ front ends call. Every metric lives in the :class:`Metrics` object's own ``Colle
 ``hymt_memory_total``                  translation memory look-ups and writes by outcome (hit,
                                        corrected, imported, miss, rejected, stored, unstored,
                                        unavailable)
+``hymt_event_loop_stall_seconds``      event-loop stalls (a 20 ms timer run late while the
+                                       loop ran code), histogram; ``…_max_seconds``: worst
 =====================================  =======================================================
 """
 
@@ -56,6 +58,8 @@ __all__ = ["InstrumentedTranslator", "Metrics", "PolicyHook", "get_metrics", "ou
 NAMESPACE = "hymt"
 # A translation is one message or one document piece: from well under a second on a free A10
 # to the 180 s deadline under overload.
+# Event-loop stalls: 100 ms is the most one request may hold up another user's page (issue 27).
+STALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, float("inf"))
 LATENCY_BUCKETS = (0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 45, 60, 90, 120, 180, float("inf"))
 _BUSY = reason_label(ModelBusyError())
 
@@ -207,6 +211,16 @@ class Metrics:
             "unstored (findings: not kept), unavailable (its database failed).",
             ["outcome"], namespace=NAMESPACE, registry=reg,
         )
+        self.loop_stall = Histogram(
+            "event_loop_stall_seconds", "How late the event loop ran a 20 ms timer while it was "
+            "running code (hymt_chat.service.loop_watch): every page waits that long.",
+            namespace=NAMESPACE, buckets=STALL_BUCKETS, registry=reg,
+        )
+        self.loop_stall_max = Gauge(
+            "event_loop_stall_max_seconds", "The longest event-loop stall since the start.",
+            namespace=NAMESPACE, registry=reg,
+        )
+        self._worst_stall = 0.0
         self.policy: Policy | None = None
         if policy is not None:
             self.attach(policy)
@@ -266,6 +280,15 @@ class Metrics:
         self.api_requests.labels(dialect, key, outcome).inc()
         if chars:
             self.api_characters.labels(key).inc(chars)
+
+    def observe_loop_stall(self, seconds: float) -> None:
+        """One look of the loop watch: a stall of *seconds* (0: on time)."""
+        if seconds <= 0:
+            return  # on time: the histogram holds the stalls, not the 50 looks a second
+        self.loop_stall.observe(seconds)
+        if seconds > self._worst_stall:
+            self._worst_stall = seconds
+            self.loop_stall_max.set(seconds)
 
     def _sidecar_restarts(self) -> float:
         if self._settings is None or self._settings.base_url:

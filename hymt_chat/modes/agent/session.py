@@ -129,7 +129,7 @@ class AgentSession(Session):
             return
         if parsed is not None:
             await self.command(parsed)
-        elif await self.admit(len(text)):
+        elif await self.admit(Job("agent", text)):
             in_room = self.room is not None and self.room.refusal() is None
             await self.when_ready(Job("room" if in_room else "agent", text), inline=True)
 
@@ -216,8 +216,8 @@ class AgentSession(Session):
             (Button("room_close", "Close the room", {}, "x"),),
             (Attachment("room.png", buffer.getvalue(), "image/png"),)))
 
-    async def _charge_guest(self, key: str, chars: int) -> None:
-        await self.services.limiter.ahit(key, chars=chars)  # Redis: off the event loop
+    async def _charge_guest(self, key: str, text: str) -> None:
+        await self.charge(key, Job("room", text))  # the guest's own allowance, as in the chat
 
     async def _room_translate(self, text: str, side: str) -> turns.AgentTurn:
         """One room message through the agent mode: routed by who wrote it, checked, kept."""

@@ -41,6 +41,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PY_SPY = Path(sys.executable).with_name("py-spy")
 sys.path.insert(0, str(ROOT))
 
 import httpx
@@ -235,7 +236,7 @@ class Bench:
     clients: int
     client_cores: int  # cores the clients and the stand-in share
     profile: Path | None = None
-    py_spy: Path = Path(sys.executable).with_name("py-spy")
+    py_spy: Path = PY_SPY
 
     def level(self, kind: str, sessions: int) -> Level:
         """One level: client processes started, all ready, one timed window, their results."""

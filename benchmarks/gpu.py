@@ -314,7 +314,7 @@ async def measure(args: argparse.Namespace, sidecar: Sidecar) -> list[dict[str, 
 
 
 def run(args: argparse.Namespace) -> None:
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     before = gpu_used_mib()
     sidecar = Sidecar(args, Path(args.cache) / args.label)
     try:

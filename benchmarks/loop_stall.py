@@ -69,7 +69,7 @@ def main() -> None:
             pages: list[float] = []
             done = threading.Event()
 
-            def other_user() -> None:
+            def other_user(done: threading.Event = done, pages: list[float] = pages) -> None:
                 with httpx.Client(timeout=30) as http:
                     while not done.is_set():
                         started = time.perf_counter()

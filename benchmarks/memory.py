@@ -50,7 +50,7 @@ from hymt_chat.engine.recall import Memory
 from hymt_chat.engine.translator import Translator
 from hymt_chat.modes.kiosk import kiosk_memory
 from hymt_chat.settings import Settings
-from hymt_chat.store.memory import ENTRIES, MACHINE, MemoryStore, TeamEntry
+from hymt_chat.store.memory import ENTRIES, MACHINE, MemoryStore
 from hymt_chat.store.tmx import read_tmx, write_tmx
 from tests.support.api_server import api_app
 from tests.support.up_stack import served
@@ -167,9 +167,9 @@ def api_stream(settings: Settings, strings: int, uploads: int, port: int, folder
 
 def _fill(store: MemoryStore, count: int, now: float) -> None:
     """*count* machine entries at once (a benchmark's setup, not the app's way of writing)."""
-    rows = [dict(key=f"k{n}", rank=0, origin=MACHINE, source="en", target="de", segment=f"s{n}",
-                 translation=f"t{n}", model="m", author=None, created=now + n, used=now + n,
-                 hits=0) for n in range(count)]
+    rows = [{"key": f"k{n}", "rank": 0, "origin": MACHINE, "source": "en", "target": "de", "segment": f"s{n}",
+                 "translation": f"t{n}", "model": "m", "author": None, "created": now + n, "used": now + n,
+                 "hits": 0} for n in range(count)]
     with store._engine.begin() as db:
         for start in range(0, count, 10_000):
             db.execute(sa.insert(ENTRIES), rows[start:start + 10_000])
@@ -232,7 +232,7 @@ def tmx_round_trip(units: int, folder: Path) -> dict:
     from hymt_chat.store.memory import Entry
 
     started = time.perf_counter()
-    with open(path, "wb") as out:  # noqa: PTH123
+    with open(path, "wb") as out:
         write_tmx((Entry(f"k{n}", "imported", "en", "de", f"Sentence number {n} of the file.",
                          f"Satz Nummer {n} der Datei.", created=1.7e9)
                    for n in range(units)), out)
@@ -244,7 +244,7 @@ def tmx_round_trip(units: int, folder: Path) -> dict:
     imported = time.perf_counter() - started
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
     started = time.perf_counter()
-    with open(folder / "again.tmx", "wb") as out:  # noqa: PTH123
+    with open(folder / "again.tmx", "wb") as out:
         again = write_tmx(store.entries(), out)
     exported = time.perf_counter() - started
     store.close()

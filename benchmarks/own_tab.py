@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 from _server import _free_port, model_server
-from fairness import MESSAGES, SERVER_ARGS, SEQS, document
+from fairness import MESSAGES, SEQS, SERVER_ARGS, document
 from load import machine
 
 from hymt_chat.lang.names import language_name

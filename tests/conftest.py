@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from hymt_chat.cli.sidecar import warm_start
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
 from hymt_chat.sidecar.launch import plan_launch
 from hymt_chat.sidecar.supervisor import Supervisor
-from hymt_chat.cli.sidecar import warm_start
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"

@@ -20,8 +20,13 @@ import sqlalchemy as sa
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.families import forget_served_model, note_served_model
 from hymt_chat.engine.policy import Policy
-from hymt_chat.engine.recall import Memory, MemoryEvent, add_memory_hook, memory_use, \
-    remove_memory_hook
+from hymt_chat.engine.recall import (
+    Memory,
+    MemoryEvent,
+    add_memory_hook,
+    memory_use,
+    remove_memory_hook,
+)
 from hymt_chat.engine.translator import Translator
 from hymt_chat.modes import wording
 from hymt_chat.modes.kiosk import kiosk_memory

@@ -154,10 +154,9 @@ def test_reading_streams_a_large_file_in_bounded_memory(tmp_path: Path) -> None:
 
     def grown(units: int) -> int:
         path = tmp_path / f"{units}.tmx"
-        with open(path, "wb") as out:  # noqa: PTH123
+        with open(path, "wb") as out:
             out.write(_tmx("")[:-len(b"</body></tmx>")])
-            for n in range(units):
-                out.write(_tu(f"Sentence number {n}.", f"Frase número {n}.").encode())
+            out.writelines(_tu(f"Sentence number {n}.", f"Frase número {n}.").encode() for n in range(units))
             out.write(b"</body></tmx>")
         code = ("import resource, sys\n"
                 "from hymt_chat.store.tmx import read_tmx\n"

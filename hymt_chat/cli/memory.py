@@ -60,7 +60,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise InputError(f"No TMX file at {path}.")
     report = ReadReport()
     store = _store()
-    with open(path, "rb") as source:  # noqa: PTH123
+    with open(path, "rb") as source:
         added = store.add_team(read_tmx(source, report))  # one transaction: all or nothing
     print(f"Imported {added:,} entr{'y' if added == 1 else 'ies'} from {report.units:,} "
           f"translation unit(s) into {store.location}.")

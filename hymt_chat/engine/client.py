@@ -319,7 +319,8 @@ class ModelClient:
 def _env_proxy(url: str) -> str | None:
     """The proxy HTTP(S)_PROXY names for *url*, unless NO_PROXY exempts its host (as httpx)."""
     parts = urllib.parse.urlsplit(url)
-    if not parts.hostname or urllib.request.proxy_bypass_environment(parts.hostname):
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    if not parts.hostname or bypass(parts.hostname):
         return None
     return urllib.request.getproxies_environment().get(parts.scheme)
 
@@ -331,7 +332,7 @@ def _let_go(http: aiohttp.ClientSession) -> None:
     if connector is not None:
         try:
             connector._close()
-        except Exception:  # noqa: BLE001 - a loop already closed: its sockets went with it
+        except Exception:  # noqa: BLE001, S110 - a loop already closed: its sockets went with it
             pass
 
 

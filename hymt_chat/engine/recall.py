@@ -42,6 +42,7 @@ from hymt_chat.engine.hooks import Hooks
 from hymt_chat.errors import HymtError, InputError
 from hymt_chat.store.memory import (
     MACHINE,
+    Entry,
     MemoryStore,
     MemoryStoreError,
     TeamEntry,
@@ -252,7 +253,8 @@ class Memory:
         if not keys:
             return {}
         wanted = [k.machine for k in keys] + [k.team for k in keys if k.team]
-        found = await self._run(lambda s: s.find(wanted), {})
+        nothing: dict[str, Entry] = {}
+        found = await self._run(lambda s: s.find(wanted), nothing)
         out: dict[int, Remembered] = {}
         stale: list[str] = []
         for key in keys:

@@ -35,7 +35,6 @@ from hymt_chat.sidecar.profiles import (
     ALIASES,
     ENTRYPOINT,
     PROFILES,
-    Flags,
     Profile,
     build_launch,
     flags_to_args,
@@ -44,6 +43,7 @@ from hymt_chat.sidecar.profiles import (
     parse_flags,
 )
 from hymt_chat.sidecar.router import router_flags
+from hymt_chat.sidecar.vllm_flags import Flags
 
 __all__ = [
     "DEFAULT_GPU_PROFILE",

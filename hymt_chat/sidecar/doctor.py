@@ -29,8 +29,8 @@ from typing import Literal
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.launch import auto_profile, choose
-from hymt_chat.sidecar.profiles import Flags, Profile, merge_flags, parallel_flags
-from hymt_chat.sidecar.vllm_flags import GPU_VLLM_RANGE, fit_flags, installed_vllm
+from hymt_chat.sidecar.profiles import Profile, merge_flags, parallel_flags
+from hymt_chat.sidecar.vllm_flags import GPU_VLLM_RANGE, Flags, fit_flags, installed_vllm
 
 __all__ = [
     "EXIT_OK",

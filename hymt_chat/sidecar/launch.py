@@ -14,7 +14,6 @@ from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint, connect_host
 from hymt_chat.sidecar.profiles import (
-    Flags,
     LaunchSpec,
     Profile,
     build_launch,
@@ -22,7 +21,7 @@ from hymt_chat.sidecar.profiles import (
     merge_flags,
     parse_flags,
 )
-from hymt_chat.sidecar.vllm_flags import installed_vllm
+from hymt_chat.sidecar.vllm_flags import Flags, installed_vllm
 
 DEFAULT_GPU_MODEL = "tencent/Hunyuan-MT-7B"
 

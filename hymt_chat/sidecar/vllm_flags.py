@@ -20,8 +20,15 @@ from pathlib import Path
 
 from hymt_chat.errors import SidecarError
 
-__all__ = ["GPU_VLLM_RANGE", "VLLM_FLAGS", "FlagSupport", "Fit", "fit_flags",
-           "installed_vllm", "parse_version"]
+__all__ = [
+    "GPU_VLLM_RANGE",
+    "VLLM_FLAGS",
+    "Fit",
+    "FlagSupport",
+    "fit_flags",
+    "installed_vllm",
+    "parse_version",
+]
 
 Version = tuple[int, ...]
 Flags = tuple[tuple[str, str | None], ...]  # as profiles.Flags (which imports this module)

@@ -136,7 +136,7 @@ class Stats:
 
 def team_key(source: str, target: str, segment: str) -> str:
     """The key of a team entry: the pair and the segment, nothing of the model."""
-    return hashlib.sha256("\x1f".join(("team", source, target, segment)).encode()).hexdigest()
+    return hashlib.sha256(f"team\x1f{source}\x1f{target}\x1f{segment}".encode()).hexdigest()
 
 
 def line_pairs(source: str, translation: str) -> list[tuple[str, str]] | None:
@@ -299,10 +299,10 @@ class MemoryStore:
 
     def _upsert_team(self, db: sa.Connection, entries: list[TeamEntry]) -> None:
         now = self._clock()
-        rows = [dict(key=team_key(e.source, e.target, e.segment), rank=RANK[e.origin],
-                     origin=e.origin, source=e.source, target=e.target, segment=e.segment,
-                     translation=e.translation, model="", author=e.author,
-                     created=e.created if e.created is not None else now, used=now, hits=0)
+        rows = [{"key": team_key(e.source, e.target, e.segment), "rank": RANK[e.origin],
+                     "origin": e.origin, "source": e.source, "target": e.target, "segment": e.segment,
+                     "translation": e.translation, "model": "", "author": e.author,
+                     "created": e.created if e.created is not None else now, "used": now, "hits": 0}
                 for e in entries]
         new = self._insert(ENTRIES)
         db.execute(new.on_conflict_do_update(

@@ -84,7 +84,7 @@ def fake_server(*script: Reply) -> Iterator[FakeServer]:
             self._answer(reply, completion() if reply.body is None else reply.body,
                          "application/json")
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             with lock:
                 fake.scrapes += 1
                 reply = fake.metrics if self.path == "/metrics" else None

@@ -24,7 +24,7 @@ async def test_a_guest_joins_and_both_sides_read_each_other(tmp_path):
             page = httpx.get(f"{url}/room/{token}", headers={"Accept-Language": "es-ES,es"})
             assert page.status_code == 200 and 'lang="es"' in page.text
             assert "Su idioma" in page.text and "nonce=" in page.text  # the page's CSP holds
-            async with http.ws_connect(roomroom_ws_url(url, token)) as ws:
+            async with http.ws_connect(room_ws_url(url, token)) as ws:
                 await ws.send_json({"type": "hello", "guest": GUEST, "language": "es"})
                 welcome = await room_events(ws, "welcome")
                 assert welcome[-1]["history"] == []
@@ -38,7 +38,7 @@ async def test_a_guest_joins_and_both_sides_read_each_other(tmp_path):
                 sent = (await room_events(ws, "message"))[-1]["message"]
                 assert sent["who"] == "agent" and sent["translation"].startswith("EN:")
                 assert sent["target"] == "es"
-            async with http.ws_connect(roomroom_ws_url(url, token)) as again:  # a reload
+            async with http.ws_connect(room_ws_url(url, token)) as again:  # a reload
                 await again.send_json({"type": "hello", "guest": GUEST})
                 history = (await room_events(again, "welcome"))[-1]["history"]
                 assert [m["who"] for m in history] == ["guest", "agent"]
@@ -54,7 +54,7 @@ async def test_a_link_that_leads_nowhere_says_so(tmp_path, token):
         page = httpx.get(f"{url}/room/{token}")
         assert page.status_code == 404 and "not valid" in page.text
         async with aiohttp.ClientSession() as http:
-            async with http.ws_connect(roomroom_ws_url(url, token)) as ws:
+            async with http.ws_connect(room_ws_url(url, token)) as ws:
                 message = await asyncio.wait_for(ws.receive(), 10)
                 assert message.type == aiohttp.WSMsgType.CLOSE and message.data == 4404
 
@@ -64,16 +64,16 @@ async def test_a_foreign_page_cannot_join_and_a_second_guest_is_refused(tmp_path
         async with Tab(url, profile=AGENT) as agent, aiohttp.ClientSession() as http:
             token = await open_room(agent)
             with pytest.raises(aiohttp.WSServerHandshakeError):
-                await http.ws_connect(roomroom_ws_url(url, token),
+                await http.ws_connect(room_ws_url(url, token),
                                       headers={"Origin": "http://evil.example"})
-            async with http.ws_connect(roomroom_ws_url(url, token)) as first:
+            async with http.ws_connect(room_ws_url(url, token)) as first:
                 await first.send_json({"type": "hello", "guest": GUEST})
                 await room_events(first, "welcome")
-                async with http.ws_connect(roomroom_ws_url(url, token)) as second:
+                async with http.ws_connect(room_ws_url(url, token)) as second:
                     await second.send_json({"type": "hello", "guest": "d" * 32})
                     refused = await room_events(second, "closed")
                     assert "already joined" in refused[-1]["text"]
-            async with http.ws_connect(roomroom_ws_url(url, token)) as silent:
+            async with http.ws_connect(room_ws_url(url, token)) as silent:
                 await silent.send_json({"type": "say", "text": "no hello"})
                 message = await asyncio.wait_for(silent.receive(), 10)
                 assert message.type == aiohttp.WSMsgType.CLOSE and message.data == 4400

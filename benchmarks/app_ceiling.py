@@ -250,6 +250,7 @@ class Bench:
                 kind, self.url if kind == "app" else self.base_url, share, self.seconds,
                 theirs, f"{kind}{sessions}c{i}"))
             proc.start()
+            theirs.close()  # a client that dies ends the pipe: recv() raises, nothing hangs
             pipes.append(mine)
             procs.append(proc)
         try:
@@ -349,17 +350,18 @@ def main() -> None:
 
     os.sched_setaffinity(0, rest)  # the stand-in, the clients and py-spy inherit these
     stub_port = _free_port()
-    stub = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "_instant_model.py"),
-                             str(stub_port)])
     base_url = f"http://127.0.0.1:{stub_port}/v1"
-    try:
-        _wait_for(base_url.removesuffix("/v1") + "/health")
-        with tempfile.TemporaryDirectory() as tmp:
+    with (tempfile.TemporaryDirectory() as tmp,
+          open(Path(tmp) / "stand-in.log", "wb") as stub_log):
+        # Its log has a traceback per call still open when a level's tabs close: kept apart.
+        stub = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "_instant_model.py"),
+                                 str(stub_port)], stdout=stub_log, stderr=subprocess.STDOUT)
+        try:
+            _wait_for(base_url.removesuffix("/v1") + "/health")
             env = app_env(HYMT_BASE_URL=base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
                           HYMT_CACHE_DIR=str(Path(tmp) / "cache"), HYMT_PORT=str(_free_port()),
                           HYMT_RATE_LIMIT="", HYMT_RATE_LIMIT_CHARS="", HYMT_AGENTS="",
-                          HYMT_MEMORY="false",  # every message to the model (memory: memory.py)
-                          HYMT_LOG_LEVEL=os.environ.get("HYMT_LOG_LEVEL", "WARNING"))
+                          HYMT_MEMORY="false")  # every message to the model (memory: memory.py)
             env.pop("CHAINLIT_AUTH_SECRET", None)
             os.sched_setaffinity(0, app_cores)  # the app inherits its cores
             port = _free_port()
@@ -369,10 +371,10 @@ def main() -> None:
                               psutil.Process(stub.pid), args.seconds, clients, len(rest),
                               args.profile)
                 bench.run(args.sessions)
-    finally:
-        stub.terminate()
-        stub.wait()
-        print(f"load average {_load()}", flush=True)
+        finally:
+            stub.terminate()
+            stub.wait()
+            print(f"load average {_load()}", flush=True)
 
 
 def _load() -> str:

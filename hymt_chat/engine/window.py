@@ -181,6 +181,9 @@ class WindowWatch:
                     "the server's --max-num-seqs (divided by HYMT_APP_REPLICAS) to size it "
                     "yourself.", reading, new.ceiling, new.origin)
             return
+        if old.starts and set(new.starts) - set(old.starts):
+            _log.info("The model server restarted (or a replica joined): its size is learned "
+                      "afresh from %d slots", self.rules.of(self.rules.initial))
         if old.origin != "engine metrics":
             self._warned = False
             _log.info("The model server's metrics answer: the window follows them "

@@ -310,7 +310,7 @@ class Bench:
                 f"{share(app.app_cpu, 1):>7} {share(app.client_cpu, self.client_cores):>10} "
                 f"{share(app.stub_cpu, self.client_cores):>8} {raw.rate:>9.1f} "
                 f"{raw.pct(50) * 1000:>7.1f} {share(raw.client_cpu, self.client_cores):>10} "
-                f"{app.rate / raw.rate:>5.2f}")
+                f"{app.rate / raw.rate if raw.rate else float('nan'):>5.2f}")
 
 
 def _cpu(proc: psutil.Process) -> float:

@@ -2,13 +2,13 @@
 
 Run with ``chainlit run app.py`` (or ``hymt-chat up``). Each tab gets a session of its mode
 (``hymt_chat.modes``) that holds the state and decides; this file routes Chainlit's events to
-it and presents what it shows (``_Screen``) as Chainlit messages."""
+it; ``presenter.py`` shows what a session shows as Chainlit messages."""
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
-from collections.abc import Sequence
 from typing import Any
 
 import chainlit as cl
@@ -17,20 +17,18 @@ from chainlit.auth.jwt import decode_jwt
 from chainlit.config import config as cl_config
 from chainlit.context import ChainlitContextException
 from chainlit.data import get_data_layer
-from chainlit.input_widget import Select, Switch
 from chainlit.logger import logger
 from chainlit.server import app as server
 from chainlit.server import sio
-from chainlit.utils import utc_now
 
 from hymt_chat.api import routes as api
+from hymt_chat.engine.recall import Memory
 from hymt_chat.engine.translator import Translator
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes import profiles as modes
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.kiosk_session import KioskSession
 from hymt_chat.modes.room import Rooms
-from hymt_chat.modes.screen import Choice, Field, Reply
 from hymt_chat.modes.session import BUTTONS, Services, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
 from hymt_chat.room import counter
@@ -42,6 +40,7 @@ from hymt_chat.service.ratelimit import get_rate_limiter
 from hymt_chat.service.readiness import get_readiness
 from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
+from presenter import Screen
 
 # Chainlit sleeps 1 ms in every Message/Step constructor, on the event loop (benchmarks/app_ceiling).
 drop_blocking_sleep(*(importlib.import_module(f"chainlit.{m}") for m in ("message", "step")))
@@ -50,7 +49,9 @@ make_private(SETTINGS.cache_dir)  # history, logs, uploads, keys: 0600 files in 
 logs.configure_logging(SETTINGS)  # JSON lines with a request id, rotating file
 READINESS = get_readiness(SETTINGS)
 METRICS = get_metrics(SETTINGS)  # hooks the process-wide policy
-SERVICES = Services(SETTINGS, METRICS.instrument(Translator(SETTINGS)), READINESS,
+SERVICES = Services(SETTINGS, METRICS.instrument(Translator(SETTINGS,
+                                                           memory=Memory.for_settings(SETTINGS))),
+                    READINESS,
                     get_rate_limiter(SETTINGS), METRICS,
                     cl_config.features.spontaneous_file_upload.max_files or 5,
                     Rooms(hours=SETTINGS.room_hours))
@@ -59,7 +60,7 @@ SERVICES.translator.policy.add_hook(logs.log_policy_event)
 # Socket.IO drops a message over its cap without a word. The cap fits the input limit at its
 # worst encoding (12 bytes a character: an emoji as two \uXXXX escapes), so everything under
 # the limit arrives and is answered; the page (public/banner.js) does not send text over it.
-sio.eio.max_http_buffer_size = max(8 << 20, 12 * SETTINGS.max_input_chars + (1 << 20))
+sio.eio.max_http_buffer_size = web.frame_cap(SETTINGS)
 # Support agents sign in, and their conversations are kept, only when HYMT_AGENTS lists them.
 # Parsed now, so that a bad entry stops the app at start instead of at the first sign-in.
 AGENTS = auth.parse_agents(SETTINGS.agents)
@@ -73,84 +74,24 @@ if AGENTS and not os.environ.get("CHAINLIT_AUTH_SECRET"):
 cl_config.project.user_session_timeout = int(SETTINGS.session_hours * 3600)
 
 
-def _token_user(cookies: dict[str, str], authorization: str | None) -> str | None:
+def _token_user(cookies: dict[str, str], authorization: str | None) -> cl.User | None:
     """Who a request's Chainlit token names (None: no token, or one Chainlit will refuse)."""
     token = get_token_from_cookies(cookies)
     if not token and authorization and authorization.startswith("Bearer "):
         token = authorization.removeprefix("Bearer ").strip()
     try:
-        return decode_jwt(token).identifier if token else None
+        return decode_jwt(token) if token else None
     except Exception:  # noqa: BLE001 - expired or forged: Chainlit answers it with 401
         return None
 
 
 web.install_guards(server, SETTINGS, user_of=_token_user if AGENTS else None,
-                   is_allowed=(lambda name: name in AGENTS) if AGENTS else None, sign_in=HISTORY)
+                   is_allowed=auth.token_check(AGENTS) if AGENTS else None, sign_in=HISTORY)
 web.add_routes(server, SETTINGS, readiness=READINESS, metrics=METRICS, demo=SERVICES.demo,
                notice=wording.DEMO_NOTICE, sign_in=HISTORY)
 room_page.mount(server, SERVICES.rooms, SETTINGS)  # /room/<token>: the customer's own phone
 counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, TRUSTED_PROXIES)
 api.mount(server, SERVICES.translator, SETTINGS, metrics=METRICS)  # LibreTranslate, DeepL
-
-# --- the presenter: what a session shows, as Chainlit messages, settings and steps ------------
-
-
-class _Step:
-    """A progress line: a ``cl.Step`` under the message being answered, made at first news."""
-
-    def __init__(self) -> None:
-        self.step: cl.Step | None = None
-
-    async def update(self, name: str) -> None:
-        if self.step is None:
-            parent = cl.context.current_step  # the on_message run: it shows above the answer
-            self.step = cl.Step(name=name, type="tool", show_input=False, icon="languages",
-                                parent_id=parent.id if parent else None)
-            self.step.start = utc_now()
-            await self.step.send()
-        else:
-            self.step.name = name
-            await self.step.update()
-
-    async def close(self, name: str, *, failed: bool) -> None:
-        if self.step is not None:
-            self.step.name, self.step.end, self.step.is_error = name, utc_now(), failed
-            await self.step.update()
-
-
-class _Screen:
-    async def send(self, reply: Reply) -> cl.Message:
-        elements: list[Any] = [
-            (cl.Image if f.mime.startswith("image/") else cl.File)(
-                name=f.name, content=f.content, mime=f.mime, display="inline")
-            for f in reply.files]
-        if reply.marker is not None:
-            elements.append(cl.CustomElement(name=kiosk.MARKER_ELEMENT, props=reply.marker,
-                                             display="inline"))
-        actions = [cl.Action(name=b.name, payload=b.payload, label=b.label, icon=b.icon,
-                             tooltip=b.tooltip or "") for b in reply.buttons]
-        msg = cl.Message(content=reply.markdown, actions=actions, elements=elements)
-        await msg.send()
-        return msg
-
-    async def settings(self, fields: Sequence[Field]) -> None:
-        await cl.ChatSettings([
-            Select(id=f.id, label=f.label, items=f.items, initial_value=f.value)
-            if isinstance(f, Choice) else
-            Switch(id=f.id, label=f.label, initial=f.value, tooltip=f.tooltip)
-            for f in fields]).send()
-
-    async def commands(self, commands: Sequence[tuple[str, str, str]]) -> None:
-        await cl.context.emitter.set_commands([
-            {"id": cid, "description": text, "icon": icon, "button": False, "persistent": False}
-            for cid, text, icon in commands])
-
-    def progress(self) -> _Step:
-        return _Step()
-
-    def forget_context(self) -> None:
-        cl.chat_context.clear()
-
 
 # --- sessions ---------------------------------------------------------------------------------
 
@@ -185,13 +126,13 @@ def _open(thread: dict[str, Any] | None = None) -> Session:
     session: Session
     if profile == modes.AGENT_PROFILE:
         conv = modes.agent_state_of((thread or {}).get("metadata"))
-        session = AgentSession(SERVICES, _Screen(), conversation=conv, save=_save_agent,
+        session = AgentSession(SERVICES, Screen(), conversation=conv, save=_save_agent,
                                page_url=web.page_url(_environ()),
                                affinity=web.cookie(_environ(), SETTINGS.affinity_cookie), **args)
     elif profile == kiosk.KIOSK_PROFILE:
-        session = KioskSession(SERVICES, _Screen(), **args)
+        session = KioskSession(SERVICES, Screen(), **args)
     else:
-        session = TranslatorSession(SERVICES, _Screen(), **args)
+        session = TranslatorSession(SERVICES, Screen(), **args)
     cl.user_session.set("session", session)
     READINESS.start()
     return session
@@ -224,7 +165,7 @@ if AGENTS:  # registering Chainlit's auth callback makes sign-in compulsory: onl
     @cl.password_auth_callback
     async def sign_in(username: str, password: str) -> cl.User | None:
         if await auth.authenticate(SETTINGS.agents, username, password):
-            return cl.User(identifier=username.strip(), metadata={"role": "agent"})
+            return cl.User(identifier=username.strip(), metadata=auth.claims(AGENTS, username))
         return None
 
 if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history needs sign-in
@@ -295,3 +236,10 @@ async def end() -> None:
     task = cl.context.session.current_task
     if task is not None and not task.done():
         task.cancel()
+
+
+# What the app built at its start lives as long as the process: out of the garbage collector's
+# sight, a full collection no longer walks Chainlit's, Babel's and langdetect's ~200,000 objects
+# (0.1-0.2 s each: a third of the app's CPU under load, benchmarks/app_ceiling.py).
+gc.collect()
+gc.freeze()

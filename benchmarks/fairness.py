@@ -288,7 +288,7 @@ def report(args: argparse.Namespace, alone: Run, runs: list[Run], server: str,
 
 
 async def main(args: argparse.Namespace) -> None:
-    started, t0 = dt.datetime.now(dt.timezone.utc), time.monotonic()
+    started, t0 = dt.datetime.now(dt.UTC), time.monotonic()
     messages = [MESSAGES[i % len(MESSAGES)] for i in range(args.messages)]
     server = ("HYMT_BASE_URL" if os.environ.get("HYMT_BASE_URL")
               else f"a demo vLLM sidecar started with `{SERVER_ARGS}`")

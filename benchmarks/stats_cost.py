@@ -133,7 +133,7 @@ async def main(args: argparse.Namespace) -> None:
     if os.environ.get("HYMT_BASE_URL"):
         raise SystemExit("stats_cost.py starts its own servers (with and without stats): "
                          "unset HYMT_BASE_URL")
-    started, t0 = dt.datetime.now(dt.timezone.utc), time.monotonic()
+    started, t0 = dt.datetime.now(dt.UTC), time.monotonic()
     samples = []
     for r in range(args.rounds):
         for stats in (False, True):

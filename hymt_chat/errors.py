@@ -63,12 +63,15 @@ class ModelBusyError(ModelError):
 class RateLimitedError(HymtError):
     """One user sent more messages than the per-user limit allows."""
 
-    def __init__(self, retry_after: float, too_big: tuple[int, int] | None = None) -> None:
+    def __init__(self, retry_after: float, too_big: tuple[int, int] | None = None,
+                 unit: str = "characters") -> None:
+        """*too_big*: (this job's size, the whole allowance) in *unit* ("characters", "model
+        calls"), for a job that can never pass."""
         self.retry_after = retry_after
         if too_big is not None:
             size, allowance = too_big
             super().__init__(
-                f"This is {size:,} characters; one user may send at most {allowance:,} in that "
+                f"This is {size:,} {unit}; one user may send at most {allowance:,} in that "
                 "time. Split it into smaller parts."
             )
             return
@@ -217,3 +220,16 @@ def http_status(err: BaseException) -> int | None:
     """The HTTP status behind a model error (the SDK error it was mapped from), if any."""
     status = getattr(err.__cause__, "status_code", None)
     return status if isinstance(status, int) else None
+
+
+INTERNAL_ERROR = "The server failed on this request (logged); try again, or tell its operator."
+
+
+def public_text(err: BaseException) -> str:
+    """What an error says to someone outside: its sentence without where the model server is
+    (``public``, set by the client's error mapping; a log or the CLI keep the full one), and
+    for a bug — not one of ours — no exception text at all."""
+    if not isinstance(err, HymtError):
+        return INTERNAL_ERROR
+    public = getattr(err, "public", None)
+    return public if isinstance(public, str) else (str(err) or type(err).__name__)

@@ -103,6 +103,11 @@ class Settings(BaseSettings):
     rate_limit_chars: str = Field(
         default="400000/hour", description="Per-user characters (messages, files, buttons)."
     )
+    rate_limit_calls: str = Field(
+        default="4000/hour", description="Per-user model calls (a file's values and parts, a "
+        "text's lines, an API list's texts): the largest input, 200,000 characters of "
+        "50-character values, fits one hour; empty: none."
+    )
     redis_url: str = Field(
         default="", description="Redis for state shared by app replicas (rate limits); "
         "empty: each process keeps its own."
@@ -111,7 +116,16 @@ class Settings(BaseSettings):
         default="", description="Proxy addresses whose X-Forwarded-For names the client."
     )
     allowed_origins: str = Field(
-        default="", description="Other origins (https://host:port) that may call the app."
+        default="", description="Other origins (https://host:port) that may call the signed-in "
+        "app with its cookies."
+    )
+    api_origins: str = Field(
+        default="", description="Origins whose pages may call /libretranslate and /deepl from "
+        "a browser (no cookies; never the signed-in app)."
+    )
+    allowed_hosts: str = Field(
+        default="", description="Host names the app answers to ('*': any); unset: the loopback "
+        "names when it listens on loopback, else any."
     )
     session_hours: float = Field(
         default=8.0, gt=0, description="Hours a sign-in lasts (Chainlit's token lifetime)."
@@ -181,6 +195,24 @@ class Settings(BaseSettings):
         description="What masking covers, of amount, date, time, percent, number; on the demo "
         "model masking amounts helped, masking dates did not, masking times, percentages and "
         "numbers hurt (it dropped their placeholders; benchmarks/fidelity.py).",
+    )
+    # --- the translation memory (hymt_chat/engine/recall.py, hymt_chat/store/memory.py) -----
+    memory: bool = Field(
+        default=True, description="Answer a segment translated before (same model, prompt, "
+        "pair, settings) from the memory, without a model call; needs HYMT_CHECKS (a hit "
+        "passes the same checks as a fresh answer)."
+    )
+    memory_path: Path | None = Field(
+        default=None, description="SQLite file of the memory; unset: memory.db in the cache "
+        "folder. Not used when HYMT_DATABASE_URL is PostgreSQL (the memory is there)."
+    )
+    memory_max_entries: int = Field(
+        default=200_000, ge=100, description="Most entries kept; past it the least recently "
+        "used model answers go (agents' corrections and imports are never evicted)."
+    )
+    memory_kiosk: Literal["read", "write", "off"] = Field(
+        default="read", description="The kiosk and its counter: read the memory but store "
+        "nothing visitors typed (read), store like other pages (write), or off."
     )
     secure_cookies: bool = Field(
         default=False, description="Mark cookies Secure even when TLS ends at a proxy in front."
@@ -282,6 +314,11 @@ class Settings(BaseSettings):
     def api_keys_file(self) -> Path:
         """``api_keys_path``, or ``api-keys.db`` in the cache folder."""
         return self.api_keys_path or self.cache_dir / "api-keys.db"
+
+    @property
+    def memory_file(self) -> Path:
+        """``memory_path``, or ``memory.db`` in the cache folder."""
+        return self.memory_path or self.cache_dir / "memory.db"
 
     @property
     def history_url(self) -> str:

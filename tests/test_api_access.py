@@ -148,13 +148,21 @@ async def test_a_key_file_that_cannot_be_opened_leaves_the_page_up(
             "page": "libretranslate/languages"}
 
 
-async def test_deepl_translate_answers_a_get_with_query_fields_as_weblate_checks_it(
+async def test_deepl_translate_answers_a_get_with_query_fields_and_the_key_in_the_header(
         tmp_path: Path, keys_at: Path | str) -> None:
     app, store, _ = app_for(tmp_path, keys_at)
     key = store.create("weblate", per_minute=5)
     async with client(app) as http:
-        got = await http.get("/deepl/v2/translate", params={"text": "42", "target_lang": "FR",
-                                                            "auth_key": key})
+        got = await http.get("/deepl/v2/translate", params={"text": "42", "target_lang": "FR"},
+                             headers={"Authorization": f"DeepL-Auth-Key {key}"})
+        in_query = await http.get("/deepl/v2/translate", params={
+            "text": "42", "target_lang": "FR", "auth_key": key})
+        in_body = await http.post("/deepl/v2/translate", data={
+            "text": "42", "target_lang": "FR", "auth_key": key})
+    # DeepL itself refuses a key in the query string or body since January 2026
+    for refused in (in_query, in_body):
+        assert refused.status_code == 403
+        assert "Authorization: DeepL-Auth-Key" in refused.json()["message"]
     assert got.status_code == 200
     assert got.json() == {"translations": [{"detected_source_language": "", "text": "42",
                                             "billed_characters": 2}]}

@@ -27,6 +27,7 @@ from hymt_chat.api.keys import (
 )
 from hymt_chat.cli.main import main
 from hymt_chat.errors import AccessDeniedError, HymtError, RateLimitedError
+from hymt_chat.service.ratelimit import Cost
 from hymt_chat.settings import Settings
 from tests.conftest import free_port
 from tests.support.key_replica import charge_burst
@@ -119,7 +120,7 @@ async def test_a_key_made_or_revoked_on_one_replica_holds_on_the_other(
     key = one.create("weblate", per_minute=5, chars_per_month=100)
     caller = await access.authenticate(key, "10.0.0.1")
     assert caller.name == "weblate" and caller.chars_per_month == 100
-    await access.admit(caller, 30)
+    await access.admit(caller, Cost(0, 30))
     assert one.used("weblate") == 30  # the other replica's charge, seen here
     one.revoke("weblate")
     with pytest.raises(AccessDeniedError, match="unknown or revoked"):
@@ -137,14 +138,14 @@ async def test_a_keys_per_minute_limit_is_shared_by_replicas_through_redis(
                          limit_storage=redis_url) for _ in range(2)]
         callers = [await a.authenticate(key, "10.0.0.1") for a in shared]
         for i in range(3):
-            await shared[i % 2].admit(callers[i % 2], 5)
+            await shared[i % 2].admit(callers[i % 2], Cost(0, 5))
         with pytest.raises(RateLimitedError):
-            await shared[1].admit(callers[1], 5)
+            await shared[1].admit(callers[1], Cost(0, 5))
     alone = [Access(KeyStore(keys_at), open_local=False, local_limit="20/minute")
              for _ in range(2)]
     for access in alone:  # in memory: each replica allows its own 3
         for _ in range(3):
-            await access.admit(await access.authenticate(key, "10.0.0.1"), 0)
+            await access.admit(await access.authenticate(key, "10.0.0.1"), Cost(0, 0))
     assert one.store.used("bot") == 15  # the refused request charged nothing
 
 
@@ -201,7 +202,7 @@ async def test_a_charge_waiting_on_the_database_does_not_stall_the_event_loop(
     holder = threading.Thread(target=hold_the_row)
     holder.start()
     await asyncio.to_thread(locked.wait)
-    charge = asyncio.ensure_future(access.admit(caller, 40))
+    charge = asyncio.ensure_future(access.admit(caller, Cost(0, 40)))
     try:
         for _ in range(20):  # the loop runs: the charge is still waiting on the lock
             await asyncio.sleep(0.01)

@@ -19,6 +19,7 @@ from hymt_chat.lang.detect import detect_language
 from tests.conftest import free_port
 from tests.support.browser import ANSWER, answers, open_chat, send
 from tests.support.chainlit_app import app_env, running_app
+from tests.support.gate import Gate
 from tests.support.stub_model import StubModel, echo_source
 
 pytestmark = pytest.mark.slow
@@ -455,4 +456,65 @@ def test_kiosk_counter_two_people_two_languages_one_screen(browser, kiosk_app):
     expect(left.locator(".msg.theirs .orig")).to_contain_text("Spanish: La estación está")
     # Nobody touches the screen: after the idle time both sides are empty again.
     expect(page.locator(".msg")).to_have_count(0, timeout=30_000)
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def held_app(tmp_path_factory):
+    """The app against a stand-in that sits on the document's parts until the test opens it:
+    the moment under test (a document in progress) must last as long as the test needs, which
+    no real model can be told to do. Short segments make the text below an 8-part document."""
+    tmp = tmp_path_factory.mktemp("held")
+    gate = Gate()
+    try:
+        with StubModel(answer=gate) as stub:
+            env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
+                          HYMT_CHECKS="0", HYMT_SEGMENT_CHARS="80",
+                          HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()))
+            with running_app(env, free_port(), tmp / "app.log") as url:
+                yield url, gate
+    finally:
+        gate.open()
+
+
+def test_the_composer_stays_free_while_the_tabs_own_document_translates(
+        browser, held_app, artifacts, tmp_path):
+    """Issue 22: the person types and sends a one-liner while their document's progress is on
+    screen; the document's line has its own Cancel, which stops that document only."""
+    url, gate = held_app
+    page = open_chat(browser, url)
+    letter = tmp_path / "lettre.txt"
+    letter.write_text("\n\n".join(f"Paragraphe {i} de la lettre envoyée au client hier."
+                                  for i in range(8)), encoding="utf-8")
+    page.set_input_files("input[type=file]", str(letter))
+    expect(page.locator("#chat-submit")).to_be_enabled(timeout=30_000)  # upload finished
+    page.click("#chat-submit")
+    job = page.locator(".ai-message", has_text="Translating lettre.txt")
+    expect(job.get_by_role("button", name="Cancel")).to_be_visible(timeout=30_000)
+    expect(page.locator("#stop-button")).to_have_count(0)  # Send, not Stop: the tab is free
+    page.screenshot(path=str(artifacts / "own-tab.png"))
+
+    send(page, "Bonjour, comment allez-vous ?")
+    expect(page.locator(ANSWER, has_text="Bonjour, comment allez-vous ?")).to_be_visible(
+        timeout=30_000)
+    expect(job.get_by_role("button", name="Cancel")).to_be_visible()  # still translating
+    assert page.locator("a.inline-file[download='lettre.en.txt']").count() == 0
+
+    gate.open()
+    expect(page.locator("a.inline-file[download='lettre.en.txt']")).to_be_visible(
+        timeout=60_000)
+    expect(job.get_by_role("button", name="Cancel")).to_have_count(0)  # over: no Cancel
+
+    gate.close()  # a second document, cancelled by its own button
+    second = tmp_path / "suite.txt"
+    second.write_text(letter.read_text(encoding="utf-8"), encoding="utf-8")
+    page.set_input_files("input[type=file]", str(second))
+    expect(page.locator("#chat-submit")).to_be_enabled(timeout=30_000)
+    page.click("#chat-submit")
+    job = page.locator(".ai-message", has_text="Translating suite.txt")
+    job.get_by_role("button", name="Cancel").click()
+    expect(job).to_contain_text("cancelled", timeout=30_000)
+    gate.open()
+    page.wait_for_timeout(1000)  # what a cancelled job would still send has had its chance
+    assert page.locator("a.inline-file[download='suite.en.txt']").count() == 0
     page.close()

@@ -181,8 +181,8 @@ def test_deepl_raw_fields_and_errors(api: ApiApp) -> None:
             "</t><keep>Good morning</keep></doc>"), out
         assert "Good morning</t>" not in out
 
-        form = http.post(url + "/translate", data={"text": [FR, DE], "target_lang": "EN-US",
-                                                     "auth_key": key})
+        form = http.post(url + "/translate", data={"text": [FR, DE], "target_lang": "EN-US"},
+                         headers=auth)
         assert form.status_code == 200, form.text
         got = form.json()["translations"]
         assert [t["detected_source_language"] for t in got] == ["FR", "DE"]

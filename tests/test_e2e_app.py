@@ -134,3 +134,30 @@ def test_health_is_200_when_the_real_model_answers(demo_server, tmp_path):
     assert window["origin"] == "engine metrics", window
     assert window["engine"]["waiting"] == 0 and window["engine"]["running"] >= 0, window
     assert window["max"] == 2 and window["reserve"] == 1, window
+
+
+def test_a_one_liner_is_answered_while_the_tabs_own_document_translates(demo_server, tmp_path):
+    """Issue 22: one tab pastes a 12-paragraph French text (a long paste: a background job),
+    then, once the text's progress shows, a one-liner. The one-liner is answered while the
+    text is still under way (before, it waited for the whole text), and the text comes back
+    whole. An order, not a time: both slow down together on a busy machine."""
+    sentences = [s.strip(" .") for s in PARAGRAPH.split(". ") if s.strip(" .")]
+    letter = "\n\n".join(f"Point {i + 1} : {sentences[i % len(sentences)]}."
+                           for i in range(12))
+
+    async def scenario(url: str) -> tuple[list[str], str]:
+        async with Tab(url) as tab:
+            await tab.send("/to en")
+            await tab.wait("→ English")
+            await tab.send(letter)
+            await tab.wait(" parts", timeout=600)  # the text's own line: a part is done
+            await tab.send("Hallo, wann wird mein Paket geliefert?")
+            await tab.wait("German → English", timeout=600)
+            document_done_first = tab.said("French → English")
+            await tab.wait("French → English", timeout=900)
+            return document_done_first, tab.said("French → English")[-1]
+
+    with _app(demo_server, tmp_path) as url:
+        done_first, answer = asyncio.run(scenario(url))
+    assert done_first == [], "the one-liner waited for the tab's own document"
+    assert "not translated" not in answer and answer.count("\n\n") >= 11, answer

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -128,6 +129,19 @@ class Browser(Tab):
         answers = self.said(str(number))
         assert not any("arrivée" in a for a in answers), answers  # not left in French
         return answers[-1]
+
+
+def test_the_cpu_replicas_run_on_their_own_cores(stack: Stack) -> None:
+    """vLLM logs the cores its OpenMP threads are bound to ("local_rank=0, core ids=[0]");
+    the two replicas' sets are disjoint (both were bound to core 0 before issue 28)."""
+    logs = Path(stack.log).parent / "cache" / "logs"
+    bound = []
+    for port in stack.replicas:
+        found = re.findall(r"core ids=\[([\d, ]*)\]", (logs / f"vllm-{port}.log").read_text(
+            errors="replace"))
+        assert found, f"no thread binding in the log of the replica on {port}"
+        bound.append({int(c) for c in found[-1].split(",") if c.strip()})
+    assert all(bound) and not bound[0] & bound[1], bound
 
 
 def test_the_routers_port_answers_health_and_models(stack: Stack) -> None:

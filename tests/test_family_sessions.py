@@ -68,6 +68,7 @@ async def test_a_json_upload_goes_through_the_structured_instruction(stub, tmp_p
     path.write_text(json.dumps({"save": "Save changes", "hello": "Hello, {name}!", "n": 3}),
                     encoding="utf-8")
     await session.message("", None, uploads=[Upload(str(path), "ui.json")])
+    await session.settled()  # a file runs in the background
     out = screen.last().files[0]
     assert out.name == "ui.fr.json"
     assert json.loads(out.content) == {"save": "Save changes", "hello": "Hello, {name}!", "n": 3}

@@ -19,6 +19,7 @@ from tests.support.sessions import RecordingScreen, services
 from tests.support.stub_model import StubModel
 
 GUEST = "a" * 32
+PAYER = "addr:203.0.113.9"  # the guest's allowance (their address)
 
 
 class Clock:
@@ -71,7 +72,7 @@ async def test_both_sides_read_each_other_translated(stub, tmp_path):
     queue = room.join(GUEST)
     assert _drain(queue)[0]["type"] == "welcome"
     room.set_guest_language("es")
-    await room.guest_says(GUEST, "Hola, mi pedido no ha llegado todavía.")
+    await room.guest_says(GUEST, "Hola, mi pedido no ha llegado todavía.", PAYER)
     events = _drain(queue)
     assert [e["type"] for e in events] == ["pending", "message"]
     message = events[1]["message"]
@@ -100,8 +101,8 @@ async def test_a_guest_cannot_run_the_agents_commands(stub, tmp_path):
     room = rooms.get(session.room.token)
     queue = room.join(GUEST)
     room.set_guest_language("fr")
-    await room.guest_says(GUEST, "/glossary add commande = order")
-    await room.guest_says(GUEST, "/room close")
+    await room.guest_says(GUEST, "/glossary add commande = order", PAYER)
+    await room.guest_says(GUEST, "/room close", PAYER)
     assert len(session.conv.glossary.entries) == 0
     assert room.refusal() is None  # still open
     said = [e["message"]["original"] for e in _drain(queue) if e["type"] == "message"]
@@ -114,7 +115,7 @@ async def test_one_guest_at_a_time_and_a_reload_rejoins_with_history(stub, tmp_p
     room = rooms.get(session.room.token)
     first = room.join(GUEST)
     room.set_guest_language("de")
-    await room.guest_says(GUEST, "Guten Tag, ich habe eine Frage.")
+    await room.guest_says(GUEST, "Guten Tag, ich habe eine Frage.", PAYER)
     with pytest.raises(RoomError, match="already joined"):
         room.join("b" * 32)
     again = room.join(GUEST)  # the same browser after a reload
@@ -154,7 +155,7 @@ async def test_a_message_the_model_cannot_translate_arrives_with_the_original(st
     queue = room.join(GUEST)
     room.set_guest_language("it")
     stub.answer = lambda prompt: (_ for _ in ()).throw(RuntimeError("down"))
-    await room.guest_says(GUEST, "Buongiorno, il pacco è arrivato rotto.")
+    await room.guest_says(GUEST, "Buongiorno, il pacco è arrivato rotto.", PAYER)
     message = [e for e in _drain(queue) if e["type"] == "message"][0]["message"]
     assert message["translation"] is None and message["note"].startswith("Not translated")
     assert message["original"] == "Buongiorno, il pacco è arrivato rotto."
@@ -210,15 +211,24 @@ def test_a_room_link_reaches_the_agents_replica_through_the_sticky_cookie(tmp_pa
     from hymt_chat.settings import Settings
 
     app = FastAPI()
-    page.mount(app, Rooms(), Settings(cache_dir=tmp_path / "c", affinity_cookie="hymt-route"))
+    page.mount(app, Rooms(), Settings(cache_dir=tmp_path / "c", affinity_cookie="hymt-route",
+                                      app_replicas=2))
     client = TestClient(app, follow_redirects=False)
-    hop = client.get("/room/elsewhere?r=replica-7")
-    assert hop.status_code == 307 and hop.headers["location"] == "/room/elsewhere?r=replica-7&hop=1"
+    gone = "E" * 32  # a room token's shape, of a room another replica holds
+    hop = client.get(f"/room/{gone}?r=replica-7")
+    assert hop.status_code == 307 and hop.headers["location"] == f"/room/{gone}?r=replica-7&hop=1"
     assert "hymt-route=replica-7" in hop.headers["set-cookie"]
-    assert client.get("/room/elsewhere?r=replica-7&hop=1").status_code == 404  # no loop
+    assert client.get(f"/room/{gone}?r=replica-7&hop=1").status_code == 404  # no loop
+    for planted in ("/room/anything?r=replica-7", f"/room/{gone}?r=a;%20Domain=evil"):
+        refused = client.get(planted)  # not a room's link, or not a server's name: no cookie
+        assert refused.status_code == 404 and "set-cookie" not in refused.headers
     client.cookies.set("hymt-route", "replica-7")
-    assert client.get("/room/elsewhere?r=replica-7").status_code == 404  # routed, still gone
-    assert client.get("/room/elsewhere").status_code == 404  # a plain link: no hop
+    assert client.get(f"/room/{gone}?r=replica-7").status_code == 404  # routed, still gone
+    assert client.get(f"/room/{gone}").status_code == 404  # a plain link: no hop
+    one = FastAPI()  # one replica: a link's ?r= never sets a cookie
+    page.mount(one, Rooms(), Settings(cache_dir=tmp_path / "c", affinity_cookie="hymt-route"))
+    alone = TestClient(one, follow_redirects=False).get(f"/room/{gone}?r=replica-7")
+    assert alone.status_code == 404 and "set-cookie" not in alone.headers
 
 
 async def test_the_link_carries_the_agents_affinity(stub, tmp_path):

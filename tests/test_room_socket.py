@@ -5,69 +5,42 @@ nowhere. The model is the stand-in of ``tests/support/tabs.py`` (answers marked 
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 
 import aiohttp
 import httpx
 import pytest
 
-from tests.support.tabs import Tab, app
+from tests.support.gate import Gate
+from tests.support.tabs import Tab, app, marked, open_room, room_events, room_ws_url
 
 AGENT = "Support agent"
 GUEST = "c" * 32
 
 
-async def _open_room(tab: Tab) -> str:
-    await tab.send("/room")
-    await tab.wait("Room open")
-    # From the link's target, not its text: the text is Markdown-escaped ("\_", "\-"), so a
-    # token with "_" or "-" read from there came out cut short (a flaky 404).
-    link = re.search(r"\]\([^)]*/room/([A-Za-z0-9_-]+)\)", tab.said("Room open")[0])
-    assert link, tab.said("Room open")
-    return link.group(1)
-
-
-async def _events(ws: aiohttp.ClientWebSocketResponse, until: str, timeout: float = 20
-                  ) -> list[dict]:
-    got = []
-    while True:
-        message = await asyncio.wait_for(ws.receive(), timeout)
-        if message.type != aiohttp.WSMsgType.TEXT:
-            raise AssertionError(f"socket ended: {message!r} after {got}")
-        got.append(json.loads(message.data))
-        if got[-1]["type"] == until:
-            return got
-
-
-def _ws_url(url: str, token: str) -> str:
-    return url.replace("http://", "ws://") + f"/room/{token}/ws"
-
-
 async def test_a_guest_joins_and_both_sides_read_each_other(tmp_path):
     with app(tmp_path) as (url, stub):
         async with Tab(url, profile=AGENT) as agent, aiohttp.ClientSession() as http:
-            token = await _open_room(agent)
+            token = await open_room(agent)
             page = httpx.get(f"{url}/room/{token}", headers={"Accept-Language": "es-ES,es"})
             assert page.status_code == 200 and 'lang="es"' in page.text
             assert "Su idioma" in page.text and "nonce=" in page.text  # the page's CSP holds
-            async with http.ws_connect(_ws_url(url, token)) as ws:
+            async with http.ws_connect(room_ws_url(url, token)) as ws:
                 await ws.send_json({"type": "hello", "guest": GUEST, "language": "es"})
-                welcome = await _events(ws, "welcome")
+                welcome = await room_events(ws, "welcome")
                 assert welcome[-1]["history"] == []
                 await ws.send_json({"type": "say", "text": "/glossary add pedido = order"})
-                got = await _events(ws, "message")
+                got = await room_events(ws, "message")
                 assert got[-1]["message"]["translation"] == "EN:/glossary add pedido = order"
                 await agent.wait("Customer")
                 await agent.send("/glossary list")
                 await agent.wait("empty", "no terms", "No terms")  # the guest added nothing
                 await agent.send("Your order ships today.")
-                sent = (await _events(ws, "message"))[-1]["message"]
+                sent = (await room_events(ws, "message"))[-1]["message"]
                 assert sent["who"] == "agent" and sent["translation"].startswith("EN:")
                 assert sent["target"] == "es"
-            async with http.ws_connect(_ws_url(url, token)) as again:  # a reload
+            async with http.ws_connect(room_ws_url(url, token)) as again:  # a reload
                 await again.send_json({"type": "hello", "guest": GUEST})
-                history = (await _events(again, "welcome"))[-1]["history"]
+                history = (await room_events(again, "welcome"))[-1]["history"]
                 assert [m["who"] for m in history] == ["guest", "agent"]
             await agent.send("/room close")
             await agent.wait("The room is closed")
@@ -81,7 +54,7 @@ async def test_a_link_that_leads_nowhere_says_so(tmp_path, token):
         page = httpx.get(f"{url}/room/{token}")
         assert page.status_code == 404 and "not valid" in page.text
         async with aiohttp.ClientSession() as http:
-            async with http.ws_connect(_ws_url(url, token)) as ws:
+            async with http.ws_connect(room_ws_url(url, token)) as ws:
                 message = await asyncio.wait_for(ws.receive(), 10)
                 assert message.type == aiohttp.WSMsgType.CLOSE and message.data == 4404
 
@@ -89,18 +62,66 @@ async def test_a_link_that_leads_nowhere_says_so(tmp_path, token):
 async def test_a_foreign_page_cannot_join_and_a_second_guest_is_refused(tmp_path):
     with app(tmp_path) as (url, _):
         async with Tab(url, profile=AGENT) as agent, aiohttp.ClientSession() as http:
-            token = await _open_room(agent)
+            token = await open_room(agent)
             with pytest.raises(aiohttp.WSServerHandshakeError):
-                await http.ws_connect(_ws_url(url, token),
+                await http.ws_connect(room_ws_url(url, token),
                                       headers={"Origin": "http://evil.example"})
-            async with http.ws_connect(_ws_url(url, token)) as first:
+            async with http.ws_connect(room_ws_url(url, token)) as first:
                 await first.send_json({"type": "hello", "guest": GUEST})
-                await _events(first, "welcome")
-                async with http.ws_connect(_ws_url(url, token)) as second:
+                await room_events(first, "welcome")
+                async with http.ws_connect(room_ws_url(url, token)) as second:
                     await second.send_json({"type": "hello", "guest": "d" * 32})
-                    refused = await _events(second, "closed")
+                    refused = await room_events(second, "closed")
                     assert "already joined" in refused[-1]["text"]
-            async with http.ws_connect(_ws_url(url, token)) as silent:
+            async with http.ws_connect(room_ws_url(url, token)) as silent:
                 await silent.send_json({"type": "say", "text": "no hello"})
                 message = await asyncio.wait_for(silent.receive(), 10)
                 assert message.type == aiohttp.WSMsgType.CLOSE and message.data == 4400
+
+
+LONG = "\n\n".join(f"Paragraphe {i} de la longue lettre du client." for i in range(8))
+
+
+async def test_a_long_message_on_a_socket_holds_no_other(tmp_path):
+    """The counter's and a room guest's socket: a one-liner sent while a long paste of the same
+    socket is held at the model is answered first; the long one still arrives whole."""
+    gate = Gate(answer=marked)
+    try:
+        with app(tmp_path, answer=gate, HYMT_SEGMENT_CHARS="80") as (url, stub):
+            ws_url = url.replace("http://", "ws://")
+            async with aiohttp.ClientSession() as http:
+                async with http.ws_connect(f"{ws_url}/counter/ws") as ws:
+                    await ws.send_json({"a": "fr", "b": "en"})
+                    await ws.send_json({"type": "say", "side": "a", "text": LONG})
+                    await _held(gate, 1)
+                    await ws.send_json({"type": "say", "side": "b", "text": "Thank you!"})
+                    first = (await room_events(ws, "message"))[-1]
+                    assert first["side"] == "b" and first["translation"] == "EN:Thank you!"
+                    gate.open()
+                    second = (await room_events(ws, "message"))[-1]
+                    assert second["side"] == "a" and second["translation"].count("EN:") == 8
+            gate.close()
+            async with Tab(url, profile=AGENT) as agent, aiohttp.ClientSession() as http:
+                token = await open_room(agent)
+                async with http.ws_connect(room_ws_url(url, token)) as ws:
+                    await ws.send_json({"type": "hello", "guest": GUEST, "language": "fr"})
+                    await room_events(ws, "welcome")
+                    held = gate.waiting
+                    await ws.send_json({"type": "say", "text": LONG})
+                    await _held(gate, held + 1)
+                    await ws.send_json({"type": "say", "text": "Merci beaucoup !"})
+                    got = (await room_events(ws, "message"))[-1]["message"]
+                    assert got["original"] == "Merci beaucoup !" and got["seq"] == 1
+                    gate.open()
+                    got = (await room_events(ws, "message"))[-1]["message"]
+                    assert got["original"].startswith("Paragraphe 0") and got["seq"] == 2
+    finally:
+        gate.open()
+
+
+async def _held(gate: Gate, count: int) -> None:
+    for _ in range(2000):  # a safety net, not a speed bound
+        if gate.waiting >= count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the long message never reached the model")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from hymt_chat.errors import SidecarError
-from hymt_chat.sidecar.router import plan_router
+from hymt_chat.sidecar.router import KEY_VARIABLE, key_launcher, plan_router
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_PYTHON = str(ROOT / ".venv-vllm" / "bin" / "python")
@@ -19,12 +20,14 @@ def test_the_router_lists_every_replica_with_short_health_checks() -> None:
     plan = plan_router(["http://127.0.0.1:8001/", "http://127.0.0.1:8002"],
                        vllm_python=VLLM_PYTHON, port=8000, metrics_port=29001, api_key="s3")
     argv = plan.spec.argv
-    assert Path(argv[0]).name == "vllm-router" and Path(argv[0]).exists()
+    assert argv[:3] == [VLLM_PYTHON, "-c", key_launcher()]  # vllm-router, key from the env
     i = argv.index("--worker-urls")
     assert argv[i + 1:i + 3] == ["http://127.0.0.1:8001", "http://127.0.0.1:8002"]
     assert argv[argv.index("--policy") + 1] == "round_robin"  # not blind power_of_two
     assert argv[argv.index("--health-check-interval-secs") + 1] == "5"
-    assert "--api-key=s3" in argv
+    assert not [a for a in argv if "s3" in a] and plan.spec.env == {KEY_VARIABLE: "s3"}
+    keyless = plan_router(["http://127.0.0.1:8001"], vllm_python=VLLM_PYTHON).spec.argv
+    assert Path(keyless[0]).name == "vllm-router" and Path(keyless[0]).exists()
     assert argv[argv.index("--cb-failure-threshold") + 1] == "1"  # a dead replica: out at once
     assert plan.root == "http://127.0.0.1:8000" and plan.metrics_port == 29001
 
@@ -53,7 +56,10 @@ def test_a_key_that_begins_with_a_dash_reaches_the_router_whole() -> None:
     # argparse stop with "expected one argument" (seen in a benchmark run of `up --replicas 2`).
     key = "-Kq3_generated-key"
     plan = plan_router(["http://127.0.0.1:8001"], vllm_python=VLLM_PYTHON, api_key=key)
-    done = subprocess.run([VLLM_PYTHON, str(ROOT / "tests" / "support" / "router_args.py"),
-                           *plan.spec.argv[1:]], capture_output=True, text=True, check=False)
+    # The plan's own launcher and arguments, with vllm-router's parser in place of the router.
+    launcher = [VLLM_PYTHON, "-c", key_launcher("router_args"), *plan.spec.argv[3:]]
+    assert plan.router_args()[1:] == plan.spec.argv[3:]
+    env = {**os.environ, **plan.spec.env, "PYTHONPATH": str(ROOT / "tests" / "support")}
+    done = subprocess.run(launcher, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-500:]
     assert json.loads(done.stdout)["api_key"] == key

@@ -16,7 +16,7 @@ from hymt_chat.cli.apps import plan_apps
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.capacity import engine_slots
-from hymt_chat.sidecar.fleet import Fleet, device_groups, plan_fleet
+from hymt_chat.sidecar.fleet import Fleet, cpu_groups, device_groups, plan_fleet
 from hymt_chat.sidecar.probe import RedisPing
 from hymt_chat.sidecar.profiles import LaunchSpec
 from hymt_chat.sidecar.proxy import plan_proxy
@@ -70,6 +70,19 @@ def test_gpu_replicas_get_their_own_devices_tensor_parallel_size_each(tmp_path) 
         plan_fleet(settings, 1, check=False)
 
 
+def test_cpu_replicas_get_their_own_cores(tmp_path) -> None:
+    """vLLM's CPU build binds its OpenMP threads to VLLM_CPU_OMP_THREADS_BIND ("auto": the
+    same first cores for every server on the host, vllm/utils/ompmultiprocessing.py)."""
+    settings = Settings(profile="cpu", port=9250, base_url=None, cache_dir=tmp_path)
+    plan = plan_fleet(settings, 2, check=False, cores=lambda: [0, 1, 2, 3, 4])
+    assert [launch.spec.env["VLLM_CPU_OMP_THREADS_BIND"] for launch in plan.replicas] == [
+        "0,1", "2,3"]
+    assert cpu_groups(2, [1, 0]) == ["0", "1"]  # the 2-core machine: one each
+    assert cpu_groups(3, [0, 1]) == ["0", "1", "0"]  # more replicas than cores: spread
+    with pytest.raises(SidecarError, match="no CPU cores"):
+        cpu_groups(2, [])
+
+
 def test_serve_model_dry_run_prints_every_replica_and_the_router() -> None:
     result = subprocess.run([sys.executable, "-m", "hymt_chat.cli.main", "serve-model",
                              "--replicas", "2", "--profile", "cpu", "--port", "9300",
@@ -78,7 +91,7 @@ def test_serve_model_dry_run_prints_every_replica_and_the_router() -> None:
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 3
     assert "--port 9301" in lines[0] and "--port 9302" in lines[1]
-    assert "vllm-router" in lines[2] and "--policy round_robin" in lines[2]
+    assert "vllm_router.launch_router" in lines[2] and "--policy round_robin" in lines[2]
 
 
 @pytest.mark.parametrize(("replicas", "apps", "window"), [(1, 1, 4), (2, 1, 8), (2, 2, 4),

@@ -8,6 +8,7 @@ HTTP. No vLLM, no browser: what is tested is the app's door.
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 
 import httpx
@@ -29,8 +30,14 @@ def _login(url: str, name: str, password: str = PASSWORD, **kw) -> httpx.Respons
                       timeout=30, **kw)
 
 
-def _agents(*names: str) -> str:
-    return ",".join(f"{n}:{hash_password(PASSWORD, n=2**10)}" for n in names)
+@functools.cache
+def _hash(name: str, password: str = PASSWORD) -> str:
+    """One hash per agent and password (a new hash of the same password ends sessions too)."""
+    return hash_password(password, n=2**10)
+
+
+def _agents(*names: str, **passwords: str) -> str:
+    return ",".join(f"{n}:{_hash(n, passwords.get(n, PASSWORD))}" for n in names)
 
 
 # --- one limiter for all work ---------------------------------------------------------------
@@ -192,6 +199,8 @@ def test_a_forged_kiosk_button_is_refused_with_a_sentence(tmp_path):
     async def scenario(url: str) -> str:
         async with Tab(url, profile=KIOSK_PROFILE) as tab:
             await tab.wait("Welcome")
+            while not tab.actions("kiosk_target"):  # the buttons follow the message
+                await asyncio.sleep(0.1)
             button = tab.actions("kiosk_target")[0]
             forged = {**button, "payload": {"target": {"<script>": 1}}}
             response = httpx.post(f"{url}/project/action", timeout=10,

@@ -36,9 +36,8 @@ def _translator(services: Services) -> tuple[TranslatorSession, RecordingScreen]
 
 
 async def _settled(session: Any) -> None:
-    """Let the session's queued jobs (started by buttons or while warming up) finish."""
-    while session.waiting:
-        await asyncio.gather(*session.waiting, return_exceptions=True)
+    """Let the session's queued and background jobs (buttons, warm-up, files) finish."""
+    await session.settled()
 
 
 async def test_a_message_is_translated_and_its_source_remembered(stub, tmp_path):
@@ -155,6 +154,8 @@ async def test_files_are_read_at_arrival_and_answered_with_a_download(stub, tmp_
     path = tmp_path / "notes.txt"
     path.write_text("Bonjour à tous.\nMerci beaucoup pour votre aide.\n", encoding="utf-8")
     await session.message("", None, uploads=[Upload(str(path), "notes.txt")])
+    assert session.jobs  # a file runs in the background: the message returned at once
+    await _settled(session)
     answer = screen.last()
     assert answer.files and answer.files[0].name == "notes.en.txt"
     assert b"Merci beaucoup" in answer.files[0].content

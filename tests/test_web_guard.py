@@ -1,4 +1,4 @@
-"""The door's pure rules: which origins are ours, and when guessing a password must wait."""
+"""The door's pure rules: which hosts and origins are ours, when a sign-in must wait."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from hymt_chat.service.web_guard import LoginThrottle, origin_allowed
+from hymt_chat.service.web_guard import LoginThrottle, host_allowed, origin_allowed
 
 
 @pytest.mark.parametrize(("origin", "host", "forwarded", "allowed", "ok"), [
@@ -22,17 +22,30 @@ def test_origins(origin, host, forwarded, allowed, ok) -> None:
     assert origin_allowed(origin, host, forwarded, allowed) is ok
 
 
-def test_guessing_waits_per_name_and_per_address(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_attempts_are_counted_before_the_check_per_name_and_per_address(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     now = [2_000_000.0]
     monkeypatch.setattr(time, "time", lambda: now[0])
     throttle = LoginThrottle("3/minute", "5/minute", clock=lambda: now[0])
-    for _ in range(3):
-        assert throttle.wait("alice", "1.2.3.4") == 0
-        throttle.failed("alice", "1.2.3.4")
-    assert throttle.wait("alice", "9.9.9.9") == pytest.approx(60, abs=1)  # the name is locked
-    assert throttle.wait("bob", "1.2.3.4") == 0  # the address has 2 tries left
-    throttle.failed("bob", "1.2.3.4")
-    throttle.failed("carol", "1.2.3.4")
-    assert throttle.wait("dave", "1.2.3.4") > 0  # 5 failures from one address
+    assert [throttle.attempt("alice", "1.2.3.4") for _ in range(3)] == [0, 0, 0]
+    assert throttle.attempt("alice", "9.9.9.9") == pytest.approx(60, abs=1)  # the name waits
+    assert throttle.attempt("bob", "1.2.3.4") == 0  # the address had 2 tries left
+    assert throttle.attempt("carol", "1.2.3.4") == 0
+    assert throttle.attempt("erin", "1.2.3.4") > 0  # a 6th try from one address
+    throttle.succeeded("alice")  # the right password clears its name, not the address
+    assert throttle.attempt("alice", "9.9.9.9") == 0
+    assert throttle.attempt("dave", "1.2.3.4") > 0
     now[0] += 61
-    assert throttle.wait("alice", "1.2.3.4") == 0
+    assert throttle.attempt("carol", "1.2.3.4") == 0
+
+
+@pytest.mark.parametrize(("host", "allowed", "ok"), [
+    ("127.0.0.1:8000", frozenset({"127.0.0.1", "localhost"}), True),
+    ("LOCALHOST:8000", frozenset({"127.0.0.1", "localhost"}), True),
+    ("[::1]:8000", frozenset({"::1"}), True),
+    ("rebind.evil.example:8000", frozenset({"127.0.0.1", "localhost"}), False),
+    (None, frozenset({"localhost"}), False),
+    ("anything.example", None, True),  # None: any name
+])
+def test_hosts(host, allowed, ok) -> None:
+    assert host_allowed(host, allowed) is ok

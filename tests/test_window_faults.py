@@ -35,7 +35,7 @@ def page(running: float, waiting: float, started: float = 1_700_000_000.0, engin
     lines += ["# TYPE vllm:num_requests_waiting gauge"]
     lines += [f'vllm:num_requests_waiting{{engine="{e}",model_name="hymt"}} {waiting}'
               for e in range(engines)]
-    lines += [f'vllm:num_requests_waiting_by_reason{{engine="0",reason="capacity"}} 99',
+    lines += ['vllm:num_requests_waiting_by_reason{engine="0",reason="capacity"} 99',
               "# TYPE process_start_time_seconds gauge",
               f"process_start_time_seconds {started}"]
     return Reply(200, ("\n".join(lines) + "\n").encode())

@@ -4,9 +4,11 @@
   to turn it on). With the setting on, a request *without* a key from 127.0.0.1 / ::1 is served
   as "local" under the app's own per-user limit; a request from elsewhere still needs a key.
 * A key that is unknown or revoked: 403, whatever the setting.
-* Per key: ``per_minute`` requests in a moving window (429 with Retry-After), and
-  ``chars_per_month`` characters, charged when a request is admitted and refunded when its
-  translation fails (456 when the month's quota would be exceeded).
+* Per key: ``per_minute`` requests in a moving window (429 with Retry-After), the app's
+  per-user model calls (``HYMT_RATE_LIMIT_CALLS``: a 50-text list is 50 calls, a text of
+  three lines three), and ``chars_per_month`` characters, charged when a request is admitted
+  and refunded when its translation fails (456 when the month's quota would be exceeded).
+  What a request costs is decided once, before any work (:class:`Cost`).
 
 The key store is a blocking database (a SQLite file, or PostgreSQL over the network with several
 replicas): every call the API makes of it runs in a worker thread (:meth:`Access.keys`), never
@@ -23,7 +25,7 @@ from typing import ParamSpec, TypeVar
 
 from hymt_chat.api.keys import KeyStore
 from hymt_chat.errors import AccessDeniedError
-from hymt_chat.service.ratelimit import RateLimiter
+from hymt_chat.service.ratelimit import Cost, RateLimiter
 
 __all__ = ["LOCAL", "Access", "Caller", "Charge"]
 
@@ -31,6 +33,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 LOCAL = "local"
+_NOTHING = Cost(0, 0)  # a request that costs nothing (the default of admit)
 _LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 OFF_MESSAGE = ("The API is off: no API key is configured. Create one with `hymt-chat api-key "
                "create NAME`, or set HYMT_API_OPEN_LOCAL=1 to open it to 127.0.0.1 without keys.")
@@ -59,13 +62,14 @@ class Charge:
 
 class Access:
     def __init__(self, store: KeyStore, *, open_local: bool, local_limit: str,
-                 local_chars: str = "", limit_storage: str = "") -> None:
+                 local_chars: str = "", limit_storage: str = "", calls: str = "") -> None:
         """*limit_storage*: the rate limits' ``limits`` storage (``HYMT_REDIS_URL``); empty:
-        this process's memory."""
+        this process's memory. *calls*: model calls per caller (``HYMT_RATE_LIMIT_CALLS``)."""
         self.store = store
         self.open_local = open_local
         self._storage = limit_storage
-        self._local = RateLimiter(local_limit, local_chars, storage=limit_storage)
+        self._local = RateLimiter(local_limit, local_chars, storage=limit_storage, calls=calls)
+        self._calls = RateLimiter("", storage=limit_storage, calls=calls)
         self._limiters: dict[tuple[str, int], RateLimiter] = {}
 
     async def keys(self, call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
@@ -97,11 +101,12 @@ class Access:
         raise AccessDeniedError("An API key is required (ask the operator for one: "
                                 "`hymt-chat api-key create NAME`).")
 
-    async def admit(self, caller: Caller, chars: int) -> Charge:
-        """One request of *chars* characters: RateLimitedError or QuotaExceededError, or a
-        charge to :meth:`refund` if the translation fails."""
+    async def admit(self, caller: Caller, cost: Cost = _NOTHING) -> Charge:
+        """One request of *cost*: RateLimitedError or QuotaExceededError, or a charge to
+        :meth:`refund` if the translation fails."""
+        chars = cost.chars
         if caller.per_minute is None:
-            await self._local.ahit(caller.user, chars=chars)
+            await self._local.ahit(caller.user, cost)
         else:
             slot = (caller.name, caller.per_minute)
             limiter = self._limiters.get(slot)
@@ -110,6 +115,7 @@ class Access:
                                                   storage=self._storage)
                 limiter = self._limiters.setdefault(slot, limiter)
             await limiter.ahit(caller.user)  # 'api:NAME': never a chat user's window in Redis
+            await self._calls.ahit(caller.user, cost)
         month = None
         if chars:  # counted for every caller (DeepL's /v2/usage), limited where a quota is set
             month = await self.keys(self.store.charge, caller.name, chars,

@@ -6,7 +6,8 @@ such as ``split_sentences`` or ``context`` are accepted and have no effect), ``/
 (``type=source|target``), ``/v2/usage``, and glossaries: ``POST/GET /v2/glossaries``,
 ``GET/DELETE /v2/glossaries/{id}``, ``GET /v2/glossaries/{id}/entries`` (TSV),
 ``GET /v2/glossary-language-pairs``. The key comes as ``Authorization: DeepL-Auth-Key <key>``
-(or the older ``auth_key`` field). Errors are ``{"message": "..."}`` with DeepL's codes: 400,
+only: an ``auth_key`` in the query string or the body is refused (403), as DeepL itself has
+refused it since January 2026 (a key in a URL ends up in logs and browser histories). Errors are ``{"message": "..."}`` with DeepL's codes: 400,
 403, 404 (glossary), 413, 429, 456 quota exceeded, 503 (model busy or down: DeepL's clients
 retry it), 500.
 
@@ -30,7 +31,7 @@ from hymt_chat.api.codes import deepl_source_code, deepl_sources, deepl_targets,
 from hymt_chat.api.fields import Fields, read_fields
 from hymt_chat.api.keys import Glossary
 from hymt_chat.api.service import ApiService, Context
-from hymt_chat.api.work import Job
+from hymt_chat.api.work import MAX_TEXTS, Job
 from hymt_chat.errors import (
     AccessDeniedError,
     BodyTooLargeError,
@@ -40,6 +41,7 @@ from hymt_chat.errors import (
     ModelUnavailableError,
     QuotaExceededError,
     RateLimitedError,
+    public_text,
 )
 from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.modes.agent.glossary import MAX_TERM_CHARS
@@ -47,9 +49,11 @@ from hymt_chat.modes.agent.glossary import MAX_TERM_CHARS
 __all__ = ["deepl_router"]
 
 DIALECT = "deepl"
-MAX_TEXTS = 50  # DeepL's own limit per request
 MAX_GLOSSARY_ENTRIES = 1000  # every entry is matched against every text
+MAX_GLOSSARIES = 100  # per key: each is kept (entries and all) in the key store
 UNLIMITED = 1_000_000_000_000  # what DeepL reports as the limit of an account without one
+LEGACY_AUTH = ("auth_key in the query string or the body is no longer accepted (nor by DeepL "
+               "since January 2026): send the key as Authorization: DeepL-Auth-Key <key>.")
 
 
 class GlossaryNotFoundError(InputError):
@@ -77,7 +81,7 @@ def error_response(err: BaseException) -> Response:
         headers["Retry-After"] = "5"
     elif isinstance(err, ModelError):
         status = 503
-    message = str(err) if str(err) else type(err).__name__
+    message = public_text(err)  # never the model server's address, nor a bug's text
     return JSONResponse({"message": message}, status_code=status, headers=headers)
 
 
@@ -150,14 +154,17 @@ def deepl_router(svc: ApiService) -> APIRouter:
     limit = svc.settings.api_max_body
 
     async def begin(ctx: Context) -> Fields:
-        """The caller first when the key is in the header (a refused key costs no body read),
-        then the fields; the older ``auth_key`` field is read from the body."""
+        """The caller (a key in the header: a refused one costs no body read), the fields."""
+        if "auth_key" in ctx.request.query_params:
+            raise AccessDeniedError(LEGACY_AUTH)
         key = _header_key(ctx.request)
         if key:
             await svc.authenticate(ctx, key)
         fields = await read_fields(ctx.request, limit)
+        if fields.get("auth_key") is not None:
+            raise AccessDeniedError(LEGACY_AUTH)
         if not key:
-            await svc.authenticate(ctx, fields.text("auth_key"))
+            await svc.authenticate(ctx, None)
         return fields
 
     def route(work: Any) -> Any:
@@ -234,8 +241,10 @@ def deepl_router(svc: ApiService) -> APIRouter:
         target = from_deepl(fields.text("target_lang") or "", "target_lang")
         entries = parse_entries(fields.text("entries") or "",
                                 (fields.text("entries_format") or "tsv").lower())
+        await svc.access.admit(ctx.caller)  # type: ignore[arg-type]  # the key's per_minute
         glossary = await svc.access.keys(svc.access.store.add_glossary, ctx.caller.name,  # type: ignore[union-attr]
-                                         name[:200], source, target, entries)
+                                         name[:200], source, target, entries,
+                                         at_most=MAX_GLOSSARIES)
         return JSONResponse(_info(glossary), status_code=201)
 
     async def list_glossaries(ctx: Context) -> Response:
@@ -274,7 +283,7 @@ def deepl_router(svc: ApiService) -> APIRouter:
         return JSONResponse({"supported_languages": [
             {"source_lang": s, "target_lang": t} for s in codes for t in codes if s != t]})
 
-    # GET too: Weblate's documented check of a DeepL URL is GET /v2/translate?text=…&auth_key=…
+    # GET too (older clients; DeepL itself now takes POST only), the key in the header
     router.add_api_route("/translate", route(translate), methods=["GET", "POST"])
     router.add_api_route("/languages", route(languages), methods=["GET", "POST"])
     router.add_api_route("/usage", route(usage), methods=["GET", "POST"])

@@ -10,6 +10,7 @@ URL), ``GET /download_file/{name}``, ``GET /frontend/settings``. Errors are
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections import OrderedDict
@@ -23,7 +24,7 @@ from starlette.responses import JSONResponse, Response
 from hymt_chat.api.codes import from_libre, libre_code, libre_codes
 from hymt_chat.api.fields import Fields, read_fields
 from hymt_chat.api.service import ApiService, Context
-from hymt_chat.api.work import MAX_ALTERNATIVES, Job
+from hymt_chat.api.work import MAX_ALTERNATIVES, MAX_TEXTS, Job
 from hymt_chat.engine.priority import BULK
 from hymt_chat.errors import (
     AccessDeniedError,
@@ -31,10 +32,13 @@ from hymt_chat.errors import (
     InputError,
     QuotaExceededError,
     RateLimitedError,
+    public_text,
 )
 from hymt_chat.lang.detect import detect_candidates, detect_with_confidence
 from hymt_chat.lang.languages import LANGUAGES, get_language
 from hymt_chat.modes import documents
+from hymt_chat.modes.cost import document_cost
+from hymt_chat.service.ratelimit import Cost
 from hymt_chat.text.cleanup import is_blank
 
 __all__ = ["FileStore", "libretranslate_router"]
@@ -55,7 +59,7 @@ def error_response(err: BaseException) -> Response:
         if isinstance(err, RateLimitedError) and err.retry_after:
             headers["Retry-After"] = str(max(1, round(err.retry_after)))
         return JSONResponse({"error": f"Slowdown: {err}"}, status_code=429, headers=headers)
-    message = str(err) if str(err) else type(err).__name__
+    message = public_text(err)  # never the model server's address, nor a bug's text
     return JSONResponse({"error": f"Cannot translate text: {message}"}, status_code=500)
 
 
@@ -98,6 +102,9 @@ def _texts(fields: Fields) -> list[str]:
     values = fields.getlist("q")
     if not values or (len(values) == 1 and values[0] in (None, "")):
         raise InputError("Invalid request: missing q parameter")
+    if len(values) > MAX_TEXTS:  # LibreTranslate's own wording (its --batch-limit)
+        raise InputError(f"Invalid request: request ({len(values)}) exceeds text limit "
+                         f"({MAX_TEXTS}): send at most {MAX_TEXTS} texts per request.")
     if not all(isinstance(v, str) for v in values):
         raise InputError("Invalid request: q must be a string or a list of strings")
     return values
@@ -156,8 +163,8 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             q = fields.text("q")
             if not q or is_blank(q):
                 raise InputError("Invalid request: missing q parameter")
-            await svc.access.admit(ctx.caller, 0)  # type: ignore[arg-type]
-            return JSONResponse(detections(q))
+            await svc.access.admit(ctx.caller)  # type: ignore[arg-type]
+            return JSONResponse(await asyncio.to_thread(detections, q))  # CPU: off the loop
 
         return await svc.guard(DIALECT, request, work, error_response)
 
@@ -193,11 +200,15 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
                 raise InputError("Invalid request: missing file parameter")
             source = fields.text("source") or "auto"
             target = from_libre(fields.text("target") or "", "target")
-            doc = documents.load_document(upload.filename or "file.txt", await upload.read(),
-                                          max_chars=svc.settings.max_input_chars)
-            code = (documents.detect_document_language(doc) if source == "auto"
-                    else from_libre(source, "source"))
-            ctx.charge = await svc.access.admit(ctx.caller, len(doc.text))  # type: ignore[arg-type]
+            data = await upload.read()
+            doc = await asyncio.to_thread(  # decoding, parsing, detecting: off the event loop
+                documents.load_document, upload.filename or "file.txt", data,
+                max_chars=svc.settings.max_input_chars)
+            code = (await asyncio.to_thread(documents.detect_document_language, doc)
+                    if source == "auto" else from_libre(source, "source"))
+            calls = (await asyncio.to_thread(document_cost, doc, svc.settings)).calls
+            ctx.charge = await svc.access.admit(ctx.caller,  # type: ignore[arg-type]
+                                                Cost(calls, len(doc.text)))  # a call a value
             out = doc.text
             if code != target:
                 async def piece(text: str, *, on_progress: object = None) -> str:

@@ -40,7 +40,7 @@ def mount(server: FastAPI, translator: TranslatorLike, settings: Settings, *,
             return None
     access = Access(store, open_local=settings.api_open_local,
                     local_limit=settings.rate_limit, local_chars=settings.rate_limit_chars,
-                    limit_storage=settings.redis_url)
+                    limit_storage=settings.redis_url, calls=settings.rate_limit_calls)
     svc = ApiService(translator, settings, access, metrics)
     routes = server.router.routes
     before = len(routes)

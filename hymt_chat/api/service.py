@@ -1,5 +1,13 @@
 """What every API route shares: the translator, the door (keys, limits, quota), the metrics,
-and one guard that turns any failure into the dialect's error and counts the outcome."""
+and one guard that turns any failure into the dialect's error and counts the outcome.
+
+The translation memory, in both dialects: a request header ``X-Hymt-Memory: off`` keeps it out
+of that request (nothing read, nothing written); every translate answer says what it gave in
+``X-Hymt-Memory`` (``hit``: every segment, ``partial``, ``miss``, ``off``) and
+``X-Hymt-Memory-Segments`` (``found/looked up``). Neither dialect has a field for it (DeepL has
+none; LibreTranslate's own ``--translation-cache`` answers a hit with the same body, unmarked):
+headers leave both bodies as their clients parse them.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +21,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from hymt_chat.api.access import Access, Caller, Charge
-from hymt_chat.api.work import Job, Result, TranslatorLike, run_job
+from hymt_chat.api.work import Job, Result, TranslatorLike, job_cost, run_job
+from hymt_chat.engine.recall import MemoryUse, memory_use
 from hymt_chat.errors import (
     AccessDeniedError,
     BodyTooLargeError,
@@ -31,7 +40,8 @@ __all__ = ["ApiService", "ClientGoneError", "Context", "api_outcome"]
 
 _log = logging.getLogger("hymt_chat.api")
 T = TypeVar("T")
-GONE_POLL = 0.5  # seconds between looks at the connection while a translation runs
+MEMORY_HEADER = "X-Hymt-Memory"
+_OFF = frozenset({"off", "false", "0", "no"})
 
 
 class ClientGoneError(HymtError):
@@ -80,32 +90,41 @@ class ApiService:
     async def translate(self, ctx: Context, job: Job) -> list[Result]:
         """Admit (rate limit, quota) and run *job* for the authenticated caller."""
         assert ctx.caller is not None
-        ctx.charge = await self.access.admit(ctx.caller, job.chars)
-        results = await self.unless_gone(ctx, run_job(self.translator, job,
-                                                      user=ctx.caller.user))
+        cost = await asyncio.to_thread(job_cost, job, self.settings)  # decided before any call
+        ctx.charge = await self.access.admit(ctx.caller, cost)
+        on = (getattr(self.translator, "memory", None) is not None  # HYMT_MEMORY off: "off"
+              and ctx.request.headers.get(MEMORY_HEADER, "").strip().lower() not in _OFF)
+        with memory_use(read=on, write=on) as use:  # the task unless_gone makes inherits it
+            ctx.extra["memory"] = use
+            results = await self.unless_gone(ctx, run_job(self.translator, job,
+                                                          user=ctx.caller.user))
         ctx.billed = job.chars
         return results
 
     async def unless_gone(self, ctx: Context, work: Awaitable[T]) -> T:
-        """*work*, cancelled if the client disconnects meanwhile (ClientGoneError).
+        """*work*, cancelled the moment the client disconnects (ClientGoneError).
 
         DeepL's Python client waits 10 s for the first byte, then retries the same request:
         without this, every abandoned try would keep its model calls running (cancelling
-        closes them, and vLLM aborts their generation). Only call it once the body is read:
-        Starlette's disconnect check would otherwise swallow a chunk of it.
+        closes them, and vLLM aborts their generation). The hang-up is awaited on the
+        request's own ``receive`` (an ``http.disconnect``), not polled with
+        ``Request.is_disconnected()``: behind a BaseHTTPMiddleware (the app's security
+        headers) that poll never sees the disconnect, and abandoned requests ran every call
+        (the probe of issue 27). Only call it once the body is read.
         """
         task = asyncio.ensure_future(work)
+        gone = asyncio.ensure_future(_hung_up(ctx.request))
         try:
-            while True:
-                done, _ = await asyncio.wait({task}, timeout=GONE_POLL)
-                if done:
-                    return task.result()
-                if await ctx.request.is_disconnected():
-                    task.cancel()
-                    raise ClientGoneError("The client closed the connection before the answer.")
+            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if task.done():
+                return task.result()
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)  # its calls closed, counted
+            raise ClientGoneError("The client closed the connection before the answer.")
         finally:
-            if not task.done():
-                task.cancel()
+            for pending in (task, gone):
+                if not pending.done():
+                    pending.cancel()
 
     async def guard(self, dialect: str, request: Request,
                     work: Callable[[Context], Awaitable[Response]],
@@ -123,9 +142,19 @@ class ApiService:
             self._count(dialect, ctx, outcome)
             return error(err)
         self._count(dialect, ctx, "ok")
+        use = ctx.extra.get("memory")
+        if isinstance(use, MemoryUse):
+            response.headers[MEMORY_HEADER] = use.summary
+            response.headers[f"{MEMORY_HEADER}-Segments"] = f"{use.found}/{use.looked}"
         return response
 
     def _count(self, dialect: str, ctx: Context, outcome: str) -> None:
         if self.metrics is not None:
             name = ctx.caller.name if ctx.caller else "none"
             self.metrics.observe_api(dialect, name, outcome, ctx.billed if outcome == "ok" else 0)
+
+
+async def _hung_up(request: Request) -> None:
+    """Return when the client of *request* (its body already read) disconnects."""
+    while (await request.receive())["type"] != "http.disconnect":
+        await asyncio.sleep(0.5)  # a stray body message: never a busy loop

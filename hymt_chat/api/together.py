@@ -21,10 +21,17 @@ def _first(group: BaseExceptionGroup) -> BaseException:  # type: ignore[type-arg
 async def all_or_first_error(jobs: Iterable[Awaitable[T]]) -> list[T]:
     """Results in order. Unlike ``asyncio.gather`` the siblings of a failed job are cancelled
     (no model call keeps running for an answer nobody will read), and the caller gets the
-    error, not an ExceptionGroup: the dialects map it to their own status codes."""
+    error, not an ExceptionGroup: the dialects map it to their own status codes. The jobs
+    start one per turn of the event loop (timers and other requests run between them)."""
+    tasks: list[asyncio.Task[T]] = []
     try:
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(_await(job)) for job in jobs]
+            for job in jobs:
+                tasks.append(group.create_task(_await(job)))
+                # One new task per turn of the loop: 50 first steps (plan, prompt, queue) run
+                # as one burst otherwise, and every other page waits behind it. A sibling's
+                # failure cancels us here.
+                await asyncio.sleep(0)
     except BaseExceptionGroup as eg:
         raise _first(eg) from None
     return [task.result() for task in tasks]

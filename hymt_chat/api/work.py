@@ -1,6 +1,10 @@
 """What both dialects do with a request: detect, translate each text (plain, HTML or XML, a
 glossary masked in), through the one process-wide translator in the ``api`` request class.
 
+The detection of each text (CPU work: langdetect, and lxml for markup) runs in a worker thread,
+never on the event loop: a request of many texts must not stall every other user's page (the
+probe of issue 27 saw 34-76 s with 10,000 texts). Every list is capped at :data:`MAX_TEXTS`.
+
 Glossary terms are enforced the way the support-agent mode does it (measured there: 16/24
 terms kept with masking vs 6/24 with the unofficial terminology template): each source term is
 replaced by a placeholder the model does not translate and put back as its agreed translation.
@@ -8,24 +12,31 @@ replaced by a placeholder the model does not translate and put back as its agree
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from hymt_chat.api.markup import text_content, translate_markup
 from hymt_chat.api.together import all_or_first_error
 from hymt_chat.engine.priority import API
+from hymt_chat.engine.recall import memory_use
 from hymt_chat.engine.translator import Translation
 from hymt_chat.lang.detect import detect_candidates, detect_with_confidence
 from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.modes.agent.protect import mask, strip_tokens, unmask
 from hymt_chat.modes.agent.turns import is_universal
+from hymt_chat.modes.cost import text_cost
+from hymt_chat.service.ratelimit import Cost
+from hymt_chat.settings import Settings
 from hymt_chat.text.cleanup import is_blank
 
-__all__ = ["MAX_ALTERNATIVES", "Job", "Result", "TranslatorLike", "run_job"]
+__all__ = ["MAX_ALTERNATIVES", "MAX_TEXTS", "Job", "Result", "TranslatorLike", "job_cost",
+           "run_job"]
 
 Format = Literal["text", "html", "xml"]
 MAX_ALTERNATIVES = 3
+MAX_TEXTS = 50  # texts per request, both dialects: DeepL's own limit; each is a model call
 
 
 class TranslatorLike(Protocol):
@@ -49,6 +60,17 @@ class Job:
         return sum(len(t) for t in self.texts) * (1 + self.alternatives)
 
 
+def job_cost(job: Job, settings: Settings) -> Cost:
+    """What *job* costs (:mod:`hymt_chat.modes.cost`): each text's model calls (markup: its
+    text slots, a call each), once per translation asked for; billed its characters. CPU (a
+    parse per markup text): run it in a thread. Raises MarkupError for broken markup."""
+    calls = 0
+    for text in job.texts:
+        plain = text if job.fmt == "text" else text_content(text, job.fmt, job.ignore_tags)
+        calls += text_cost(plain, settings, times=1 + job.alternatives).calls
+    return Cost(calls, job.chars)
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
     text: str
@@ -57,21 +79,41 @@ class Result:
     alternatives: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class _Source:
+    code: str  # ours, or "auto" when unsure
+    confidence: float
+    reported: str | None  # what the answer names (langdetect's guess when unsure)
+
+
 async def run_job(translator: TranslatorLike, job: Job, *, user: str) -> list[Result]:
     """Every text of *job*, in order; the first failure cancels the others and is raised."""
-    return await all_or_first_error(_one(translator, job, text, user) for text in job.texts)
+    sources = await asyncio.to_thread(_sources, job)  # CPU: off the event loop
+    return await all_or_first_error(_one(translator, job, text, source, user)
+                                    for text, source in zip(job.texts, sources, strict=True))
 
 
-async def _one(translator: TranslatorLike, job: Job, text: str, user: str) -> Result:
-    source, confidence, reported = job.source, 1.0, None
-    if source == "auto" and not is_blank(text):
+def _sources(job: Job) -> list[_Source]:
+    """Each text's source language: the given one, or detected (in a worker thread)."""
+    out = []
+    for text in job.texts:
+        if job.source != "auto" or is_blank(text):
+            out.append(_Source(job.source, 1.0, None if job.source == "auto" else job.source))
+            continue
         plain = text if job.fmt == "text" else text_content(text, job.fmt, job.ignore_tags)
         code, confidence = detect_with_confidence(plain)
-        source = code or "auto"
         if code is None:  # unsure: translate as "auto", but name langdetect's best guess
-            reported, confidence = _best_guess(plain)
+            guess, confidence = _best_guess(plain)
+            out.append(_Source("auto", confidence, guess))
+        else:
+            out.append(_Source(code, confidence, code))
+    return out
+
+
+async def _one(translator: TranslatorLike, job: Job, text: str, found: _Source,
+               user: str) -> Result:
+    source, confidence, reported = found.code, found.confidence, found.reported
     detected = None if source == "auto" else source
-    reported = reported or detected
 
     async def piece(value: str) -> str:
         return await _translate(translator, value, job, source, user)
@@ -81,12 +123,19 @@ async def _one(translator: TranslatorLike, job: Job, text: str, user: str) -> Re
     if job.fmt != "text":
         return Result(await translate_markup(text, job.fmt, piece, ignore_tags=job.ignore_tags),
                       reported, confidence)
-    first, *others = await all_or_first_error(piece(text) for _ in range(1 + job.alternatives))
+    first, *others = await all_or_first_error(piece(text) if n == 0 else _asked(piece(text))
+                                              for n in range(1 + job.alternatives))
     alternatives: list[str] = []
     for other in others:
         if other != first and other not in alternatives:
             alternatives.append(other)
     return Result(first, reported, confidence, alternatives)
+
+
+async def _asked(work: Awaitable[str]) -> str:
+    """An alternative is the model's own (the memory would give the first answer again)."""
+    with memory_use(read=False, write=False):
+        return await work
 
 
 def _best_guess(text: str) -> tuple[str | None, float]:

@@ -113,6 +113,10 @@ def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: in
     proxies = ",".join(p for p in (settings.trusted_proxies, "127.0.0.1") if p)
     shared = {**env, "HYMT_REDIS_URL": redis_url, "HYMT_APP_REPLICAS": str(replicas),
               "HYMT_AFFINITY_COOKIE": cookie, "HYMT_TRUSTED_PROXIES": proxies}
+    from hymt_chat.service.web import allowed_hosts  # here: the CLI starts without FastAPI
+
+    if allowed_hosts(settings, host) is None:  # the proxy, beyond loopback, takes any name:
+        shared["HYMT_ALLOWED_HOSTS"] = "*"  # the replicas (on loopback) would refuse them
     apps = [Supervisor(_chainlit("127.0.0.1", p, {**shared,
                                                   "HYMT_LOG_FILE": str(logs / f"app-{p}.jsonl")}),
                        health_url=_status_url("127.0.0.1", p), log_path=logs / f"app-{p}.log",

@@ -2,18 +2,23 @@
 its own language. What one side writes is translated into the other side's language.
 
 Like the kiosk, nothing is stored: a :class:`Counter` lives as long as its page's connection
-and the page wipes itself after the kiosk's idle time.
+and the page wipes itself after the kiosk's idle time; the translation memory is read, not
+written (the kiosk's rule, :func:`~hymt_chat.modes.kiosk.kiosk_memory`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from hymt_chat.engine.translator import Translator
-from hymt_chat.errors import HymtError, InputError, short_reason
+from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reason
 from hymt_chat.lang.languages import find_language
 from hymt_chat.lang.names import language_name
+from hymt_chat.modes.cost import text_cost
+from hymt_chat.modes.kiosk import kiosk_memory
+from hymt_chat.service.ratelimit import Cost
 
 __all__ = ["Counter", "Side"]
 
@@ -25,11 +30,11 @@ class Counter:
     """Two sides, two languages, one translator."""
 
     def __init__(self, translator: Translator, *, user: str, a: str = "en", b: str = "zh",
-                 charge: Callable[[int], Awaitable[None]] | None = None) -> None:
+                 charge: Callable[[Cost], Awaitable[None]] | None = None) -> None:
         self.translator = translator
         self.user = user  # the fair queue's key: this screen
         self.languages: dict[Side, str] = {"a": a, "b": b}
-        self.charge = charge  # raises RateLimitedError past the screen's allowance
+        self.charge = charge  # raises RateLimitedError past the allowance (the chat's)
 
     def set_language(self, side: Side, code: object) -> str:
         """A side picked its language (a value from the browser: checked, else kept)."""
@@ -44,9 +49,11 @@ class Counter:
         source, target = self.languages[side], self.languages[_OTHER[side]]
         try:
             if self.charge is not None:
-                await self.charge(len(text))
-            result = await self.translator.translate(text, target, source, user=self.user)
-        except InputError as err:
+                await self.charge(await asyncio.to_thread(text_cost, text,
+                                                          self.translator.settings))
+            with kiosk_memory(self.translator.settings):
+                result = await self.translator.translate(text, target, source, user=self.user)
+        except (InputError, RateLimitedError) as err:  # refused: nothing was sent
             return {"type": "error", "side": side, "text": str(err)}
         except HymtError as err:  # delivered all the same, untranslated, with a note
             return self._message(side, text.strip(), None, source, target,

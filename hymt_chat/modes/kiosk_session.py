@@ -77,7 +77,7 @@ class KioskSession(Session):
         for shown in self.shown:
             try:
                 await shown.remove()
-            except Exception:  # noqa: BLE001 - the tab may be gone: nothing to remove from
+            except Exception:
                 log.debug("kiosk reset: could not remove a message", exc_info=True)
         self.shown, self.target, self.text = [], None, None
         self.kept = Kept()
@@ -95,7 +95,7 @@ class KioskSession(Session):
         if shown is not None:
             self.track(shown)
         self.touch()
-        if is_blank(text) or not await self.admit(len(text)):
+        if is_blank(text) or not await self.admit(Job("kiosk", text)):
             return
         self.text = text
         if self.target is None:
@@ -126,12 +126,16 @@ class KioskSession(Session):
             await self.say_error(err)
             return
         self.target = code
-        if self.text and await self.admit(len(self.text)):  # a text on screen: into it
+        if self.text and await self.admit(Job("kiosk", self.text)):  # a text on screen: into it
             await self.when_ready(Job("kiosk", self.text, target=code), inline=False)
         else:
             await self.say(wording.kiosk_target_message(code, label))
 
     async def execute(self, job: Job) -> None:
+        with kiosk.kiosk_memory(self.settings):  # read, never write what a visitor typed
+            await self._execute(job)
+
+    async def _execute(self, job: Job) -> None:
         if job.partial is not None:
             await self.translate_rest(job)
             return

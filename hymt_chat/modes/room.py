@@ -15,7 +15,7 @@ import asyncio
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reason
@@ -28,6 +28,7 @@ __all__ = ["Room", "RoomError", "RoomMessage", "Rooms"]
 Who = Literal["agent", "guest"]
 Translate = Callable[[str, str], Awaitable[AgentTurn]]  # (text, side) -> the turn
 Deliver = Callable[["RoomMessage"], Awaitable[None]]
+Charge = Callable[[str, str], Awaitable[None]]  # (payer's allowance key, text)
 Event = dict[str, Any]
 
 
@@ -68,7 +69,7 @@ class Room:
 
     def __init__(self, token: str, conv: Conversation, *, translate: Translate,
                  to_agent: Deliver, expires_at: float, max_guests: int = 1,
-                 charge: Callable[[str, int], Awaitable[None]] | None = None,
+                 charge: Charge | None = None,
                  on_pending: Callable[[], Awaitable[None]] | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.token = token
@@ -78,7 +79,7 @@ class Room:
         self.to_agent = to_agent
         self.expires_at = expires_at
         self.max_guests = max_guests
-        self.charge = charge  # raises RateLimitedError: the guest's allowance
+        self.charge = charge  # (payer, text): raises RateLimitedError past the allowance
         self.clock = clock
         self.closed: str | None = None  # why, once closed
         self.closed_at: float | None = None
@@ -139,15 +140,17 @@ class Room:
         self.conv.set_customer_language(code)
         return self.conv.customer_language or code
 
-    async def guest_says(self, guest: str, text: str) -> None:
-        """A guest's message: translated for the agent, shown on both sides."""
+    async def guest_says(self, guest: str, text: str, payer: str) -> None:
+        """A guest's message: translated for the agent, shown on both sides. It is charged to
+        *payer*, the guest's own allowance (their address, as the chat would charge them): a
+        room is not a fresh allowance (issue 27: opening rooms gave one client 4x its limit)."""
         if self.refusal() or guest not in self.guests:
             return
         try:
             if self.charge is not None:
-                await self.charge(f"room:{self.token}", len(text))
+                await self.charge(payer, text)
         except RateLimitedError as err:
-            self._queues[guest].put_nowait({"type": "error", "text": str(err)})
+            self._tell(guest, {"type": "error", "text": str(err)})
             return
         self._to_guests({"type": "pending", "who": "guest"})
         if self.on_pending is not None:
@@ -156,12 +159,18 @@ class Room:
         try:
             message = await self._translated(text, "customer", "guest")
         except InputError as err:  # empty, too long: said to the guest, nothing sent
-            self._queues[guest].put_nowait({"type": "error", "text": str(err)})
+            self._tell(guest, {"type": "error", "text": str(err)})
             return
         self._to_guests(message.event())
         await self.to_agent(message)
         if self.conv.customer_language != before:  # detected: they write in another language
             self._to_guests({"type": "language", "code": self.conv.customer_language})
+
+    def _tell(self, guest: str, event: dict[str, Any]) -> None:
+        """One guest's own event; nothing if they left while their message was translated."""
+        queue = self._queues.get(guest)
+        if queue is not None:
+            queue.put_nowait(event)
 
     # --- the agent's side ---------------------------------------------------------------------
 
@@ -181,7 +190,6 @@ class Room:
     async def _translated(self, text: str, side: str, who: Who) -> RoomMessage:
         """Translate one message; a model failure still delivers the original, with a note.
         A refused text (empty, too long…) raises its InputError: the writer is told."""
-        seq = len(self.history) + 1
         try:
             turn = await self.translate(text, side)
         except InputError:
@@ -190,11 +198,14 @@ class Room:
             target = (self.conv.agent_language if who == "guest"
                       else self.conv.customer_language or self.conv.agent_language)
             note = f"Not translated ({short_reason(err)}): this is the original."
-            message = RoomMessage(seq, who, text.strip(), None, None, target, self.clock(), note)
+            message = RoomMessage(0, who, text.strip(), None, None, target, self.clock(), note)
         else:
             t = turn.turn
-            message = RoomMessage(seq, who, t.original, t.source, t.translation, t.target,
+            message = RoomMessage(0, who, t.original, t.source, t.translation, t.target,
                                   self.clock(), None, t.warnings)
+        # Numbered once translated: a long paste in the background and a short line meanwhile
+        # finish in either order, and each takes the next number then.
+        message = replace(message, seq=len(self.history) + 1)
         self.history.append(message)
         return message
 
@@ -208,7 +219,7 @@ class Rooms:
         self._rooms: dict[str, Room] = {}
 
     def open(self, conv: Conversation, *, translate: Translate, to_agent: Deliver,
-             charge: Callable[[str, int], Awaitable[None]] | None = None,
+             charge: Charge | None = None,
              on_pending: Callable[[], Awaitable[None]] | None = None) -> Room:
         self._prune()
         token = secrets.token_urlsafe(24)  # 192 bits: not guessable, not enumerable

@@ -1,8 +1,9 @@
 """What a mode shows, as plain data, and the one interface that shows it.
 
 The modes decide *what* to show (a reply with buttons and files, a settings panel, a progress
-line); ``app.py``'s presenter decides *how* (``cl.Message``, ``cl.Action``, ``cl.Step``). A unit
-test gives a session a recording screen instead and reads what it would have shown.
+line); ``presenter.py`` (beside ``app.py``) decides *how* (``cl.Message``, ``cl.Action``,
+``cl.Step``). A unit test gives a session a recording screen instead and reads what it would
+have shown.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ class Shown(Protocol):
 
 
 class ProgressView(Protocol):
-    """The line that shows a long job's progress; created by its first update."""
+    """The line that shows a long job's progress; created by its first update. A background
+    job's line carries its Cancel until it closes."""
 
     async def update(self, name: str) -> None: ...
 
@@ -100,7 +102,9 @@ class Screen(Protocol):
 
     async def commands(self, commands: Sequence[tuple[str, str, str]]) -> None: ...
 
-    def progress(self) -> ProgressView: ...
+    def progress(self, cancel: Button | None = None) -> ProgressView:
+        """A progress line; with *cancel*, a background job's, shown with that button."""
+        ...
 
     def forget_context(self) -> None:
         """Drop the chat's message list (Chainlit keeps one per session)."""

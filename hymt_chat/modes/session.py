@@ -1,5 +1,6 @@
 """What every chat session shares, whatever its mode: jobs kept for buttons, the rate limit, the
-warm-up queue, one job at a time, and how a failure is said (with Retry, or the part translated).
+warm-up queue, short messages one at a time, long work in the background (each with its own
+Cancel), and how a failure is said (with Retry, or the part translated).
 
 A mode (:mod:`~hymt_chat.modes.translator_session`, :mod:`~hymt_chat.modes.agent.session`,
 :mod:`~hymt_chat.modes.kiosk_session`) subclasses :class:`Session` and says how to run its jobs.
@@ -15,10 +16,10 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from hymt_chat.engine import chimera
-from hymt_chat.engine.translator import Translator
+from hymt_chat.engine.translator import Translator, is_long_text
 from hymt_chat.errors import (
     HymtError,
     IncompleteTranslationError,
@@ -29,6 +30,7 @@ from hymt_chat.errors import (
 )
 from hymt_chat.lang import detect
 from hymt_chat.modes import documents, wording
+from hymt_chat.modes.cost import jobs_cost
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.screen import Attachment, Button, Reply, Screen, Shown
@@ -42,10 +44,14 @@ from hymt_chat.settings import Settings
 __all__ = ["BUTTONS", "KEPT_JOBS", "Job", "Kept", "Services", "Session", "Upload"]
 
 T = TypeVar("T")
+K = TypeVar("K")
 log = logging.getLogger("hymt_chat.session")
 KEPT_JOBS = 20  # jobs kept per session for the Retry / Swap buttons
 # Every button a mode shows (the app routes each to the session's :meth:`Session.button`).
-BUTTONS = ("retry", "retry_rest", "swap", "translate_into", "kiosk_target", "room_close")
+BUTTONS = ("retry", "retry_rest", "swap", "translate_into", "kiosk_target", "room_close",
+           "cancel_job", "correct")
+# The background job the current task runs (its progress line carries that job's Cancel).
+_JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hymt_job", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,24 +113,30 @@ class Job:
 
 
 @dataclass(slots=True)
-class Kept:
-    jobs: dict[str, Job] = field(default_factory=dict)
+class Kept(Generic[K]):
+    """What the last buttons stand for (jobs for Retry; an agent's turns for Correct): the
+    browser gets a random key, never the thing itself."""
 
-    def keep(self, job: Job) -> str:
+    jobs: dict[str, K] = field(default_factory=dict)
+
+    def keep(self, job: K) -> str:
         key = uuid.uuid4().hex
         self.jobs[key] = job
         while len(self.jobs) > KEPT_JOBS:
             self.jobs.pop(next(iter(self.jobs)))
         return key
 
-    def get(self, payload: object) -> Job | None:
+    def get(self, payload: object) -> K | None:
         """The job a button stands for; None when it expired or the payload is not ours."""
         key = payload.get("key") if isinstance(payload, Mapping) else None
         return self.jobs.get(key) if isinstance(key, str) else None
 
 
 class Session:
-    """One chat tab: its jobs run one at a time, in order, and wait for the model to be ready."""
+    """One chat tab. Short messages run one at a time, in order; documents, files and long
+    pastes run as background jobs beside them, so the tab never waits for its own document (a
+    one-liner typed meanwhile goes in the interactive class, ahead of the document's parts).
+    Everything waits for the model to be ready."""
 
     def __init__(self, services: Services, screen: Screen, *, session_id: str,
                  user_key: str) -> None:
@@ -134,9 +146,10 @@ class Session:
         self.screen = screen
         self.id = session_id  # fairness: the policy's queue is round-robin over these
         self.user_key = user_key  # the rate limit: a signed-in agent, else the client address
-        self.kept = Kept()
-        self.waiting: set[asyncio.Task[None]] = set()
-        self.lock = asyncio.Lock()
+        self.kept: Kept[Job] = Kept()
+        self.waiting: set[asyncio.Task[None]] = set()  # jobs waiting for the model to start
+        self.jobs: dict[str, asyncio.Task[None]] = {}  # background jobs by id, for their Cancel
+        self.lock = asyncio.Lock()  # short messages: one at a time, in order
         # The context this session was opened in (the UI's, e.g. Chainlit's session): output
         # that another connection causes (a room guest's message) is shown from within it.
         self._context = contextvars.copy_context()
@@ -171,6 +184,9 @@ class Session:
         if name in ("retry", "retry_rest"):
             await remove()
             await self.retry(payload)
+        elif name == "cancel_job":
+            await remove()
+            await self.cancel_job(payload)
 
     async def execute(self, job: Job) -> None:
         raise NotImplementedError
@@ -202,50 +218,115 @@ class Session:
         await self.say(text, buttons)
 
     def progress(self, title: str, *, always: bool = False, base: int = 0) -> Progress:
-        return Progress(self.screen.progress(), title, always=always, base=base)
+        """A job's progress line; a background job's is shown at once, with its Cancel."""
+        job_id = _JOB.get()
+        if job_id is None:
+            return Progress(self.screen.progress(), title, always=always, base=base)
+        cancel = Button("cancel_job", "Cancel", {"job": job_id}, "x",
+                        "Stop this translation (your other work goes on)")
+        return Progress(self.screen.progress(cancel), title, always=True, base=base)
 
     # --- admission and the queue ------------------------------------------------------------
 
-    async def admit(self, chars: int) -> bool:
-        """Charge one job of *chars* characters to its user; False, said, when over a limit."""
+    async def charge(self, key: str, *jobs: Job) -> None:
+        """Charge *jobs* to *key*, as one, at what they cost (:mod:`~hymt_chat.modes.cost`,
+        worked out in a thread); RateLimitedError over a limit."""
+        cost = await asyncio.to_thread(jobs_cost, jobs, self.settings)
+        await self.services.limiter.ahit(key, cost)
+
+    async def admit(self, *jobs: Job) -> bool:
+        """Charge *jobs* to the user; False, said, when over a limit."""
         try:
-            await self.services.limiter.ahit(self.user_key, chars=chars)
+            await self.charge(self.user_key, *jobs)
         except RateLimitedError as err:
             await self.say(str(err))
             return False
         return True
+
+    def is_background(self, job: Job) -> bool:
+        """Documents, files and long pastes (more parts than ``HYMT_BULK_SEGMENTS``, the same
+        line that makes them bulk work) run in the background: the tab stays free meanwhile."""
+        return (job.kind == "file" or job.partial is not None
+                or is_long_text(job.text, self.settings))
 
     async def when_ready(self, job: Job, *, inline: bool) -> None:
         """Run *job* now if the model is ready; while it starts, queue it and say so.
 
         *inline*: called from the message's own task, which Chainlit's Stop cancels. A button's
         job runs as a task of the session's queue (its HTTP request must return), in order.
+        A background job (:meth:`is_background`) always runs as a task of its own, at once.
         """
         readiness = self.services.readiness
         model = await readiness.current(max_age=5)
-        if model == "ready" and not self.waiting and inline:
+        background = self.is_background(job)
+        if model == "ready" and not self.waiting and inline and not background:
             async with self.lock:
                 await self.run(job)
             return
         if model == "down" and not self.waiting:
             await self.say_error(ModelUnavailableError(wording.model_down_message()), retry=job)
             return
+        if background:
+            self._start_job(job, wait=model != "ready")
+        else:
+            async def later() -> None:
+                try:
+                    if await self._model_started(job):
+                        async with self.lock:
+                            await self.run(job)
+                finally:
+                    self.waiting.discard(task)
 
-        async def later() -> None:
-            try:
-                if not await readiness.wait_ready(self.settings.startup_timeout):
-                    message = wording.still_not_ready_message(self.settings.startup_timeout)
-                    await self.say_error(ModelUnavailableError(message), retry=job)
-                    return
-                async with self.lock:
-                    await self.run(job)
-            finally:
-                self.waiting.discard(task)
-
-        task = asyncio.get_running_loop().create_task(later())
-        self.waiting.add(task)
+            task = asyncio.get_running_loop().create_task(later())
+            self.waiting.add(task)
         if model != "ready":
             await self.say(wording.warming_up_message(model, len(self.waiting)))
+
+    async def _model_started(self, job: Job) -> bool:
+        """Wait for the model; False, said with a Retry for *job*, when it never came up."""
+        if await self.services.readiness.wait_ready(self.settings.startup_timeout):
+            return True
+        message = wording.still_not_ready_message(self.settings.startup_timeout)
+        await self.say_error(ModelUnavailableError(message), retry=job)
+        return False
+
+    def _start_job(self, job: Job, *, wait: bool) -> None:
+        """Run *job* in the background, as a task of its own with an id its Cancel names."""
+        job_id = uuid.uuid4().hex
+
+        async def background() -> None:
+            _JOB.set(job_id)  # this task's context only: its progress line gets the Cancel
+            try:
+                if wait:
+                    if not await self._model_started(job):
+                        return
+                    self.waiting.discard(task)
+                await self.run(job)
+            except asyncio.CancelledError:
+                pass  # Cancel, or the tab closed: the line said so (finished), nothing else to do
+            finally:
+                self.waiting.discard(task)
+                self.jobs.pop(job_id, None)
+
+        task = asyncio.get_running_loop().create_task(background())
+        self.jobs[job_id] = task
+        if wait:
+            self.waiting.add(task)  # Stop drops it like any job waiting for the model
+
+    async def cancel_job(self, payload: object) -> None:
+        """One background job's Cancel: that job stops (its model calls are closed, vLLM aborts
+        them); the tab's other jobs go on. A job already finished is said so."""
+        job_id = payload.get("job") if isinstance(payload, Mapping) else None
+        task = self.jobs.get(job_id) if isinstance(job_id, str) else None
+        if task is None:
+            await self.say(wording.JOB_ALREADY_OVER)
+            return
+        task.cancel()
+
+    async def settled(self) -> None:
+        """Wait until every job of this tab, queued or in the background, is over."""
+        while pending := {*self.waiting, *self.jobs.values()}:
+            await asyncio.gather(*pending, return_exceptions=True)
 
     async def run(self, job: Job) -> None:
         try:
@@ -259,7 +340,7 @@ class Session:
         if job is None:
             await self.say(wording.EXPIRED_JOB)
             return
-        if await self.admit(job.chars):
+        if await self.admit(job):
             await self.when_ready(job, inline=False)
 
     async def retry(self, payload: object) -> None:
@@ -268,7 +349,8 @@ class Session:
         await self.rerun(self.kept.get(payload))
 
     def stop(self) -> None:
-        """Stop: drop the queued jobs (the running one is Chainlit's task to cancel)."""
+        """Stop: drop the jobs waiting for the model (the running message is Chainlit's task to
+        cancel; a background job has its own Cancel, so Stop leaves it running)."""
         for task in self.waiting:
             task.cancel()
 
@@ -276,6 +358,8 @@ class Session:
         """The tab closed: let go of everything kept at once (Chainlit keeps a closed session
         for its reconnect window, which held every large paste in memory for an hour)."""
         self.stop()
+        for task in self.jobs.values():
+            task.cancel()
         self.kept = Kept()
         self.screen.forget_context()
 
@@ -284,8 +368,13 @@ class Session:
     async def finished(self, progress: Progress, job: Job, work: Awaitable[T]) -> T | None:
         """Await a translation under its progress line. A failure closes the line as failed and
         becomes one message (with what was translated, or Retry); None tells the caller to stop."""
+        if not progress.shown:
+            await progress.start()  # a background job's line (its Cancel) shows from the start
         try:
             result = await work
+        except asyncio.CancelledError:
+            await progress.finish(cancelled=True)
+            raise
         except IncompleteTranslationError as err:
             await progress.finish(failed=True)
             await self.say_partial(err, job)

@@ -167,7 +167,7 @@ class TranslatorSession(Session):
         if size > self.settings.max_input_chars:  # files count against the same limit as text
             await self.say(str(InputTooLongError(size, self.settings.max_input_chars)))
             return
-        if jobs and await self.admit(size):
+        if jobs and await self.admit(*jobs):
             for job in jobs:
                 await self.when_ready(job, inline=True)
 

@@ -1,23 +1,39 @@
 """The kiosk's counter page (``/counter``): one screen, two people, two languages, and its
 websocket (``/counter/ws``). Nothing is stored: a connection's :class:`Counter` is all there is,
-and the page wipes itself (and reconnects afresh) after the kiosk's idle time."""
+and the page wipes itself (and reconnects afresh) after the kiosk's idle time.
+
+With agents configured (``HYMT_AGENTS``) both need a signed-in agent, as the chat does: the
+door (:class:`~hymt_chat.service.web_guard.Guard`) refuses them otherwise and names the agent
+in the connection's state. A screen's words are charged to that agent, else to the client's
+address — the chat's own allowance, at what they cost (:mod:`hymt_chat.modes.cost`).
+"""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import contextlib
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse
 
 from hymt_chat.engine.translator import Translator
-from hymt_chat.modes.counter import Counter
-from hymt_chat.room.page import HELLO_SECONDS, browser_language, render_page
-from hymt_chat.service.ratelimit import RateLimiter, client_address
+from hymt_chat.modes.counter import Counter, Side
+from hymt_chat.room.inflight import InFlight
+from hymt_chat.room.page import (
+    HELLO_SECONDS,
+    BadFrame,
+    browser_language,
+    read_object,
+    render_page,
+    socket_payer,
+)
+from hymt_chat.service.ratelimit import Cost, RateLimiter
 from hymt_chat.service.web import to_front
+from hymt_chat.service.web_guard import signed_in
 from hymt_chat.settings import Settings
 
 __all__ = ["mount"]
+
 
 def _page(settings: Settings, first: str, second: str) -> str:
     return render_page("counter.html", {"defaults": {"a": first, "b": second},
@@ -28,8 +44,7 @@ def _page(settings: Settings, first: str, second: str) -> str:
 
 def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, settings: Settings,
           trusted_proxies: frozenset[str] = frozenset()) -> None:
-    """Add the counter's routes in front of Chainlit's catch-all page. A screen's words are
-    charged to its client address, as the chat's are."""
+    """Add the counter's routes in front of Chainlit's catch-all page."""
 
     @server.get("/counter", include_in_schema=False)
     async def page(request: Request) -> HTMLResponse:
@@ -43,29 +58,38 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
     @server.websocket("/counter/ws")
     async def socket(websocket: WebSocket) -> None:
         await websocket.accept()
-        peer = websocket.client.host if websocket.client else None
-        key = "addr:" + client_address(peer, websocket.headers.get("x-forwarded-for"),
-                                       trusted_proxies)
-        counter = Counter(translator, user=f"counter:{id(websocket)}",
-                          charge=lambda chars: limiter.ahit(key, chars=chars))
+        agent = signed_in(websocket.scope)
+        key = f"user:{agent}" if agent else socket_payer(websocket, trusted_proxies)
+
+        async def charge(cost: Cost) -> None:
+            await limiter.ahit(key, cost)
+
+        counter = Counter(translator, user=f"counter:{id(websocket)}", charge=charge)
+        saying = InFlight()  # one side's long paste does not hold the other side's line
+
+        async def say(side: Side, text: str) -> None:
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+                await websocket.send_json(await counter.say(side, text))
+
         try:
-            hello = await asyncio.wait_for(websocket.receive_json(), HELLO_SECONDS)
-            if isinstance(hello, dict):
-                for side in ("a", "b"):
-                    counter.set_language(side, hello.get(side))
+            hello = await asyncio.wait_for(read_object(websocket), HELLO_SECONDS)
+            for side in ("a", "b"):
+                counter.set_language(side, hello.get(side))
             while True:
-                incoming: Any = await websocket.receive_json()
-                side = incoming.get("side") if isinstance(incoming, dict) else None
+                incoming = await read_object(websocket)
+                side = incoming.get("side")
                 if side not in ("a", "b"):
                     continue
                 if incoming.get("type") == "say" and isinstance(incoming.get("text"), str):
-                    await websocket.send_json(await counter.say(side, incoming["text"]))
+                    await saying.start(say(side, incoming["text"]))
                 elif incoming.get("type") == "language":
                     code = counter.set_language(side, incoming.get("code"))
                     await websocket.send_json({"type": "language", "side": side, "code": code})
-        except (asyncio.TimeoutError, WebSocketDisconnect, ValueError, RuntimeError):
+        except BadFrame as bad:
+            await websocket.close(code=bad.code, reason=bad.reason[:120])
+        except (TimeoutError, WebSocketDisconnect, RuntimeError):
             return  # the screen was reset, closed or went quiet: nothing to keep
+        finally:
+            saying.cancel()
 
     to_front(server)
-
-

@@ -3,7 +3,11 @@
 No sign-in: the long random token is the key, and it leads to one room only. The page is in the
 guest's browser language (Accept-Language) where we have its words; the guest picks the language
 they write in. Over the websocket a guest can say things and pick a language — nothing else: no
-command, glossary, history or other room is reachable from here.
+command, glossary, history or other room is reachable from here. A guest's messages are charged
+to the guest's own allowance, their address (as the chat would charge them).
+
+A frame that is not a JSON object (a list, a string, binary, broken JSON) is answered with a
+close that says so (:func:`read_object`), never a traceback; the same for the counter's socket.
 """
 
 from __future__ import annotations
@@ -25,14 +29,50 @@ from hymt_chat.lang.languages import LANGUAGES, find_language
 from hymt_chat.lang.names import language_label
 from hymt_chat.modes import wording
 from hymt_chat.modes.room import Room, RoomError, Rooms
-from hymt_chat.service.web import to_front
+from hymt_chat.room.inflight import InFlight
+from hymt_chat.service.web import peer_key, to_front, trusted_proxies
 from hymt_chat.settings import Settings
 
-__all__ = ["HELLO_SECONDS", "browser_language", "mount", "render_page"]
+__all__ = ["HELLO_SECONDS", "BadFrame", "browser_language", "mount", "read_object",
+           "render_page", "socket_payer"]
 
 _GUEST_KEY = re.compile(r"\A[0-9a-f]{16,64}\Z")
+_ROOM_TOKEN = re.compile(r"\A[A-Za-z0-9_-]{32}\Z")  # secrets.token_urlsafe(24)
+_AFFINITY = re.compile(r"\A[A-Za-z0-9_.-]{1,64}\Z")  # HAProxy's and ingress-nginx's values
 HELLO_SECONDS = 20.0  # a connection that does not say hello in time is closed
 _RTL = frozenset({"ar", "fa", "he", "ur", "ug"})
+
+
+class BadFrame(Exception):
+    """A websocket frame we cannot read: the close code and the reason to send."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.code, self.reason = code, reason
+
+
+async def read_object(websocket: WebSocket) -> dict[str, Any]:
+    """The next frame as a JSON object; BadFrame (1003 binary or not an object, 1007 not
+    JSON) to close with, WebSocketDisconnect when the other side left."""
+    message = await websocket.receive()
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000))
+    text = message.get("text")
+    if text is None:
+        raise BadFrame(1003, "Send JSON text frames, not binary ones.")
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise BadFrame(1007, "That frame is not JSON.") from None
+    if not isinstance(value, dict):
+        raise BadFrame(1003, "Send JSON objects, such as {\"type\": \"say\", \"text\": \"…\"}.")
+    return value
+
+
+def socket_payer(websocket: WebSocket, proxies: frozenset[str]) -> str:
+    """Whose allowance a socket's messages draw from: its client's address."""
+    peer = websocket.client.host if websocket.client else None
+    return peer_key(peer, websocket.headers.get("x-forwarded-for"), proxies)
 
 
 def browser_language(accept_language: str | None) -> str | None:
@@ -88,12 +128,17 @@ def _refused_page(words: dict[str, str], lang: str, sentence: str, status: int) 
     return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
 
 
-def _to_replica(request: Request, cookie: str) -> Response | None:
+def _to_replica(request: Request, token: str, settings: Settings) -> Response | None:
     """Several replicas: a room lives in the agent's. Its link carries the agent's affinity
     cookie (``?r=``); a replica that does not hold the room sets that cookie and sends the
-    phone round once more, so the sticky proxy now routes it to the agent's replica."""
+    phone round once more, so the sticky proxy now routes it to the agent's replica.
+
+    Only then: with one replica, for a link that cannot be a room's, or a value that cannot
+    be a proxy's server name, no cookie is set (any page could otherwise plant one)."""
     wanted = request.query_params.get("r")
-    if not cookie or not wanted or request.query_params.get("hop"):
+    cookie = settings.affinity_cookie
+    if (not cookie or settings.app_replicas < 2 or not wanted or request.query_params.get("hop")
+            or not _ROOM_TOKEN.match(token) or not _AFFINITY.match(wanted)):
         return None
     if request.cookies.get(cookie) == wanted:
         return None  # it did route by the cookie: the room is really gone
@@ -105,6 +150,7 @@ def _to_replica(request: Request, cookie: str) -> Response | None:
 
 def mount(server: FastAPI, rooms: Rooms, settings: Settings) -> None:
     """Add the guest's routes in front of Chainlit's catch-all page."""
+    proxies = trusted_proxies(settings)
 
     @server.get("/room/{token}", include_in_schema=False)
     async def page(token: str, request: Request) -> Response:
@@ -114,7 +160,7 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings) -> None:
         try:
             room = rooms.get(token)
         except RoomError as err:
-            hop = _to_replica(request, settings.affinity_cookie)
+            hop = _to_replica(request, token, settings)
             return hop or _refused_page(words, lang, str(err), 410 if err.known else 404)
         language = room.conv.customer_language or guess
         return HTMLResponse(_page(words, lang=lang, token=token, language=language,
@@ -131,21 +177,24 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings) -> None:
         except RoomError as err:
             await _close(websocket, 4410 if err.known else 4404, str(err))
             return
-        await _serve(websocket, room)
+        await _serve(websocket, room, socket_payer(websocket, proxies))
 
     to_front(server)
 
 
-async def _serve(websocket: WebSocket, room: Room) -> None:
+_HELLO = 'Say hello first: {"type": "hello", "guest": "<your key>"}.'
+
+
+async def _serve(websocket: WebSocket, room: Room, payer: str) -> None:
     """One guest connection: hello, then events out and messages in, until either side ends."""
     try:
-        hello = await asyncio.wait_for(websocket.receive_json(), HELLO_SECONDS)
-    except (asyncio.TimeoutError, WebSocketDisconnect, ValueError):
-        await _close(websocket, 4400, "Say hello first.")
+        hello = await asyncio.wait_for(read_object(websocket), HELLO_SECONDS)
+    except (TimeoutError, WebSocketDisconnect, BadFrame):
+        await _close(websocket, 4400, _HELLO)
         return
-    guest = hello.get("guest") if isinstance(hello, dict) else None
+    guest = hello.get("guest")
     if hello.get("type") != "hello" or not isinstance(guest, str) or not _GUEST_KEY.match(guest):
-        await _close(websocket, 4400, "Say hello first.")
+        await _close(websocket, 4400, _HELLO)
         return
     try:
         queue = room.join(guest)
@@ -167,20 +216,21 @@ async def _serve(websocket: WebSocket, room: Room) -> None:
                 return
 
     sender = asyncio.create_task(send_events())
+    saying = InFlight()  # a guest's long message does not hold their next one
     try:
         while not sender.done():
-            incoming: Any = await websocket.receive_json()
-            if not isinstance(incoming, dict):
-                continue
+            incoming = await read_object(websocket)
             if incoming.get("type") == "say" and isinstance(incoming.get("text"), str):
-                await room.guest_says(guest, incoming["text"])
+                await saying.start(room.guest_says(guest, incoming["text"], payer))
             elif incoming.get("type") == "language":
                 found = find_language(incoming.get("code") or "")
                 if found is not None:
                     queue.put_nowait({"type": "language",
                                       "code": room.set_guest_language(found.code)})
-    except (WebSocketDisconnect, ValueError, RuntimeError):
-        pass  # the guest left (or sent what is not JSON); the room keeps its history
+    except BadFrame as bad:
+        await _close(websocket, bad.code, bad.reason)
+    except (WebSocketDisconnect, RuntimeError):
+        pass  # the guest left; the room keeps its history
     finally:
         room.leave(guest, queue)
         sender.cancel()

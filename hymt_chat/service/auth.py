@@ -11,6 +11,10 @@ costs the same work as a known one (no user enumeration by timing).
 
 Nothing here imports Chainlit; the app's ``@cl.password_auth_callback`` calls
 :func:`authenticate`.
+
+A sign-in carries a stamp of the agent's hash (:func:`claims`, kept in Chainlit's token): when
+the password changes, so does the hash, and the door refuses the old token
+(:func:`token_check`) — a session ends when its password changes.
 """
 
 from __future__ import annotations
@@ -23,15 +27,18 @@ import hashlib
 import hmac
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
+from typing import Any
 
 __all__ = [
     "authenticate",
     "check_password",
+    "claims",
     "hash_password",
     "main",
     "parse_agents",
+    "token_check",
     "verify_password",
 ]
 
@@ -127,6 +134,32 @@ def parse_agents(spec: str) -> dict[str, str]:
             raise ValueError(f"HYMT_AGENTS names {name!r} twice.")
         agents[name] = encoded.strip()
     return agents
+
+
+def _stamp(encoded: str) -> str:
+    """A short digest of an agent's password hash: it changes with the password and says
+    nothing about it (the hash itself never leaves the server)."""
+    return hashlib.sha256(b"hymt-chat sign-in:" + encoded.encode()).hexdigest()[:24]
+
+
+def claims(agents: Mapping[str, str], name: str) -> dict[str, str]:
+    """What a signed-in agent's token carries (Chainlit's user metadata): the role, and the
+    stamp of their password."""
+    return {"role": "agent", "stamp": _stamp(agents[name.strip()])}
+
+
+def token_check(agents: Mapping[str, str]) -> Callable[[Any], bool]:
+    """Is a token's user (its ``identifier`` and ``metadata``) still good: an agent whose
+    password is the one it was issued under? (A token of before the stamp has none: its
+    agent signs in once more.)"""
+    def valid(user: Any) -> bool:
+        encoded = agents.get(getattr(user, "identifier", None) or "")
+        metadata = getattr(user, "metadata", None)
+        stamp = metadata.get("stamp") if isinstance(metadata, Mapping) else None
+        return encoded is not None and isinstance(stamp, str) and hmac.compare_digest(
+            stamp, _stamp(encoded))
+
+    return valid
 
 
 @lru_cache(maxsize=1)

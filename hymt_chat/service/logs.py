@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "JsonLineFormatter",
-    "bind_request_id",
     "RequestIdFilter",
+    "bind_request_id",
     "configure_logging",
     "current_request_id",
     "default_log_file",
@@ -131,7 +131,8 @@ def configure_logging(
     The file is *log_file*, else ``<cache_dir>/logs/app.log`` from *settings*, else none.
     Handlers installed by an earlier call are removed first, and so is any other console
     handler (Chainlit's plain one): one line per record on the console. httpx's line per
-    request — every readiness poll — goes to DEBUG level (hidden at INFO).
+    request — every readiness poll, and every model call through the openai client (its
+    ``httpx2``): a line per text of an API list — is hidden below WARNING.
     """
     target = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
     console = stream is not None
@@ -143,7 +144,8 @@ def configure_logging(
             target.removeHandler(old)
             if ours:
                 old.close()
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    for chatty in ("httpx", "httpx2"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     path = Path(log_file) if log_file else (default_log_file(settings) if settings else None)
     handlers: list[logging.Handler] = []
     if path is not None:

@@ -23,6 +23,11 @@ front ends call. Every metric lives in the :class:`Metrics` object's own ``Colle
 ``hymt_checks_total``                  answer checks by outcome (failed, repaired, flagged)
                                        and kind (amount, date, time, weekday, language…)
 ``hymt_values_masked_total``           values masked before translation, by kind
+``hymt_memory_total``                  translation memory look-ups and writes by outcome (hit,
+                                       corrected, imported, miss, rejected, stored, unstored,
+                                       unavailable)
+``hymt_event_loop_stall_seconds``      event-loop stalls (a 20 ms timer run late while the
+                                       loop ran code), histogram; ``…_max_seconds``: worst
 =====================================  =======================================================
 """
 
@@ -38,6 +43,7 @@ from prometheus_client.exposition import generate_latest
 
 from hymt_chat.engine.fidelity import CheckEvent, add_check_hook, remove_check_hook
 from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
+from hymt_chat.engine.recall import MemoryEvent, add_memory_hook, remove_memory_hook
 from hymt_chat.errors import HymtError, ModelBusyError, reason_by_label, reason_label, reason_of
 from hymt_chat.lang.languages import get_language
 from hymt_chat.settings import Shared
@@ -52,6 +58,8 @@ __all__ = ["InstrumentedTranslator", "Metrics", "PolicyHook", "get_metrics", "ou
 NAMESPACE = "hymt"
 # A translation is one message or one document piece: from well under a second on a free A10
 # to the 180 s deadline under overload.
+# Event-loop stalls: 100 ms is the most one request may hold up another user's page (issue 27).
+STALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, float("inf"))
 LATENCY_BUCKETS = (0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 45, 60, 90, 120, 180, float("inf"))
 _BUSY = reason_label(ModelBusyError())
 
@@ -120,9 +128,9 @@ class PolicyHook:
             m.retries.labels(_retry_reason(event.error)).inc()
             if event.error == _BUSY:
                 m.busy_503.inc()
-        elif event.kind == "gave_up" and event.error == _BUSY:
-            if self._started_attempt() == event.attempt:  # the 503 of the attempt that ran
-                m.busy_503.inc()
+        elif (event.kind == "gave_up" and event.error == _BUSY
+              and self._started_attempt() == event.attempt):  # the 503 of the attempt that ran
+            m.busy_503.inc()
 
 
 def _current_task() -> asyncio.Task[Any] | None:
@@ -197,6 +205,22 @@ class Metrics:
             "values_masked", "Values masked before translation and restored in the target's "
             "format, by kind.", ["kind"], namespace=NAMESPACE, registry=reg,
         )
+        self.memory = Counter(
+            "memory", "Translation memory, per segment: hit (a model's answer kept), corrected "
+            "(an agent's), imported (TMX), miss, rejected (a hit that failed the checks), stored, "
+            "unstored (findings: not kept), unavailable (its database failed).",
+            ["outcome"], namespace=NAMESPACE, registry=reg,
+        )
+        self.loop_stall = Histogram(
+            "event_loop_stall_seconds", "How late the event loop ran a 20 ms timer while it was "
+            "running code (hymt_chat.service.loop_watch): every page waits that long.",
+            namespace=NAMESPACE, buckets=STALL_BUCKETS, registry=reg,
+        )
+        self.loop_stall_max = Gauge(
+            "event_loop_stall_max_seconds", "The longest event-loop stall since the start.",
+            namespace=NAMESPACE, registry=reg,
+        )
+        self._worst_stall = 0.0
         self.policy: Policy | None = None
         if policy is not None:
             self.attach(policy)
@@ -223,12 +247,18 @@ class Metrics:
         else:
             self.checks.labels(event.outcome, event.kind).inc()
 
+    def observe_memory(self, event: MemoryEvent) -> None:
+        self.memory.labels(event.outcome).inc()
+
     def attach_checks(self) -> None:
-        """Count this process's answer checks (once; :meth:`detach_checks` undoes it)."""
+        """Count this process's answer checks and memory look-ups (once; :meth:`detach_checks`
+        undoes it)."""
         add_check_hook(self.observe_check)
+        add_memory_hook(self.observe_memory)
 
     def detach_checks(self) -> None:
         remove_check_hook(self.observe_check)
+        remove_memory_hook(self.observe_memory)
 
     def instrument(self, translator: Translator) -> InstrumentedTranslator:
         """*translator*, counting and timing every translate() call."""
@@ -250,6 +280,15 @@ class Metrics:
         self.api_requests.labels(dialect, key, outcome).inc()
         if chars:
             self.api_characters.labels(key).inc(chars)
+
+    def observe_loop_stall(self, seconds: float) -> None:
+        """One look of the loop watch: a stall of *seconds* (0: on time)."""
+        if seconds <= 0:
+            return  # on time: the histogram holds the stalls, not the 50 looks a second
+        self.loop_stall.observe(seconds)
+        if seconds > self._worst_stall:
+            self._worst_stall = seconds
+            self.loop_stall_max.set(seconds)
 
     def _sidecar_restarts(self) -> float:
         if self._settings is None or self._settings.base_url:

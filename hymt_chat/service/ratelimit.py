@@ -1,7 +1,10 @@
 """One limiter for all work, per user (moving windows; in memory, or in Redis for replicas).
 
-Every job draws from it — a message, a file, a Retry / Swap / Translate-into button — and is
-charged one job plus its characters, so a 2 MB file costs what it costs, not "one message".
+Every job draws from it — a message, a file, a Retry / Swap / Translate-into button, a room
+guest's or a counter's message, an API request — and is charged what it costs (:class:`Cost`,
+decided before the work starts by :mod:`hymt_chat.modes.cost`): one job, the model calls it
+will make, and its characters. A JSON file of 1,000 values costs 1,000 calls, not "one
+message" (issue 27: 9,891 characters had cost one job and made 1,000 calls).
 The key is the signed-in identity, else the client's address (:func:`client_address`): a new
 browser session per message does not start a new allowance.
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from limits import RateLimitItem, parse_many
@@ -27,23 +31,40 @@ from hymt_chat.settings import Shared
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
 
-__all__ = ["RateLimiter", "client_address", "get_rate_limiter"]
+__all__ = ["Cost", "RateLimiter", "client_address", "get_rate_limiter"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """What one job costs: the model calls it will make and the characters it sends."""
+
+    calls: int = 1
+    chars: int = 0
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.calls + other.calls, self.chars + other.chars)
+
+
+_UNITS = {"chars": "characters", "calls": "model calls"}
 
 
 class RateLimiter:
-    """``hit(key, chars=n)`` once per job; raises ``RateLimitedError`` over a limit.
+    """``hit(key, chars=n, calls=m)`` once per job; raises ``RateLimitedError`` over a limit.
 
-    *spec* limits jobs, *chars* limits characters, both in the ``limits`` notation
-    ("20/minute", or several: "3/second; 20/minute"); an empty spec disables that limit.
+    *spec* limits jobs, *chars* characters, *calls* model calls, each in the ``limits``
+    notation ("20/minute", or several: "3/second; 20/minute"); an empty spec disables that
+    limit.
     """
 
-    def __init__(self, spec: str = "20/minute", chars: str = "", storage: str = "") -> None:
+    def __init__(self, spec: str = "20/minute", chars: str = "", storage: str = "",
+                 calls: str = "") -> None:
         """*storage*: a ``limits`` storage URI (``redis://host:6379/0``); empty: this process's
         memory."""
         self.spec = spec.strip()
         self._items = [(item, "jobs") for item in parse_many(self.spec)] if self.spec else []
-        if chars.strip():
-            self._items += [(item, "chars") for item in parse_many(chars.strip())]
+        for kind, given in (("chars", chars), ("calls", calls)):
+            if given.strip():
+                self._items += [(item, kind) for item in parse_many(given.strip())]
         self.shared = bool(storage.strip())
         self._limiter = (MovingWindowRateLimiter(_storage(storage)) if self._items else None)
 
@@ -51,25 +72,27 @@ class RateLimiter:
     def enabled(self) -> bool:
         return self._limiter is not None
 
-    async def ahit(self, key: str, chars: int = 0) -> None:
-        """:meth:`hit` for the event loop: a shared (Redis) storage is asked from a thread."""
+    async def ahit(self, key: str, cost: Cost = Cost()) -> None:
+        """:meth:`hit` of *cost* for the event loop: a shared (Redis) storage is asked from a
+        thread."""
         if self.shared and self._limiter is not None:
-            await asyncio.to_thread(self.hit, key, chars)
+            await asyncio.to_thread(self.hit, key, cost.chars, cost.calls)
         else:
-            self.hit(key, chars)
+            self.hit(key, cost.chars, cost.calls)
 
-    def hit(self, key: str, chars: int = 0) -> None:
-        """Charge one job of *chars* characters to *key*, or raise ``RateLimitedError`` (and
-        charge nothing). A job larger than a whole character allowance can never pass: it is
-        refused with the allowance stated, not with a wait that would never end."""
+    def hit(self, key: str, chars: int = 0, calls: int = 1) -> None:
+        """Charge one job of *chars* characters and *calls* model calls to *key*, or raise
+        ``RateLimitedError`` (and charge nothing). A job larger than a whole allowance can
+        never pass: it is refused with the allowance stated, not with a wait that would never
+        end."""
         limiter = self._limiter
         if limiter is None:
             return
-        costs = [(item, kind, 1 if kind == "jobs" else max(0, chars))
-                 for item, kind in self._items]
+        amounts = {"jobs": 1, "chars": max(0, chars), "calls": max(0, calls)}
+        costs = [(item, kind, amounts[kind]) for item, kind in self._items]
         for item, kind, cost in costs:
-            if kind == "chars" and cost > item.amount:
-                raise RateLimitedError(0, too_big=(cost, item.amount))
+            if kind != "jobs" and cost > item.amount:
+                raise RateLimitedError(0, too_big=(cost, item.amount), unit=_UNITS[kind])
         # Test every limit first, so a refused job uses up none of them.
         waits = [self._wait(item, key) for item, _, cost in costs
                  if cost and not limiter.test(item, key, cost=cost)]
@@ -116,4 +139,5 @@ _RATE_LIMITER: Shared[RateLimiter] = Shared()
 def get_rate_limiter(settings: Settings) -> RateLimiter:
     """The process-wide limiter, built from ``settings.rate_limit`` on first use."""
     return _RATE_LIMITER.get(lambda: RateLimiter(settings.rate_limit, settings.rate_limit_chars,
-                                                 storage=settings.redis_url))
+                                                 storage=settings.redis_url,
+                                                 calls=settings.rate_limit_calls))

@@ -16,7 +16,8 @@ from pathlib import Path
 from hymt_chat.errors import SidecarError
 from hymt_chat.sidecar.profiles import LaunchSpec
 
-__all__ = ["POLICIES", "POLICY", "RouterPlan", "plan_router", "router_binary", "router_flags"]
+__all__ = ["KEY_VARIABLE", "POLICIES", "POLICY", "RouterPlan", "key_launcher", "plan_router",
+           "router_binary", "router_flags"]
 
 # vllm-router 0.1.17's --policy choices (its --help).
 POLICIES = ("round_robin", "power_of_two", "cache_aware", "kv_aware", "consistent_hash",
@@ -32,11 +33,34 @@ def router_binary(vllm_python: str) -> Path:
     return binary
 
 
+# vllm-router 0.1.17 takes its key only as --api-key (its launcher's argparse; no environment
+# variable, checked in its launcher and its Rust core): on its command line every local user
+# reads it with `ps`. So it is started through this launcher, which moves the key from the
+# environment into the arguments inside the process.
+KEY_VARIABLE = "HYMT_ROUTER_API_KEY"
+
+
+def key_launcher(module: str = "vllm_router.launch_router") -> str:
+    """``python -c`` code that runs *module* as ``__main__`` with ``--api-key=`` the value of
+    :data:`KEY_VARIABLE` put in front of its arguments (and taken out of the environment)."""
+    return ("import os, runpy, sys; "
+            f"sys.argv[1:1] = ['--api-key=' + os.environ.pop({KEY_VARIABLE!r})]; "
+            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
+
+
 @dataclass(frozen=True, slots=True)
 class RouterPlan:
     spec: LaunchSpec
     root: str  # http://host:port, what the app's base URL points at (+ /v1)
     metrics_port: int
+
+    def router_args(self) -> list[str]:
+        """The router's arguments as it reads them (its key among them, as the deployed
+        files pass it): what the launcher hands vllm-router."""
+        key = self.spec.env.get(KEY_VARIABLE)
+        if key is None:
+            return self.spec.argv[1:]
+        return [f"--api-key={key}", *self.spec.argv[3:]]
 
 
 # The choices every router makes, here and in the deployed files (sidecar/deploy.py); the
@@ -98,8 +122,13 @@ def plan_router(
     if policy == "power_of_two" and len(workers) < 2:  # the router refuses it with one
         policy = "round_robin"
     binary = router_binary(vllm_python) if check else Path(vllm_python).with_name("vllm-router")
-    argv = [str(binary), "--worker-urls", *[w.rstrip("/") for w in workers],
-            *router_flags(host=host, port=port, metrics_port=metrics_port, api_key=api_key,
+    args = ["--worker-urls", *[w.rstrip("/") for w in workers],
+            *router_flags(host=host, port=port, metrics_port=metrics_port, api_key="",
                           policy=policy, health_interval=health_interval, retries=retries,
                           breaker_failures=breaker_failures)]
-    return RouterPlan(LaunchSpec(argv, {}), f"http://{host}:{port}", metrics_port)
+    if not api_key:
+        return RouterPlan(LaunchSpec([str(binary), *args], {}), f"http://{host}:{port}",
+                          metrics_port)
+    argv = [str(Path(vllm_python)), "-c", key_launcher(), *args]  # the key: not on argv
+    return RouterPlan(LaunchSpec(argv, {KEY_VARIABLE: api_key}), f"http://{host}:{port}",
+                      metrics_port)

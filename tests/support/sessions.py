@@ -8,9 +8,10 @@ from typing import Any
 
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.policy import Policy
+from hymt_chat.engine.recall import Memory
 from hymt_chat.engine.translator import Translator
 from hymt_chat.modes.room import Rooms
-from hymt_chat.modes.screen import Field, Reply
+from hymt_chat.modes.screen import Button, Field, Reply
 from hymt_chat.modes.session import Services
 from hymt_chat.service.health import Probe
 from hymt_chat.service.metrics import Metrics
@@ -31,6 +32,7 @@ class Shown:
 
 @dataclass
 class Line:
+    cancel: Button | None = None
     names: list[str] = field(default_factory=list)
     closed: tuple[str, bool] | None = None
 
@@ -59,8 +61,8 @@ class RecordingScreen:
     async def commands(self, commands: Any) -> None:
         self.command_menus.append(list(commands))
 
-    def progress(self) -> Line:
-        self.lines.append(Line())
+    def progress(self, cancel: Button | None = None) -> Line:
+        self.lines.append(Line(cancel))
         return self.lines[-1]
 
     def forget_context(self) -> None:
@@ -83,14 +85,17 @@ class ScriptedProbe:
 
 
 def services(stub: StubModel, tmp_path, probe: ScriptedProbe | None = None,
-              rate: str = "", rooms: Rooms | None = None, **overrides: Any) -> Services:
+              rate: str = "", rooms: Rooms | None = None, memory: bool = False,
+              **overrides: Any) -> Services:
     # checks off unless a test asks: the stub echoes the source (a marker, not a translation),
     # which the answer checks (issue 18) would rightly ask for again as the wrong language.
-    overrides.setdefault("checks", False)
+    # The translation memory (which needs the checks) only when a test asks for it.
+    overrides.setdefault("checks", memory)
     settings = Settings(base_url=stub.base_url, api_key="k", model="stub",
                         cache_dir=tmp_path / "cache", **overrides)
     policy = Policy(window_max=4, retries=False)
-    translator = Translator(settings, client=ModelClient(settings), policy=policy)
+    translator = Translator(settings, client=ModelClient(settings), policy=policy,
+                            memory=Memory.for_settings(settings) if memory else None)
     metrics = Metrics(settings, policy)
     readiness = Readiness(probe or ScriptedProbe(), interval=0.01, ready_interval=0.01)
     return Services(settings, metrics.instrument(translator), readiness, RateLimiter(rate),

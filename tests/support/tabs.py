@@ -5,18 +5,22 @@ tab's. For tests of the app's door and its websockets; no vLLM, no browser."""
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
+import aiohttp
 import socketio
 
 from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.stub_model import StubModel, echo_source
 
-__all__ = ["Tab", "app", "marked"]
+__all__ = ["Tab", "app", "marked", "open_room", "room_events", "room_ws_url"]
 
 
 def marked(prompt: str) -> str:
@@ -24,9 +28,10 @@ def marked(prompt: str) -> str:
 
 
 @contextmanager
-def app(tmp_path: Path, **env: str):
+def app(tmp_path: Path, answer: Callable[[str], str] = marked, **env: str):
+    """The app on a stand-in model (*answer*: prompt -> reply; it may sleep to be slow)."""
     tmp_path.mkdir(parents=True, exist_ok=True)
-    with StubModel(answer=marked) as stub:
+    with StubModel(answer=answer) as stub:
         environment = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
                               HYMT_CACHE_DIR=str(tmp_path / "cache"), HYMT_PORT=str(free_port()),
                               **env)
@@ -98,3 +103,35 @@ class Tab:
                     return text
             await asyncio.sleep(0.1)
         raise AssertionError(f"none of {texts} in {str(self.events[-5:])[:800]}")
+
+
+async def open_room(tab: Tab) -> str:
+    """An agent tab types /room: the new room's token (of its latest "Room open")."""
+    before = len(tab.said("Room open"))
+    await tab.send("/room")
+    deadline = time.monotonic() + 60
+    while len(tab.said("Room open")) == before and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    # From the link's target, not its text: the text is Markdown-escaped ("\_", "\-"), so a
+    # token with "_" or "-" read from there came out cut short (a flaky 404).
+    link = re.search(r"\]\([^)]*/room/([A-Za-z0-9_-]+)\)", tab.said("Room open")[-1])
+    assert link, tab.said("Room open")
+    return link.group(1)
+
+
+async def room_events(ws: aiohttp.ClientWebSocketResponse, until: str, timeout: float = 20
+                      ) -> list[dict]:
+    """A guest socket's events up to the first of type *until*."""
+    got = []
+    while True:
+        message = await asyncio.wait_for(ws.receive(), timeout)
+        if message.type != aiohttp.WSMsgType.TEXT:
+            raise AssertionError(f"socket ended: {message!r} after {got}")
+        got.append(json.loads(message.data))
+        if got[-1]["type"] == until:
+            return got
+
+
+def room_ws_url(url: str, token: str) -> str:
+    """The guest socket of room *token*."""
+    return url.replace("http://", "ws://") + f"/room/{token}/ws"

@@ -2,12 +2,16 @@
 each message routed and translated the right way (:func:`~.turns.handle_agent_message`).
 
 The conversation is saved after every change through *save* (the app writes it into the chat
-thread, so a resumed thread or a restarted server loses nothing).
+thread, so a resumed thread or a restarted server loses nothing). A signed-in agent can correct
+a translation (the button under a turn, then the corrected text as the next message:
+:mod:`~hymt_chat.modes.agent.corrections`); the translation memory keeps it for next time.
 """
 
 from __future__ import annotations
 
+import contextvars
 import io
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -19,14 +23,19 @@ from hymt_chat.lang.names import language_choices
 from hymt_chat.modes import wording
 from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
+from hymt_chat.modes.agent.corrections import Correctable, review
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Room, RoomMessage
 from hymt_chat.modes.screen import Attachment, Button, Choice, Reply, Screen, Shown, Toggle
-from hymt_chat.modes.session import Job, Services, Session, Upload
+from hymt_chat.modes.session import KEPT_JOBS, Job, Kept, Services, Session, Upload
+from hymt_chat.text.cleanup import clean_text
 
 __all__ = ["AgentSession"]
 
 Save = Callable[[dict[str, Any]], Awaitable[None]]
+# The agent's room replies being sent in this task collect their checked turn here.
+_ROOM_TURN: contextvars.ContextVar[list[turns.AgentTurn] | None] = contextvars.ContextVar(
+    "hymt_room_turn", default=None)
 TONE_CHOICES = {"Neutral": "neutral", "Formal": "formal", "Friendly": "friendly"}
 """The Tone picker: the family's style instruction (Hy-MT2) for the agent's replies."""
 
@@ -44,8 +53,13 @@ class AgentSession(Session):
         self.page_url = (self.settings.public_url or page_url).rstrip("/")
         self.affinity = affinity  # the sticky proxy's cookie of the agent's replica
         self.room: Room | None = None
-        self._room_turn: turns.AgentTurn | None = None  # the agent's last turn in the room
-        self._guest_line: Progress | None = None  # "translating…" for the guest's message
+        # "translating…" lines for the guest's messages under way, oldest first
+        self._guest_lines: deque[Progress] = deque()
+        # Corrections: the turns their buttons stand for; the one being corrected now (and
+        # the text sent once already, awaiting its confirmation); the guest's latest turns.
+        self.corrections: Kept[Correctable] = Kept()
+        self._correcting: tuple[Correctable, str | None] | None = None
+        self._guest_turns: dict[str, turns.AgentTurn] = {}
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
         await self.start(banner=False)  # the thread shows the banner already
@@ -98,7 +112,16 @@ class AgentSession(Session):
 
     async def message(self, text: str, command: str | None, *, uploads: Sequence[Upload] = (),
                       shown: Shown | None = None) -> None:
-        """A command (free), or a message to translate (charged by size)."""
+        """A command (free), or a message to translate (charged by size); while a correction
+        is asked for, the message is the correction (a command cancels it)."""
+        if self._correcting is not None:
+            if not (command or text.lstrip().startswith("/")):
+                await self._take_correction(text)
+                return
+            self._correcting = None
+            if text.strip().lower() == "/cancel":
+                await self.say(wording.CORRECTION_CANCELLED)
+                return
         try:
             parsed = turns.parse_agent_command(text, command)
         except HymtError as err:
@@ -106,7 +129,7 @@ class AgentSession(Session):
             return
         if parsed is not None:
             await self.command(parsed)
-        elif await self.admit(len(text)):
+        elif await self.admit(Job("agent", text)):
             in_room = self.room is not None and self.room.refusal() is None
             await self.when_ready(Job("room" if in_room else "agent", text), inline=True)
 
@@ -140,7 +163,8 @@ class AgentSession(Session):
             user=self.id, on_progress=progress.progress, on_event=progress.event))
         if result is None:
             return
-        await self.show(Reply(turns.turn_markdown(result, demo=self.services.demo())))
+        await self.show(Reply(turns.turn_markdown(result, demo=self.services.demo()),
+                              self._correct_buttons(result)))
         if result.route.pair_changed:
             await self.banner()
         await self.save()
@@ -192,8 +216,8 @@ class AgentSession(Session):
             (Button("room_close", "Close the room", {}, "x"),),
             (Attachment("room.png", buffer.getvalue(), "image/png"),)))
 
-    async def _charge_guest(self, key: str, chars: int) -> None:
-        await self.services.limiter.ahit(key, chars=chars)  # Redis: off the event loop
+    async def _charge_guest(self, key: str, text: str) -> None:
+        await self.charge(key, Job("room", text))  # the guest's own allowance, as in the chat
 
     async def _room_translate(self, text: str, side: str) -> turns.AgentTurn:
         """One room message through the agent mode: routed by who wrote it, checked, kept."""
@@ -202,25 +226,32 @@ class AgentSession(Session):
             self.conv, text, self.translator, self.settings,
             back_translate=self.back_translate and side == "agent",
             use_context=self.use_context, side=side, user=user)  # type: ignore[arg-type]
-        if side == "agent":
-            self._room_turn = turn
+        mine = _ROOM_TURN.get()
+        if side == "agent" and mine is not None:
+            mine.append(turn)  # for the reply being sent (several may be under way at once)
+        elif side != "agent":  # the agent's tab shows it next (_from_guest), with its button
+            self._guest_turns[turn.turn.original] = turn
+            while len(self._guest_turns) > KEPT_JOBS:
+                self._guest_turns.pop(next(iter(self._guest_turns)))
         return turn
 
     async def _guest_writing(self) -> None:
         """A guest's message is being translated: "translating…" in the agent's tab."""
         async def show() -> None:
-            self._guest_line = self.progress("The customer's message · translating", always=True)
-            await self._guest_line.start()
+            line = self.progress("The customer's message · translating", always=True)
+            self._guest_lines.append(line)
+            await line.start()
         await self.from_outside(show())
 
     async def _from_guest(self, message: RoomMessage) -> None:
         """A guest's message reached the room: show it in the agent's tab, save the talk."""
         async def show() -> None:
-            if self._guest_line is not None:
-                await self._guest_line.finish(failed=message.translation is None)
-                self._guest_line = None
+            if self._guest_lines:
+                await self._guest_lines.popleft().finish(failed=message.translation is None)
             demo = self.services.demo()
-            await self.show(Reply(wording.room_message_markdown(message, demo=demo)))
+            turn = self._guest_turns.pop(message.original, None)
+            buttons = self._correct_buttons(turn) if message.translation is not None else ()
+            await self.show(Reply(wording.room_message_markdown(message, demo=demo), buttons))
             await self.save()
         await self.from_outside(show())
 
@@ -228,13 +259,15 @@ class AgentSession(Session):
         room = self.room
         assert room is not None
         progress = self.progress("Translating for the room")
-        self._room_turn = None
+        mine: list[turns.AgentTurn] = []
+        _ROOM_TURN.set(mine)
         sent = await self.finished(progress, job, room.agent_says(job.text))
         if sent is None:
             return
-        turn = self._room_turn
+        turn = mine[-1] if mine else None
         if turn is not None and sent.translation is not None:
-            await self.show(Reply(turns.turn_markdown(turn, demo=self.services.demo())))
+            await self.show(Reply(turns.turn_markdown(turn, demo=self.services.demo()),
+                                  self._correct_buttons(turn)))
         else:
             demo = self.services.demo()
             await self.show(Reply(wording.room_message_markdown(sent, demo=demo)))
@@ -245,8 +278,54 @@ class AgentSession(Session):
         if name == "room_close":
             await remove()
             await self.room_command("close")
+        elif name == "correct":
+            await self._ask_correction(payload)
         else:
             await super().button(name, payload, label, remove)
+
+    # --- corrections: the translation memory learns from the agent -----------------------------
+
+    def _correct_buttons(self, turn: turns.AgentTurn | None) -> tuple[Button, ...]:
+        """"Correct this translation" under a translated turn: only for a signed-in agent (a
+        correction outranks the model for everyone) and with a translation memory."""
+        item = Correctable.of(turn) if turn is not None else None
+        if item is None or self.translator.memory is None or not self.user_key.startswith(
+                "user:"):
+            return ()
+        return (Button("correct", wording.CORRECT_LABEL, {"key": self.corrections.keep(item)},
+                       "pencil", wording.CORRECT_TOOLTIP),)
+
+    async def _ask_correction(self, payload: object) -> None:
+        item = self.corrections.get(payload)
+        if item is None:
+            await self.say(wording.CORRECTION_EXPIRED)
+            return
+        self._correcting = (item, None)
+        await self.say(wording.correct_prompt(item.original, item.target))
+
+    async def _take_correction(self, text: str) -> None:
+        """The agent's corrected text: checked (a changed value asks for it once more), then
+        kept in the memory; a problem (lines) is said and the next message is tried again."""
+        assert self._correcting is not None
+        item, sent_before = self._correcting
+        found = review(item, text, self.user_key.removeprefix("user:"))
+        if found.problem:
+            await self.say(found.problem)
+            return
+        typed = clean_text(text).strip()
+        if found.findings and sent_before != typed:
+            self._correcting = (item, typed)
+            await self.say(wording.correction_check_message([f.message for f in found.findings]))
+            return
+        self._correcting = None
+        memory = self.translator.memory
+        try:
+            saved = memory is not None and await memory.correct(found.entries)
+        except HymtError as err:  # the cap: said as it is
+            await self.say_error(err)
+            return
+        await self.say(wording.correction_saved_message(item.target) if saved
+                       else wording.CORRECTION_NOT_SAVED)
 
     def end(self) -> None:
         if self.room is not None:

@@ -1,0 +1,39 @@
+"""A socket's messages, each handled as a task of its own, so that a long one does not hold
+the next: a counter side's or a guest's one-liner is answered while a long paste translates
+(the long one goes as bulk work, the one-liner ahead of it). At most *limit* at once per
+socket: past it the socket stops reading until one ends (backpressure, not a growing pile)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+__all__ = ["InFlight"]
+
+_log = logging.getLogger(__name__)
+
+
+class InFlight:
+    def __init__(self, limit: int = 8) -> None:
+        self._slots = asyncio.Semaphore(limit)
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    async def start(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run *work* beside the others; waits only while *limit* are already running."""
+        await self._slots.acquire()
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self.tasks.discard(task)
+        self._slots.release()
+        if not task.cancelled() and (err := task.exception()) is not None:
+            _log.error("a socket message failed", exc_info=err)  # one message, not the socket
+
+    def cancel(self) -> None:
+        """The socket closed and nobody is left to show the answers to: stop them."""
+        for task in list(self.tasks):
+            task.cancel()

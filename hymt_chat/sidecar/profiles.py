@@ -37,7 +37,7 @@ class Profile:
 # alone with raw clients; the app's reserved slot does the rest).
 # No --disable-log-stats: it also empties vLLM's /metrics of its vllm:* series, which the app's
 # window reads (hymt_chat/engine/window.py) and an operator's Grafana shows. Its cost is in the
-# README ("What stats cost"); the log line it adds comes every 10 s only while requests run.
+# README (Measured: what vLLM's stats cost); its log line comes every 10 s while requests run.
 _COMMON: Flags = (("--scheduling-policy", "priority"),)
 
 PROFILES: dict[str, Profile] = {

@@ -1,8 +1,9 @@
 """An OpenAI-compatible stand-in that answers at once (Starlette on uvicorn, its own process).
 
 For ``app_ceiling.py``: it must be far faster than the app so that the app is what is measured.
-The answer is ``EN:`` + the text to translate (``tests.support.stub_model.echo_source``), so a
-client can tell its own answer. ``python benchmarks/_instant_model.py PORT``.
+The benchmark's sentence is answered in English, as a model would, keeping its number (so a
+client can tell its own answer, and the app's checks pass it without a repair call); any other
+text comes back as ``EN:`` + itself. ``python benchmarks/_instant_model.py PORT``.
 """
 
 from __future__ import annotations
@@ -28,9 +29,20 @@ async def models(_: Request) -> JSONResponse:
         {"id": "stub", "object": "model", "root": "stub-model", "owned_by": "t"}]})
 
 
+FRENCH = "Bonjour, je voudrais réserver une table pour deux personnes ce soir, merci "
+ENGLISH = "Hello, I would like to book a table for two people tonight, thank you "
+
+
+def answer(prompt: str) -> str:
+    source = echo_source(prompt)
+    if source.startswith(FRENCH):
+        return ENGLISH + source.removeprefix(FRENCH)
+    return "EN:" + source
+
+
 async def chat(request: Request) -> JSONResponse:
     body = await request.json()
-    content = "EN:" + echo_source(body["messages"][-1]["content"])
+    content = answer(body["messages"][-1]["content"])
     return JSONResponse({
         "id": "stub-1", "object": "chat.completion", "created": 0, "model": "stub",
         "choices": [{"index": 0, "finish_reason": "stop",

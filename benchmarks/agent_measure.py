@@ -144,7 +144,7 @@ GLOSSARY: list[tuple[str, str, str, str, str]] = [
 
 
 async def glossary(client: ModelClient, sem: asyncio.Semaphore, repeat: int) -> dict:
-    from hymt_chat.modes.agent.protect import mask, unmask  # noqa: PLC0415 - only this measurement
+    from hymt_chat.modes.agent.protect import mask, unmask
 
     modes = ("plain prompt", "terminology template", "masked replacement")
     jobs = []
@@ -191,7 +191,7 @@ REPLIES: list[tuple[str, str]] = [
 
 
 async def drift(client: ModelClient, sem: asyncio.Semaphore, repeat: int) -> dict:
-    from hymt_chat.modes.agent.drift import similarity  # noqa: PLC0415
+    from hymt_chat.modes.agent.drift import similarity
 
     jobs = [(tgt, text) for tgt, text in REPLIES for _ in range(repeat)]
     forward = await asyncio.gather(*[_ask(client, sem, build_prompt(t, "en", tgt), t)

@@ -1,20 +1,31 @@
-"""How many messages/s one app process carries when the model is not the limit.
+"""How many messages/s one app process carries when the model is not the limit, and what one
+message costs it in CPU.
 
 The real app (``chainlit run app.py``) sits in front of a stand-in OpenAI-compatible model that
-answers at once (``tests/support/stub_model.py`` in its own process — the one fake here: it
-measures the app, not a model). N websocket clients like browser tabs (socket.io at
-``/ws/socket.io``) each send a French sentence, wait for its translation, and send the next.
-Beside it, in the same run, a raw ``openai`` client with N concurrent calls against the same
-stand-in: the ratio app/raw says how much of the stand-in's pace the app keeps.
+answers at once (``benchmarks/_instant_model.py`` in its own process — the one fake here: it
+measures the app, not a model; it answers the sentence in English, so no check asks for a
+repair). N websocket clients like browser tabs (socket.io at ``/ws/socket.io``) each send a
+French sentence, wait for its translation, and send the next.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/app_ceiling.py [--seconds 8] [--sessions 1 8 32 128]
-        [--profile app.svg]   # py-spy flame graph of the app (.svg; else collapsed stacks)
+The clients run in processes of their own (``--clients``), and where the machine has more than
+one core the app is pinned to its own (``--app-cores``, default core 0) and the clients and the
+stand-in to the others, so that they do not take the app's CPU. Each level reports, over the
+same timed window: the app's messages/s, P50/P95, the app process's own CPU time per message
+(``/proc/<pid>/stat``: user + system, all its threads), and the clients' and the stand-in's
+CPU as a share of their cores (near 100 %: the client is what limits, not the app). Then, in
+the same run, a raw ``openai`` client with N concurrent calls against the same stand-in.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/app_ceiling.py [--seconds 8]
+        [--sessions 8 32 128 512] [--clients 1]
+        [--profile DIR]   # py-spy of the app over each timed window: DIR/app-<N>.txt
+                          # (collapsed stacks) and the CPU µs per message per stage (_stages.py)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing as mp
 import os
 import signal
 import socket
@@ -24,19 +35,25 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PY_SPY = Path(sys.executable).with_name("py-spy")
 sys.path.insert(0, str(ROOT))
 
 import httpx
 import openai
+import psutil
 import socketio
+from _instant_model import ENGLISH, FRENCH
+from _stages import stage_table
 
 from tests.support.chainlit_app import app_env, running_app
 
-SENTENCE = "Bonjour, je voudrais réserver une table pour deux personnes ce soir, merci {}."
+TIMEOUT = 30.0  # seconds a message may take before it counts as lost
 
 
 def _wait_for(url: str) -> None:
@@ -57,23 +74,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@dataclass
-class Level:
-    sessions: int
-    done: int
-    seconds: float
-    latencies: list[float]
-    lost: int = 0
-
-    @property
-    def rate(self) -> float:
-        return self.done / self.seconds
-
-    def pct(self, q: float) -> float:
-        if len(self.latencies) < 2:
-            return self.latencies[0] if self.latencies else float("nan")
-        return statistics.quantiles(self.latencies, n=100)[int(q) - 1]
-
+# --- the clients (each client process runs one of these) -------------------------------------
 
 class Browser:
     """One tab: a socket.io session that sends a message and waits for its answer."""
@@ -97,131 +98,287 @@ class Browser:
                                         "userEnv": "{}"})
         await self.client.emit("connection_successful")
 
-    async def ask(self, n: int) -> float | None:
-        """Seconds until the answer arrived; None when it did not within 30 s (lost)."""
-        text = SENTENCE.format(n)
+    async def ask(self, n: str) -> float | None:
+        """Seconds until the answer arrived; None when it did not within TIMEOUT (lost)."""
+        token = f"{ENGLISH}{n}."
         fut = asyncio.get_running_loop().create_future()
-        self.waiting["EN:" + text] = fut
+        self.waiting[token] = fut
         start = time.perf_counter()
         await self.client.emit("client_message", {"message": {
             "id": str(uuid.uuid4()), "threadId": "", "name": "User", "type": "user_message",
-            "output": text, "createdAt": "2026-01-01T00:00:00Z"}, "fileReferences": None})
+            "output": f"{FRENCH}{n}.", "createdAt": "2026-01-01T00:00:00Z"},
+            "fileReferences": None})
         try:
-            await asyncio.wait_for(fut, 30)
+            await asyncio.wait_for(fut, TIMEOUT)
         except TimeoutError:
             return None
         finally:
-            del self.waiting["EN:" + text]
+            del self.waiting[token]
         return time.perf_counter() - start
 
 
-async def _drive(workers: list, call, seconds: float, warmup: float) -> Level:
-    """Each worker loops ``call(worker, n)``; count what finished within the timed window
-    (whenever it started: at 128 sessions a second-long answer is most of a short window)."""
-    latencies: list[float] = []
-    lost = 0
+@dataclass
+class Window:
+    """What one client process saw in the timed window."""
+
+    latencies: list[float] = field(default_factory=list)
+    lost: int = 0
+    cpu: float = 0.0  # this process's CPU seconds over the window
+
+
+async def _drive(workers: list, call: Callable[[object, str], Awaitable[float | None]],
+                 start: float, stop: float, prefix: str) -> Window:
+    """Each worker loops ``call(worker, id)``; count what finished within [start, stop] (wall
+    clock, the same in every process), whenever it started."""
+    out = Window()
     counter = iter(range(10**9))
-    t0 = time.perf_counter()
-    start, stop = t0 + warmup, t0 + warmup + seconds
 
-    async def loop(worker) -> None:
-        nonlocal lost
-        while time.perf_counter() < stop:
-            took = await call(worker, next(counter))
+    async def loop(worker: object) -> None:
+        while time.time() < stop:
+            took = await call(worker, f"{prefix}-{next(counter)}")
             if took is None:
-                lost += 1
-            elif start <= time.perf_counter() <= stop:  # finished in the window: counted
-                latencies.append(took)
+                out.lost += 1
+            elif start <= time.time() <= stop:
+                out.latencies.append(took)
 
-    await asyncio.gather(*(loop(w) for w in workers))
-    return Level(len(workers), len(latencies), seconds, latencies, lost)
+    async def clock() -> None:
+        await asyncio.sleep(max(0.0, start - time.time()))
+        began = time.process_time()
+        await asyncio.sleep(max(0.0, stop - time.time()))
+        out.cpu = time.process_time() - began
+
+    await asyncio.gather(clock(), *(loop(w) for w in workers))
+    return out
 
 
-async def app_level(url: str, sessions: int, seconds: float, warmup: float) -> Level:
+async def _app_client(url: str, sessions: int, seconds: float, conn: Connection,
+                      prefix: str) -> Window:
     tabs = [Browser(url) for _ in range(sessions)]
-    for i in range(0, sessions, 16):  # open in small groups, as people arrive
-        await asyncio.gather(*(t.open() for t in tabs[i:i + 16]))
-    # Their welcome (pickers, commands) and a first message each are not part of the count.
-    await asyncio.gather(*(t.ask(-1 - i) for i, t in enumerate(tabs)))
     try:
-        return await _drive(tabs, lambda tab, n: tab.ask(n), seconds, warmup)
+        for i in range(0, sessions, 16):  # open in small groups, as people arrive
+            await asyncio.gather(*(t.open() for t in tabs[i:i + 16]))
+        # Their welcome (pickers, commands) and a first message each are not part of the count.
+        await asyncio.gather(*(t.ask(f"{prefix}-w{i}") for i, t in enumerate(tabs)))
+        start = await _ready(conn)
+        return await _drive(tabs, lambda tab, n: tab.ask(n), start, start + seconds, prefix)
     finally:
         await asyncio.gather(*(t.client.disconnect() for t in tabs), return_exceptions=True)
 
 
-async def raw_level(base_url: str, sessions: int, seconds: float, warmup: float) -> Level:
-    client = openai.AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0)
+async def _raw_client(base_url: str, sessions: int, seconds: float, conn: Connection,
+                      prefix: str) -> Window:
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0, timeout=TIMEOUT)
 
-    async def call(_: object, n: int) -> float:
+    async def call(_: object, n: str) -> float | None:
         began = time.perf_counter()
-        await client.chat.completions.create(model="stub", messages=[
-            {"role": "user", "content": "Translate into English.\n\n" + SENTENCE.format(n)}],
-            max_tokens=64)
+        try:
+            await client.chat.completions.create(model="stub", messages=[
+                {"role": "user", "content": f"Translate into English.\n\n{FRENCH}{n}."}],
+                max_tokens=64)
+        except openai.APIError:
+            return None
         return time.perf_counter() - began
 
     try:
-        return await _drive(list(range(sessions)), call, seconds, warmup)
+        await asyncio.gather(*(call(None, f"{prefix}-w{i}") for i in range(sessions)))
+        start = await _ready(conn)
+        return await _drive(list(range(sessions)), call, start, start + seconds, prefix)
     finally:
         await client.close()
 
 
-def _row(level: Level, raw: Level) -> str:
-    return (f"{level.sessions:>8} {level.rate:>9.1f} {raw.rate:>9.1f} "
-            f"{level.rate / raw.rate:>6.2f} {level.pct(50) * 1000:>8.1f} "
-            f"{level.pct(95) * 1000:>8.1f} {raw.pct(50) * 1000:>8.1f} {level.lost:>5}")
+async def _ready(conn: Connection) -> float:
+    """Say this client is ready; the window's start time comes back once all of them are."""
+    conn.send("ready")
+    return await asyncio.to_thread(conn.recv)
 
 
-async def run(url: str, base_url: str, levels: list[int], seconds: float) -> None:
-    print(f"{'sessions':>8} {'app msg/s':>9} {'raw req/s':>9} {'ratio':>6} "
-          f"{'P50 ms':>8} {'P95 ms':>8} {'raw P50':>8} {'lost':>5}", flush=True)
-    for sessions in levels:
-        level = await app_level(url, sessions, seconds, warmup=1.0)
-        raw = await raw_level(base_url, sessions, seconds, warmup=1.0)
-        print(_row(level, raw), flush=True)
+def client_process(kind: str, url: str, sessions: int, seconds: float, conn: Connection,
+                   prefix: str) -> None:
+    """A client process's body (multiprocessing): one level's sessions, its Window sent back."""
+    run = _app_client if kind == "app" else _raw_client
+    conn.send(asyncio.run(run(url, sessions, seconds, conn, prefix)))
+
+
+# --- the conductor ----------------------------------------------------------------------------
+
+@dataclass
+class Level:
+    sessions: int
+    seconds: float
+    latencies: list[float]
+    lost: int
+    client_cpu: float  # the client processes' CPU seconds over the window, all together
+    app_cpu: float = 0.0  # the app process's CPU seconds over the window
+    stub_cpu: float = 0.0  # the stand-in's
+
+    @property
+    def done(self) -> int:
+        return len(self.latencies)
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.seconds
+
+    def pct(self, q: int) -> float:
+        if len(self.latencies) < 2:
+            return self.latencies[0] if self.latencies else float("nan")
+        return statistics.quantiles(self.latencies, n=100)[q - 1]
+
+
+@dataclass
+class Bench:
+    url: str
+    base_url: str
+    app: psutil.Process
+    stub: psutil.Process
+    seconds: float
+    clients: int
+    client_cores: int  # cores the clients and the stand-in share
+    profile: Path | None = None
+    py_spy: Path = PY_SPY
+
+    def level(self, kind: str, sessions: int) -> Level:
+        """One level: client processes started, all ready, one timed window, their results."""
+        ctx = mp.get_context("spawn")
+        shares = [sessions // self.clients + (i < sessions % self.clients)
+                  for i in range(self.clients)]
+        pipes, procs = [], []
+        for i, share in enumerate(s for s in shares if s):
+            mine, theirs = ctx.Pipe()
+            proc = ctx.Process(target=client_process, daemon=True, args=(
+                kind, self.url if kind == "app" else self.base_url, share, self.seconds,
+                theirs, f"{kind}{sessions}c{i}"))
+            proc.start()
+            theirs.close()  # a client that dies ends the pipe: recv() raises, nothing hangs
+            pipes.append(mine)
+            procs.append(proc)
+        try:
+            for pipe in pipes:
+                if pipe.recv() != "ready":
+                    raise RuntimeError("a client process failed")
+            spy = self._spy(sessions) if kind == "app" and self.profile else None
+            start = time.time() + 1.0  # a second of warm-up at full load, not counted
+            for pipe in pipes:
+                pipe.send(start)
+            time.sleep(max(0.0, start - time.time()))
+            app0, stub0 = _cpu(self.app), _cpu(self.stub)
+            time.sleep(max(0.0, start + self.seconds - time.time()))
+            app_cpu, stub_cpu = _cpu(self.app) - app0, _cpu(self.stub) - stub0
+            if spy is not None:
+                spy.send_signal(signal.SIGINT)
+            windows = [pipe.recv() for pipe in pipes]
+            if spy is not None:
+                spy.wait(timeout=60)
+        finally:
+            for proc in procs:
+                proc.join(timeout=TIMEOUT + 10)
+                if proc.is_alive():
+                    proc.kill()
+        return Level(sessions, self.seconds, [x for w in windows for x in w.latencies],
+                     sum(w.lost for w in windows), sum(w.cpu for w in windows),
+                     app_cpu, stub_cpu)
+
+    def _spy(self, sessions: int) -> subprocess.Popen[bytes]:
+        assert self.profile is not None
+        out = self.profile / f"app-{sessions}.txt"
+        # From now to the window's end: the warm-up second, then the window itself.
+        return subprocess.Popen([str(self.py_spy), "record", "--pid", str(self.app.pid),
+                                 "--nonblocking", "--rate", "200", "--format", "raw",
+                                 "-o", str(out)], stdout=subprocess.DEVNULL)
+
+    def run(self, levels: list[int]) -> None:
+        print(f"{'sessions':>8} {'msg/s':>7} {'P50 ms':>7} {'P95 ms':>7} {'lost':>4} "
+              f"{'app CPU/msg':>11} {'app CPU':>7} {'client CPU':>10} {'stub CPU':>8} "
+              f"{'raw req/s':>9} {'raw P50':>7} {'raw client':>10} {'ratio':>5}", flush=True)
+        for sessions in levels:
+            app = self.level("app", sessions)
+            raw = self.level("raw", sessions)
+            print(self._row(app, raw), flush=True)
+            if self.profile:
+                table = stage_table((self.profile / f"app-{sessions}.txt").read_text(),
+                                    app.app_cpu / max(1, app.done))
+                (self.profile / f"stages-{sessions}.md").write_text(table)
+                print(table, flush=True)
+
+    def _row(self, app: Level, raw: Level) -> str:
+        def share(cpu: float, cores: int) -> str:  # of the cores it may use
+            return f"{100 * cpu / app.seconds / cores:.0f} %"
+        per_msg = app.app_cpu / max(1, app.done) * 1000
+        return (f"{app.sessions:>8} {app.rate:>7.1f} {app.pct(50) * 1000:>7.1f} "
+                f"{app.pct(95) * 1000:>7.1f} {app.lost:>4} {per_msg:>8.2f} ms "
+                f"{share(app.app_cpu, 1):>7} {share(app.client_cpu, self.client_cores):>10} "
+                f"{share(app.stub_cpu, self.client_cores):>8} {raw.rate:>9.1f} "
+                f"{raw.pct(50) * 1000:>7.1f} {share(raw.client_cpu, self.client_cores):>10} "
+                f"{app.rate / raw.rate:>5.2f}")
+
+
+def _cpu(proc: psutil.Process) -> float:
+    """A process's own CPU seconds so far (user + system, all threads: /proc/<pid>/stat)."""
+    times = proc.cpu_times()
+    return times.user + times.system
+
+
+def _app_pid(port: str) -> int:
+    return int(subprocess.check_output(
+        ["pgrep", "-f", f"chainlit run {ROOT / 'app.py'} .*--port {port}$"]).split()[0])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=8.0)
-    parser.add_argument("--sessions", type=int, nargs="+", default=[1, 8, 32, 128])
-    parser.add_argument("--profile", help="write a py-spy flame graph of the app here")
+    parser.add_argument("--sessions", type=int, nargs="+", default=[8, 32, 128, 512])
+    parser.add_argument("--clients", type=int, help="client processes (default: one per core "
+                        "not given to the app)")
+    parser.add_argument("--app-cores", type=int, nargs="+", default=[0],
+                        help="the app's cores (the rest: clients and stand-in)")
+    parser.add_argument("--profile", type=Path, help="py-spy the app into this folder")
     args = parser.parse_args()
 
+    cores = os.sched_getaffinity(0)
+    app_cores = set(args.app_cores) & cores
+    rest = cores - app_cores
+    if not app_cores or not rest:  # one core: nothing to pin apart
+        app_cores = rest = cores
+    pinned = app_cores != rest
+    clients = args.clients or len(rest)
+    print(f"cores: app {sorted(app_cores)}, clients and stand-in {sorted(rest)}"
+          f"{'' if pinned else ' (not pinned: one core)'}; {clients} client process(es); "
+          f"load average {_load()}", flush=True)
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+
+    os.sched_setaffinity(0, rest)  # the stand-in, the clients and py-spy inherit these
     stub_port = _free_port()
-    stub = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "_instant_model.py"),
-                             str(stub_port)])
     base_url = f"http://127.0.0.1:{stub_port}/v1"
-    try:
-        _wait_for(base_url.removesuffix("/v1") + "/health")
-        _measure(args, base_url)
-    finally:
-        stub.terminate()
-        stub.wait()
+    with (tempfile.TemporaryDirectory() as tmp,
+          open(Path(tmp) / "stand-in.log", "wb") as stub_log):
+        # Its log has a traceback per call still open when a level's tabs close: kept apart.
+        stub = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "_instant_model.py"),
+                                 str(stub_port)], stdout=stub_log, stderr=subprocess.STDOUT)
+        try:
+            _wait_for(base_url.removesuffix("/v1") + "/health")
+            env = app_env(HYMT_BASE_URL=base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
+                          HYMT_CACHE_DIR=str(Path(tmp) / "cache"), HYMT_PORT=str(_free_port()),
+                          HYMT_RATE_LIMIT="", HYMT_RATE_LIMIT_CHARS="", HYMT_AGENTS="",
+                          HYMT_MEMORY="false")  # every message to the model (memory: memory.py)
+            env.pop("CHAINLIT_AUTH_SECRET", None)
+            os.sched_setaffinity(0, app_cores)  # the app inherits its cores
+            port = _free_port()
+            with running_app(env, port, Path(tmp) / "app.log") as url:
+                os.sched_setaffinity(0, rest)
+                bench = Bench(url, base_url, psutil.Process(_app_pid(str(port))),
+                              psutil.Process(stub.pid), args.seconds, clients, len(rest),
+                              args.profile)
+                bench.run(args.sessions)
+        finally:
+            stub.terminate()
+            stub.wait()
+            print(f"load average {_load()}", flush=True)
 
 
-def _measure(args: argparse.Namespace, base_url: str) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        env = app_env(HYMT_BASE_URL=base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
-                      HYMT_CACHE_DIR=str(Path(tmp) / "cache"), HYMT_PORT=str(_free_port()),
-                      HYMT_RATE_LIMIT="", HYMT_RATE_LIMIT_CHARS="", HYMT_AGENTS="",
-                      HYMT_LOG_LEVEL=os.environ.get("HYMT_LOG_LEVEL", "WARNING"))
-        env.pop("CHAINLIT_AUTH_SECRET", None)
-        with running_app(env, _free_port(), Path(tmp) / "app.log") as url:
-            spy = None
-            if args.profile:
-                pid = int(subprocess.check_output(
-                    ["pgrep", "-f", f"chainlit run {ROOT / 'app.py'} .*--port {url.rsplit(':', 1)[1]}"]
-                ).split()[0])
-                spy = subprocess.Popen([str(Path(sys.executable).with_name("py-spy")), "record",
-                                        "--pid", str(pid), "-o", args.profile, "--nonblocking",
-                                        "--format", "flamegraph" if args.profile.endswith(".svg")
-                                        else "raw"])
-            try:
-                asyncio.run(run(url, base_url, args.sessions, args.seconds))
-            finally:
-                if spy is not None:
-                    spy.send_signal(signal.SIGINT)
-                    spy.wait(timeout=60)
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 if __name__ == "__main__":

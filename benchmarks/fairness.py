@@ -13,6 +13,13 @@ server's ``--max-num-seqs``, one slot reserved for interactive messages, vLLM pr
 
     .venv/bin/python benchmarks/fairness.py [--messages 8] [--lines 50]
 
+**External** (``--external``): the app pointed at the server by URL only, as ``HYMT_BASE_URL``
+alone sets it up: no window setting, no profile, so the window starts at the safe 2 and follows
+the server's ``/metrics`` (hymt_chat/engine/window.py); the translator is the app's, over the
+process-wide policy. ``--runs`` times (3): B alone, then B while A's document translates; each
+run's P95 over that run's median alone. Goal: <= 1.5x in every run, all delivered, A whole.
+Writes benchmarks/results/fairness_external.md.
+
 Without HYMT_BASE_URL it launches a demo sidecar with 2 running + 2 queued
 (``--max-num-seqs 2 --max-num-queued-reqs 4``). Writes benchmarks/results/fairness.md.
 """
@@ -38,6 +45,7 @@ from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.translator import Translator
+from hymt_chat.engine.window import window_report
 from hymt_chat.errors import HymtError, IncompleteTranslationError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
@@ -46,6 +54,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 SERVER_ARGS = "--max-num-seqs 2 --max-num-queued-reqs 4"  # the cpu profile adds priority
 SEQS = 2  # the server's --max-num-seqs: what engine_slots gives the app for its sidecar
 GOAL = 2.0
+EXTERNAL_GOAL = 1.5  # issue 22's done-when, for a server reached by URL only
 
 # B's one-line support messages: (text, source, target).
 MESSAGES: list[tuple[str, str, str]] = [
@@ -101,6 +110,85 @@ def make_translator(endpoint: Endpoint, *, fcfs: bool = False) -> Translator:
     policy = Policy(window_max=8 if fcfs else SEQS, deadline=settings.deadline,
                     reserve=0 if fcfs else settings.interactive_reserve, ranks=settings.priorities)
     return Translator(settings, ModelClient(settings), policy)
+
+
+def app_translator(endpoint: Endpoint) -> Translator:
+    """The app's setup for a server given by URL only (greedy decoding aside, so that a message
+    costs the same in every run): no window_max, no profile; the process-wide policy, whose
+    ceiling the engine's /metrics move."""
+    settings = Settings(base_url=endpoint.base_url, api_key=endpoint.api_key,
+                        model=endpoint.model, temperature=0.0)
+    assert settings.window_max is None and settings.profile == "auto", "HYMT_* set around us"
+    return Translator(settings, ModelClient(settings))
+
+
+def window_now(translator: Translator) -> str:
+    """The window as /health shows it: "2 (engine metrics: the engine runs 2, full)"."""
+    w = window_report(translator.settings)
+    engine = w.get("engine")
+    seen = ""
+    if isinstance(engine, dict):
+        seen = f": ran {engine['size']} at once" + (", more waited" if engine["full"] else "")
+    return f"{w['max']}, reserve {w['reserve']} ({w['origin']}{seen})"
+
+
+@dataclass
+class Round:
+    """One run of --external: B alone, then B with A's document, and the machine around it."""
+
+    alone: Run
+    doc: Run
+    window: str
+    load: tuple[float, float]  # 1-minute load average at its start and end
+
+
+async def external_rounds(translator: Translator, messages: list[tuple[str, str, str]],
+                          args: argparse.Namespace) -> list[Round]:
+    rounds = []
+    for i in range(1, args.runs + 1):
+        start = os.getloadavg()[0]
+        print(f"run {i}: B alone…", flush=True)
+        alone = Run(f"run {i}: B alone")
+        await user_b(translator, messages, alone)
+        print(f"run {i}: A translates {args.lines} lines, B writes…", flush=True)
+        doc = await with_document(translator, messages, args.lines, f"run {i}: with document")
+        rounds.append(Round(alone, doc, window_now(translator), (start, os.getloadavg()[0])))
+        print(f"  P95 / alone median = {_s(ratio(alone, doc), '{:.2f}x')}; window "
+              f"{rounds[-1].window}", flush=True)
+    return rounds
+
+
+def external_met(r: Round) -> bool:
+    x = ratio(r.alone, r.doc)
+    return (x is not None and x <= EXTERNAL_GOAL and not r.alone.failures
+            and not r.doc.failures and r.doc.doc_ok)
+
+
+def external_report(args: argparse.Namespace, rounds: list[Round], server: str,
+                    started: dt.datetime, seconds: float) -> str:
+    rows = ["| run | B alone P50 | B with A: P50 | P95 | P95 / alone median | B delivered "
+            "| A's document | window after | load (start → end) |",
+            "|---|---:|---:|---:|---:|---:|---|---|---|"]
+    for i, r in enumerate(rounds, 1):
+        rows.append(
+            f"| {i} | {_s(r.alone.pct(50), '{:.2f}')} s | {_s(r.doc.pct(50), '{:.2f}')} s "
+            f"| {_s(r.doc.pct(95), '{:.2f}')} s | **{_s(ratio(r.alone, r.doc), '{:.2f}x')}** "
+            f"| {len(r.alone.latencies) + len(r.doc.latencies)}/{r.alone.sent + r.doc.sent} "
+            f"| {r.doc.doc} | {r.window} | {r.load[0]:.1f} → {r.load[1]:.1f} |")
+    met = all(external_met(r) for r in rounds)
+    return "\n".join([
+        "# Fairness benchmark, external server", "",
+        f"The app pointed at {server} by URL only (no HYMT_WINDOW_MAX, no HYMT_PROFILE; greedy "
+        "decoding): the window starts at the safe 2 and follows the server's /metrics. "
+        f"Each run: user B sends {args.messages} one-line messages one after another alone, "
+        f"then while user A's {args.lines}-line French document translates (bulk class).", "",
+        *rows, "",
+        f"**Goal** (every run: B's P95 during A <= {EXTERNAL_GOAL:g}x B's median alone, every "
+        f"message delivered, A's document whole): **{'met' if met else 'NOT met'}**.", "",
+        "Run:", "", "```", command_line(), "```", "",
+        f"Date: {started:%Y-%m-%d %H:%M} UTC; the whole run took {seconds / 60:.1f} min.  ",
+        f"Machine: {machine()}.", "",
+    ])
 
 
 async def user_b(translator: Translator, messages: list[tuple[str, str, str]], run: Run) -> None:
@@ -166,12 +254,16 @@ def table(alone: Run, runs: list[Run]) -> str:
     return "\n".join(rows) + "\n"
 
 
-def report(args: argparse.Namespace, alone: Run, runs: list[Run], server: str,
-           started: dt.datetime, seconds: float) -> str:
+def command_line() -> str:
     env = [f"{k}={shlex.quote(os.environ[k])}" for k in
            ("HYMT_BASE_URL", "HYMT_VLLM_PYTHON", "HYMT_CACHE_DIR") if os.environ.get(k)]
-    command = " ".join([*env, ".venv/bin/python", "benchmarks/" + Path(sys.argv[0]).name,
-                        *map(shlex.quote, sys.argv[1:])])
+    return " ".join([*env, ".venv/bin/python", "benchmarks/" + Path(sys.argv[0]).name,
+                     *map(shlex.quote, sys.argv[1:])])
+
+
+def report(args: argparse.Namespace, alone: Run, runs: list[Run], server: str,
+           started: dt.datetime, seconds: float) -> str:
+    command = command_line()
     failures = "; ".join(f"{r.name}: " + ", ".join(f"{n} x {k}" for k, n in r.failures.items())
                          for r in [alone, *runs] if r.failures) or "none"
     fcfs = ["- **FCFS baseline**: window 8, no reserve, no vLLM priority (our own queue still "
@@ -196,8 +288,22 @@ def report(args: argparse.Namespace, alone: Run, runs: list[Run], server: str,
 
 
 async def main(args: argparse.Namespace) -> None:
-    started, t0 = dt.datetime.now(dt.timezone.utc), time.monotonic()
+    started, t0 = dt.datetime.now(dt.UTC), time.monotonic()
     messages = [MESSAGES[i % len(MESSAGES)] for i in range(args.messages)]
+    server = ("HYMT_BASE_URL" if os.environ.get("HYMT_BASE_URL")
+              else f"a demo vLLM sidecar started with `{SERVER_ARGS}`")
+    if args.external:
+        with model_server(SERVER_ARGS) as endpoint:
+            translator = app_translator(endpoint)
+            print("warming up…", flush=True)
+            await user_b(translator, [WARM_UP], Run("warm"))
+            rounds = await external_rounds(translator, messages, args)
+        seconds = time.monotonic() - t0
+        RESULTS.mkdir(exist_ok=True)
+        text = external_report(args, rounds, server, started, seconds)
+        (RESULTS / "fairness_external.md").write_text(text)
+        print("\n" + text)
+        return
     with model_server(SERVER_ARGS) as endpoint:
         translator = make_translator(endpoint)  # the one process-wide setup
         print("warming up…", flush=True)
@@ -211,8 +317,6 @@ async def main(args: argparse.Namespace) -> None:
             print("FCFS baseline…", flush=True)
             old = make_translator(endpoint, fcfs=True)
             runs.append(await with_document(old, messages, args.lines, "FCFS baseline"))
-    server = ("HYMT_BASE_URL" if os.environ.get("HYMT_BASE_URL")
-              else f"a demo vLLM sidecar started with `{SERVER_ARGS}`")
     seconds = time.monotonic() - t0
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "fairness.md").write_text(report(args, alone, runs, server, started, seconds))
@@ -229,6 +333,10 @@ if __name__ == "__main__":
     parser.add_argument("--lines", type=int, default=50, help="lines of A's document, 1-100 (50)")
     parser.add_argument("--fcfs-baseline", action="store_true",
                         help="also run phase 2 with the old setup (window 8, no priorities)")
+    parser.add_argument("--external", action="store_true",
+                        help="the app's own setup for a server by URL only (window from its "
+                        "/metrics), --runs times")
+    parser.add_argument("--runs", type=int, default=3, help="runs of --external (3)")
     options = parser.parse_args()
     if not 1 <= options.lines <= 100:
         parser.error("--lines must be between 1 and 100 (the document has 100 distinct lines)")

@@ -42,8 +42,8 @@ import numpy as np
 from _server import model_server
 
 from hymt_chat.engine.client import ModelClient
-from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
 from hymt_chat.engine.families import family_in_force
+from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
 from hymt_chat.engine.prompts import build_prompt, chat_messages
 from hymt_chat.engine.translator import Translator, plan_translation
 from hymt_chat.errors import HymtError
@@ -256,7 +256,7 @@ def machine() -> str:
         mem = f", {kib / 2**20:.0f} GiB RAM"
     except (OSError, ValueError, IndexError):
         pass
-    load = ", load average at start {:.2f}".format(os.getloadavg()[0])
+    load = f", load average at start {os.getloadavg()[0]:.2f}"
     return (f"{cpu}, {os.cpu_count()} cores{mem}; {platform.system()} {platform.release()}, "
             f"Python {platform.python_version()}{load}")
 
@@ -370,7 +370,7 @@ def report(args: argparse.Namespace, saturated: Phase, runs: list[Phase], server
 
 
 async def main(args: argparse.Namespace) -> None:
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     t0 = time.monotonic()
     with model_server(SERVER_ARGS) as endpoint:
         # window_max = the server's --max-num-seqs: what engine_slots gives the app for its own

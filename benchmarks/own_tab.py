@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 from _server import _free_port, model_server
-from fairness import MESSAGES, SERVER_ARGS, SEQS, document
+from fairness import MESSAGES, SEQS, SERVER_ARGS, document
 from load import machine
 
 from hymt_chat.lang.names import language_name
@@ -128,7 +128,8 @@ async def main(args: argparse.Namespace) -> None:
         env = app_env(HYMT_BASE_URL=endpoint.base_url, HYMT_API_KEY=endpoint.api_key,
                       HYMT_MODEL=endpoint.model, HYMT_WINDOW_MAX=str(SEQS),
                       HYMT_CACHE_DIR=str(Path(tmp) / "cache"), HYMT_PORT=str(_free_port()),
-                      HYMT_RATE_LIMIT="", HYMT_RATE_LIMIT_CHARS="", HYMT_TEMPERATURE="0")
+                      HYMT_RATE_LIMIT="", HYMT_RATE_LIMIT_CHARS="", HYMT_TEMPERATURE="0",
+                      HYMT_MEMORY="false")  # the one-liners repeat: each must reach the model
         with running_app(env, _free_port(), Path(tmp) / "app.log") as url:
             runs = [await run(url, args) for _ in range(args.runs)]
     server = (f"demo vLLM (`{SERVER_ARGS}`)" if endpoint.root.startswith("http://127.0.0.1")

@@ -352,7 +352,7 @@ def run_shape(shape: Shape, args: argparse.Namespace, tmp: Path) -> Result:
                str(model_port), "--app-port", str(app_port)]
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     env = up.up_env(cache, HYMT_VLLM_ARGS=args.vllm_args, HYMT_TRUSTED_PROXIES="127.0.0.1",
-                    PYTHONPATH=path)
+                    PYTHONPATH=path, HYMT_MEMORY="false")  # every message to the model
     if shape.replicas == 1:
         vllm_ports = [model_port]
     else:

@@ -44,7 +44,7 @@ _PUBLIC: dict[str, str] = {
     "IncompleteTranslationError": "errors",
     "RateLimitedError": "errors",
 }
-__all__ = ["__version__", *_PUBLIC]
+__all__ = ["__version__", *_PUBLIC]  # noqa: PLE0604 - the dict's keys, all strings
 
 
 def __getattr__(name: str) -> Any:

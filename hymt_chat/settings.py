@@ -82,9 +82,9 @@ class Settings(BaseSettings):
     deadline: float = Field(default=180.0, gt=0, description="Seconds one message may wait.")
     window_max: int | None = Field(
         default=None, ge=1,
-        description="Most in-flight requests per process; unset: what the engine runs at once "
-        "(the sidecar's --max-num-seqs), so that nothing waits inside vLLM; 8 for an external "
-        "server (set it to that server's --max-num-seqs).",
+        description="Most in-flight requests per process, fixed; unset: what the engine runs "
+        "at once, so that nothing waits inside vLLM (the launch flags' --max-num-seqs, else 2 "
+        "for a server by URL), then what its /metrics shows (hymt_chat/engine/window.py).",
     )
     interactive_reserve: int = Field(
         default=1, ge=0, description="Slots documents and other background work may never take."
@@ -196,6 +196,24 @@ class Settings(BaseSettings):
         "model masking amounts helped, masking dates did not, masking times, percentages and "
         "numbers hurt (it dropped their placeholders; benchmarks/fidelity.py).",
     )
+    # --- the translation memory (hymt_chat/engine/recall.py, hymt_chat/store/memory.py) -----
+    memory: bool = Field(
+        default=True, description="Answer a segment translated before (same model, prompt, "
+        "pair, settings) from the memory, without a model call; needs HYMT_CHECKS (a hit "
+        "passes the same checks as a fresh answer)."
+    )
+    memory_path: Path | None = Field(
+        default=None, description="SQLite file of the memory; unset: memory.db in the cache "
+        "folder. Not used when HYMT_DATABASE_URL is PostgreSQL (the memory is there)."
+    )
+    memory_max_entries: int = Field(
+        default=200_000, ge=100, description="Most entries kept; past it the least recently "
+        "used model answers go (agents' corrections and imports are never evicted)."
+    )
+    memory_kiosk: Literal["read", "write", "off"] = Field(
+        default="read", description="The kiosk and its counter: read the memory but store "
+        "nothing visitors typed (read), store like other pages (write), or off."
+    )
     secure_cookies: bool = Field(
         default=False, description="Mark cookies Secure even when TLS ends at a proxy in front."
     )
@@ -296,6 +314,11 @@ class Settings(BaseSettings):
     def api_keys_file(self) -> Path:
         """``api_keys_path``, or ``api-keys.db`` in the cache folder."""
         return self.api_keys_path or self.cache_dir / "api-keys.db"
+
+    @property
+    def memory_file(self) -> Path:
+        """``memory_path``, or ``memory.db`` in the cache folder."""
+        return self.memory_path or self.cache_dir / "memory.db"
 
     @property
     def history_url(self) -> str:

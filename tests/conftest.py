@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hymt_chat.cli.sidecar import warm_start
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
 from hymt_chat.sidecar.launch import plan_launch
@@ -56,13 +57,14 @@ def artifacts() -> Path:
 
 @pytest.fixture(scope="session")
 def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """The embedded default: vLLM's CPU build serving the demo model, started by our launcher."""
+    """The embedded default: vLLM's CPU build serving the demo model, started by our launcher
+    and warmed up as serve-model does (tests/test_warm_start.py reads what it sent)."""
     settings = Settings(profile="cpu", port=free_port(), api_key="", vllm_args=TIGHT_ADMISSION,
                         base_url=None)
     launch = plan_launch(settings)
     log_path = tmp_path_factory.mktemp("vllm") / "demo.log"
     supervisor = Supervisor(launch.spec, health_url=f"{launch.endpoint.root}/health",
-                            log_path=log_path)
+                            log_path=log_path, warm=warm_start(launch, None))
     supervisor.start(timeout=900)
     try:
         yield Server(launch.endpoint, supervisor, log_path)

@@ -23,7 +23,7 @@ def test_strip_wrapping(answer, source, expected):
     assert strip_wrapping(answer, source) == expected
 
 
-from hymt_chat.text.answers import keep_line_structure  # noqa: E402
+from hymt_chat.text.answers import keep_line_structure
 
 
 def test_one_line_source_gets_one_line_translation():

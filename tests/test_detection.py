@@ -178,3 +178,34 @@ def test_markup_and_code_do_not_decide_the_language():
 ])
 def test_spanish_and_portuguese_are_told_apart(text, code):
     assert detect_language(text) == code
+
+
+def test_the_numpy_detector_gives_langdetects_own_probabilities_bit_for_bit() -> None:
+    """hymt_chat.lang.ngram_detector re-does langdetect's inner loop on numpy rows: the same
+    draws and float operations in the same order, so the same numbers, not close ones."""
+    from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
+
+    from hymt_chat.lang.ngram_detector import Profiles
+
+    def factory() -> DetectorFactory:
+        made = DetectorFactory()
+        made.load_profile(PROFILES_DIRECTORY)
+        made.set_seed(0)
+        return made
+
+    theirs, ours = factory(), Profiles(factory())
+    texts = [text for _, text in CASES] + [
+        "Hola, mi pedido no ha llegado todavía.", "ok", "Das Paket kommt morgen um 9 Uhr an.",
+        "Merci beaucoup! See you tomorrow at the office, d'accord?", "1234 5678 !!!"]
+    compared = 0
+    for text in texts:
+        results = []
+        for detector in (theirs.create(), ours.create()):
+            detector.append(text)
+            try:
+                results.append([(r.lang, r.prob) for r in detector.get_probabilities()])
+            except Exception as err:  # noqa: BLE001 - both must fail alike ("no features")
+                results.append(type(err).__name__)
+        assert results[0] == results[1], text
+        compared += isinstance(results[0], list)
+    assert compared >= len(CASES)  # the statistical path ran, not only the failures

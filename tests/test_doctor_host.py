@@ -100,17 +100,19 @@ def test_every_gpu_profile_fits_its_own_card(profile):
     assert check.status == "ok", check.detail
 
 
-@pytest.mark.parametrize("profile", ["a100-40g", "a100-80g", "h100", "h200"])
+# Not a100-40g: its 16 sequences of ~2k tokens (and one 8k context) fit an A10's ~5 GiB of KV
+# cache as the a10 profile's do (measured: benchmarks/results/gpu.md), so the doctor lets it run.
+@pytest.mark.parametrize("profile", ["a100-80g", "h100", "h200"])
 def test_a_big_profile_on_an_a10_fails_and_names_the_right_one(profile):
     check = doctor.check_gpu_memory(A10, _flags(profile), "tencent/Hunyuan-MT-7B")
     assert check.status == "fail" and "--profile a10" in check.fix
 
 
 def test_fp8_weights_or_tensor_parallel_make_room():
-    # On an L4 the a100-40g profile does not fit in BF16 on one GPU...
-    assert doctor.check_gpu_memory(L4, _flags("a100-40g"), "tencent/Hunyuan-MT-7B").status == "fail"
-    # ...but split over two GPUs the weights take half as much on each.
-    assert doctor.check_gpu_memory(L4, _flags("a100-40g"), "tencent/Hunyuan-MT-7B",
+    # On an L4 the a100-80g profile does not fit in BF16 on one GPU...
+    assert doctor.check_gpu_memory(L4, _flags("a100-80g"), "tencent/Hunyuan-MT-7B").status == "fail"
+    # ...but split over two GPUs the weights and the KV cache take half as much on each.
+    assert doctor.check_gpu_memory(L4, _flags("a100-80g"), "tencent/Hunyuan-MT-7B",
                                    tensor_parallel_size=2).status == "ok"
     # An 16 GB card cannot hold BF16 weights at all; FP8 ones fit.
     small = Gpu("NVIDIA A16", 16384, 16000, "8.6")
@@ -119,10 +121,10 @@ def test_fp8_weights_or_tensor_parallel_make_room():
 
 
 def test_memory_held_by_another_process_fails_before_vllm_does():
-    busy = Gpu("NVIDIA A10", 23028, 19000, "8.6")  # ~4 GiB used elsewhere; vLLM wants 92 %
+    busy = Gpu("NVIDIA A10", 23028, 20800, "8.6")  # ~2 GiB used elsewhere; vLLM wants 92 %
     check = doctor.check_gpu_memory(busy, _flags("a10"), "tencent/Hunyuan-MT-7B")
     assert check.status == "fail" and "nvidia-smi" in check.fix
-    assert 'HYMT_VLLM_ARGS="--gpu-memory-utilization 0.81"' in check.fix  # what is free, still fits
+    assert 'HYMT_VLLM_ARGS="--gpu-memory-utilization 0.89"' in check.fix  # what is free, still fits
     hog = Gpu("NVIDIA A10", 23028, 12000, "8.6")  # lowering the budget would not fit anymore
     check = doctor.check_gpu_memory(hog, _flags("a10"), "tencent/Hunyuan-MT-7B")
     assert check.status == "fail" and "--gpu-memory-utilization" not in check.fix

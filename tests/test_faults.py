@@ -208,3 +208,20 @@ def test_retry_after_header_is_read_or_ignored_never_fatal(header, expected):
     from hymt_chat.engine.client import _retry_after
 
     assert _retry_after({"retry-after": header} if header else {}) == expected
+
+
+def test_the_environment_proxy_is_used_unless_no_proxy_exempts_the_host(monkeypatch):
+    """Completions go out on aiohttp without its trust_env (a ~/.netrc read in a thread per
+    request): the client reads HTTP(S)_PROXY and NO_PROXY itself, once, as httpx would."""
+    from hymt_chat.engine.client import _env_proxy
+
+    for key in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"):
+        monkeypatch.delenv(key, raising=False)
+    assert _env_proxy("http://vllm:8000/v1") is None
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy:3128")
+    monkeypatch.setenv("HTTPS_PROXY", "http://secure-proxy:3128")
+    assert _env_proxy("http://vllm:8000/v1") == "http://proxy:3128"
+    assert _env_proxy("https://models.example/v1") == "http://secure-proxy:3128"
+    monkeypatch.setenv("NO_PROXY", "vllm,.internal")
+    assert _env_proxy("http://vllm:8000/v1") is None
+    assert _env_proxy("http://gpu.internal:8000/v1") is None

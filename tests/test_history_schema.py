@@ -16,12 +16,12 @@ import chainlit  # noqa: F401
 import pytest
 from chainlit.context import init_http_context
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
-from chainlit.data.storage_clients.base import BaseStorageClient  # noqa: E402
-from chainlit.element import Text  # noqa: E402
-from chainlit.message import Message  # noqa: E402
-from chainlit.step import Step  # noqa: E402
-from chainlit.types import Feedback  # noqa: E402
-from chainlit.user import User  # noqa: E402
+from chainlit.data.storage_clients.base import BaseStorageClient
+from chainlit.element import Text
+from chainlit.message import Message
+from chainlit.step import Step
+from chainlit.types import Feedback
+from chainlit.user import User
 
 from hymt_chat.service.history import (
     COLUMNS,

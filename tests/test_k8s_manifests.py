@@ -124,8 +124,10 @@ def test_vllm_args_are_the_tables_and_strings():
     flags = dict(parse_flags(args))
     for name, value in get_profile(_profile()).flags:
         assert flags[name] == value, name
-    assert flags["--api-key"] == "$(HYMT_API_KEY)"
-    assert _env(container)["HYMT_API_KEY"] == {
+    # The key from the Secret in VLLM_API_KEY, which vLLM reads: never argv, which `ps` on
+    # the node shows and where a key that begins with '-' stops vLLM's parser.
+    assert "--api-key" not in flags and not any("API_KEY" in a for a in args)
+    assert _env(container)["VLLM_API_KEY"] == {
         "secretKeyRef": {"name": "hymt-chat", "key": "api-key"}}
 
 
@@ -362,11 +364,12 @@ def test_the_router_is_ready_only_with_a_replica_and_scraped_on_its_metrics_port
 
 
 def test_the_router_image_is_built_with_the_version_the_tests_run():
-    setup = (ROOT / "scripts" / "setup.sh").read_text()
-    pinned = set(re.findall(r"vllm-router==([\d.]+)", setup))
-    dockerfile = (ROOT / "deploy" / "router" / "Dockerfile").read_text()
-    assert set(re.findall(r"vllm-router==([\d.]+)", dockerfile)) == pinned == {
-        deploy.ROUTER_VERSION}
+    # The sidecar locks scripts/setup.sh installs and the router image's own lock.
+    locks = [ROOT / "requirements" / "sidecar-cpu.txt", ROOT / "requirements" / "sidecar-gpu.txt",
+             ROOT / "deploy" / "router" / "requirements.txt"]
+    pinned = {v for lock in locks for v in re.findall(r"^vllm-router==([\d.]+)", lock.read_text(),
+                                                       re.M)}
+    assert pinned == {deploy.ROUTER_VERSION}
     (installed,) = VLLM_PYTHON.parent.parent.glob("lib/python*/site-packages/vllm_router-*.dist-info")
     assert installed.name == f"vllm_router-{deploy.ROUTER_VERSION}.dist-info"
     assert _router_container()["image"] == deploy.ROUTER_IMAGE
@@ -438,3 +441,15 @@ def test_check_notices_a_hand_edit_of_the_routers_args(tmp_path, capsys):
     assert "deploy/k8s/router.yaml" in capsys.readouterr().out
     assert main(["compose-args", "--write", "--root", str(tmp_path)]) == 0
     assert router.read_text() == text
+
+
+def test_the_app_runs_on_a_read_only_root_with_the_images_writable_folders():
+    app = _workload("hymt-app")
+    container = _container(app)
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in app["spec"]["template"]["spec"]["volumes"]}
+    cache = re.search(r"HYMT_CACHE_DIR=(\S+)", (ROOT / "Dockerfile").read_text())[1]
+    # What tests/test_images.py runs the image with under --read-only (and compose.yaml).
+    assert set(mounts) == {"/tmp", "/app/.files", cache}
+    assert all("emptyDir" in volumes[name] for name in mounts.values())

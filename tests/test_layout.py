@@ -11,9 +11,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "hymt_chat"
-# The line UI → modes → service → engine → sidecar → lang/text → errors/settings: a module
+# The line UI → modes → service → engine → sidecar/store → lang/text → errors/settings: a module
 # imports its own layer or those below it, never one above.
 RANKS = {"cli": 6, "room": 6, "api": 6, "modes": 5, "service": 4, "engine": 3, "sidecar": 2,
+         "store": 2,
          "lang": 1, "text": 1,
          "errors": 0, "settings": 0, "__init__": 0}
 

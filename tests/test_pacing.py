@@ -72,7 +72,7 @@ def test_the_window_is_the_engine_s_running_slots() -> None:
     assert engine_slots(Settings(base_url=None, profile="cpu")) == 4
     assert engine_slots(Settings(base_url=None, profile="cpu",
                                  vllm_args="--max-num-seqs 2 --max-num-queued-reqs 4")) == 2
-    assert engine_slots(Settings(base_url=None, profile="a10", data_parallel_size=2)) == 4
+    assert engine_slots(Settings(base_url=None, profile="a10", data_parallel_size=2)) == 32
     assert engine_slots(Settings(base_url="http://x/v1", profile="h200")) == 128
     assert engine_slots(Settings(base_url="http://x/v1")) == 2  # unknown: safe, then metrics
     assert engine_slots(Settings(base_url=None, profile="cpu", window_max=3)) == 3
@@ -84,5 +84,7 @@ def test_every_profile_asks_vllm_for_priority_scheduling() -> None:
     for name in ("cpu", "a10", "h200"):
         argv = build_launch(get_profile(name), **kwargs).argv  # type: ignore[arg-type]
         assert argv[argv.index("--scheduling-policy") + 1] == "priority"
-    older = build_launch(get_profile("a10"), priority=False, **kwargs).argv  # type: ignore[arg-type]
-    assert "--scheduling-policy" not in older
+    # vLLM 0.6.2 has no priority scheduling: the flag is dropped, not passed to be refused.
+    older = build_launch(get_profile("a10"), vllm_version="0.6.2", **kwargs)  # type: ignore[arg-type]
+    assert "--scheduling-policy" not in older.argv
+    assert any(line.startswith("--scheduling-policy dropped") for line in older.dropped)

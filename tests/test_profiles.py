@@ -16,9 +16,8 @@ A10_REQUIRED = {
     "--dtype": "bfloat16",
     "--max-model-len": "4096",
     "--gpu-memory-utilization": "0.92",
-    "--max-num-seqs": "2",
-    "--max-num-batched-tokens": "1024",
-    "--enforce-eager": None,
+    "--max-num-seqs": "16",
+    "--max-num-batched-tokens": "2048",
 }
 
 

@@ -179,6 +179,23 @@ def test_fleet_state_is_ready_while_the_router_and_one_replica_are(tmp_path) -> 
     assert fleet.state() == "restarting"
 
 
+def test_a_launched_fleet_tells_the_app_each_replicas_metrics_page(tmp_path) -> None:
+    """vllm-router forwards /metrics to one replica at a time (measured, 0.1.17): the state
+    file lists every replica's own page, which the app's window reads and adds up."""
+    from hymt_chat.cli.sidecar import Model
+    from hymt_chat.sidecar.engine_load import metrics_urls
+
+    settings = Settings(profile="cpu", port=9600, base_url=None, cache_dir=tmp_path)
+    plan = plan_fleet(settings, 2, check=False)
+    fleet = Model(plan.replicas[0], plan.endpoint, plan).runner(settings)
+    assert metrics_urls(settings) == ("http://127.0.0.1:9600/metrics",)  # no state file yet
+    fleet.on_state("ready")  # type: ignore[union-attr] - what a supervisor's change calls
+    assert metrics_urls(settings) == ("http://127.0.0.1:9601/metrics",
+                                      "http://127.0.0.1:9602/metrics")
+    by_url = settings.model_copy(update={"base_url": "http://127.0.0.1:9600/v1"})
+    assert metrics_urls(by_url) == ("http://127.0.0.1:9600/metrics",)  # the URL, as given
+
+
 def test_servers_started_together_outlive_the_thread_that_waited_for_them(tmp_path) -> None:
     """The children's parent-death signal fires when the thread that forked them ends: a
     server spawned by a short-lived thread got SIGTERM as soon as it was ready (both vLLM

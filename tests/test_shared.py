@@ -7,7 +7,7 @@ import threading
 import time
 
 from hymt_chat.engine.client import get_client, reset_client
-from hymt_chat.lang.detect import _get_factory
+from hymt_chat.lang.detect import _profiles
 from hymt_chat.service.metrics import get_metrics
 from hymt_chat.service.readiness import get_readiness
 from hymt_chat.settings import Settings, Shared
@@ -69,4 +69,4 @@ def test_the_getters_keep_their_first_settings(tmp_path):
         reset_client()
     assert get_readiness(Settings()) is get_readiness(Settings(cache_dir=tmp_path))
     assert get_metrics(Settings()) is get_metrics(Settings(cache_dir=tmp_path))
-    assert _get_factory() is _get_factory()
+    assert _profiles() is _profiles()

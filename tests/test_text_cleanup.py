@@ -120,7 +120,7 @@ def test_decode_plain_utf8() -> None:
 
 
 def test_decode_utf8_with_bom_drops_it() -> None:
-    assert decode_bytes(codecs.BOM_UTF8 + "hello".encode()) == "hello"
+    assert decode_bytes(codecs.BOM_UTF8 + b"hello") == "hello"
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])

@@ -35,7 +35,7 @@ def page(running: float, waiting: float, started: float = 1_700_000_000.0, engin
     lines += ["# TYPE vllm:num_requests_waiting gauge"]
     lines += [f'vllm:num_requests_waiting{{engine="{e}",model_name="hymt"}} {waiting}'
               for e in range(engines)]
-    lines += [f'vllm:num_requests_waiting_by_reason{{engine="0",reason="capacity"}} 99',
+    lines += ['vllm:num_requests_waiting_by_reason{engine="0",reason="capacity"} 99',
               "# TYPE process_start_time_seconds gauge",
               f"process_start_time_seconds {started}"]
     return Reply(200, ("\n".join(lines) + "\n").encode())
@@ -250,7 +250,7 @@ async def test_an_engine_restarted_with_fewer_slots_is_followed(
 
 
 async def test_an_engine_restarted_with_more_slots_is_learned_afresh(
-        http: httpx.AsyncClient) -> None:
+        http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture) -> None:
     policy = Policy(window_max=2)
     clock = Clock()
     gate = asyncio.Event()
@@ -267,7 +267,9 @@ async def test_an_engine_restarted_with_more_slots_is_learned_afresh(
         tasks = [asyncio.create_task(policy.run(call, user=f"u{i}")) for i in range(12)]
         await asyncio.sleep(0)
         fake.metrics = page(2, 0, started=2.0)  # restarted, now with 8 slots: nothing waits
-        await ticks(watch, http, 1, clock)
+        with caplog.at_level(logging.INFO, logger="hymt_chat.engine.window"):
+            await ticks(watch, http, 1, clock)
+        assert any("restarted" in r.getMessage() for r in caplog.records)
         assert not watch.state.full and policy.window_max == 4  # 2 + 2 probe slots
         windows = []
         for _ in range(6):  # the page of an engine of 8 slots under what this app sends

@@ -33,6 +33,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 LOCAL = "local"
+_NOTHING = Cost(0, 0)  # a request that costs nothing (the default of admit)
 _LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 OFF_MESSAGE = ("The API is off: no API key is configured. Create one with `hymt-chat api-key "
                "create NAME`, or set HYMT_API_OPEN_LOCAL=1 to open it to 127.0.0.1 without keys.")
@@ -100,7 +101,7 @@ class Access:
         raise AccessDeniedError("An API key is required (ask the operator for one: "
                                 "`hymt-chat api-key create NAME`).")
 
-    async def admit(self, caller: Caller, cost: Cost = Cost(0, 0)) -> Charge:
+    async def admit(self, caller: Caller, cost: Cost = _NOTHING) -> Charge:
         """One request of *cost*: RateLimitedError or QuotaExceededError, or a charge to
         :meth:`refund` if the translation fails."""
         chars = cost.chars

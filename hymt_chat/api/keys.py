@@ -5,15 +5,11 @@ stored. A plain hash is enough here, unlike for passwords: the key is 256 random
 there is nothing to guess and no need for a slow hash (scrypt would cost every request).
 
 Where (:func:`store_location`): with a PostgreSQL ``HYMT_DATABASE_URL`` the keys live in that
-database, in their own tables beside the history's — several app replicas on several hosts
-cannot share a SQLite file (its locks need one host's file system), but they all reach the
-one PostgreSQL. Otherwise (one host) a SQLite file under the cache folder
-(``HYMT_API_KEYS_PATH``), which needs nothing running: the command line makes a key on a
-fresh machine. One implementation for both: the tables are SQLAlchemy Core tables, every
-statement is portable or built by the dialect's own ``insert … on conflict`` helper, over a
-*sync* engine (the stdlib's sqlite3, psycopg 3) so that the command line and the tests call
-it plainly; the API calls it from a worker thread (``asyncio.to_thread``), never on the
-event loop.
+database, in their own tables beside the history's (every app replica sees them); otherwise a
+SQLite file under the cache folder (``HYMT_API_KEYS_PATH``), which needs nothing running: the
+command line makes a key on a fresh machine. Both through :mod:`hymt_chat.store.database`
+(the one SQLite-or-PostgreSQL mechanism); the API calls the store from a worker thread
+(``asyncio.to_thread``), never on the event loop.
 
 Every counter is one conditional statement in one transaction, so two replicas charging the
 same key at once never pass its monthly quota: PostgreSQL locks the row and re-checks the
@@ -25,7 +21,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import re
 import secrets
 import time
@@ -36,10 +31,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.engine import Connection
 
 from hymt_chat.errors import HymtError, InputError, QuotaExceededError
+from hymt_chat.store.database import database_location, open_database, open_error
+from hymt_chat.store.database import sync_url as _sync_url  # noqa: F401 - tests import it here
 
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
@@ -59,8 +55,6 @@ __all__ = [
 KEY_PREFIX = "hymt-"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _SCHEMA_LOCK = 0x68796D74  # 'hymt': one replica at a time creates the tables on PostgreSQL
-_LIBPQ_SSLMODES = frozenset({"disable", "allow", "prefer", "require", "verify-ca",
-                             "verify-full"})
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -139,10 +133,7 @@ def store_location(settings: Settings) -> Path | str:
     """Where the keys live: a PostgreSQL ``database_url`` (shared by every replica), else the
     SQLite file ``settings.api_keys_file`` (a SQLite history URL does not move them: the file
     stays where ``HYMT_API_KEYS_PATH`` says, as before)."""
-    url = settings.database_url
-    if url and make_url(url).get_backend_name() == "postgresql":
-        return url
-    return settings.api_keys_file
+    return database_location(settings, settings.api_keys_file)
 
 
 def _db_errors(method: Callable[P, T]) -> Callable[P, T]:
@@ -164,24 +155,11 @@ class KeyStore:
 
     def __init__(self, where: Path | str, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
-        url = _sync_url(where)
-        self.path: Path | None = None  # the SQLite file, if that is where the keys are
-        if url.get_backend_name() == "sqlite":
-            self.path = Path(url.database or "")
-            _owner_only_file(self.path)
-            self._engine = sa.create_engine(url, connect_args={"timeout": 10})
-            sa.event.listen(self._engine, "connect", _wal)
-            self._insert: Any = sqlite.insert
-        else:
-            self._engine = sa.create_engine(url, pool_pre_ping=True,
-                                            connect_args={"connect_timeout": 10})
-            self._insert = postgresql.insert
+        db = open_database(where, METADATA, schema_lock=_SCHEMA_LOCK)
+        self._engine, self._insert = db.engine, db.insert
+        self.path: Path | None = db.path  # the SQLite file, if that is where the keys are
         # The file path, or the URL without its password: what the app's start line shows.
-        self.location = str(self.path) if self.path else url.render_as_string(True)
-        with self._engine.begin() as db:
-            if self._engine.dialect.name == "postgresql":  # two replicas starting at once
-                db.execute(sa.select(sa.func.pg_advisory_xact_lock(_SCHEMA_LOCK)))
-            METADATA.create_all(db)
+        self.location = db.location
 
     def close(self) -> None:
         self._engine.dispose()
@@ -367,39 +345,6 @@ def _glossary(row: Any) -> Glossary:
     return Glossary(gid, owner, name, source, target, json.loads(entries), created)
 
 
-def _sync_url(where: Path | str) -> URL:
-    """The sync engine's URL: a path is a SQLite file; the history's async URLs
-    (``postgresql+asyncpg://``, ``sqlite+aiosqlite://``) get the sync drivers (psycopg 3,
-    sqlite3). asyncpg's ``ssl=`` is libpq's ``sslmode=``."""
-    if isinstance(where, Path) or "://" not in where:
-        return URL.create("sqlite+pysqlite", database=str(where))
-    url = make_url(where)
-    backend = url.get_backend_name()
-    if backend == "sqlite":
-        if not url.database or url.database == ":memory:":
-            raise HymtError("The API keys need a SQLite file, not an in-memory database.")
-        return url.set(drivername="sqlite+pysqlite")
-    if backend != "postgresql":
-        raise HymtError(f"The API keys live in SQLite or PostgreSQL, not {backend}.")
-    query = dict(url.query)
-    ssl = query.pop("ssl", None)
-    if isinstance(ssl, str) and "sslmode" not in query:
-        query["sslmode"] = ssl if ssl in _LIBPQ_SSLMODES else "require"
-    return url.set(drivername="postgresql+psycopg", query=query)
-
-
-def _owner_only_file(path: Path) -> None:
-    """Made owner-only before SQLite opens it: it holds key hashes and glossaries."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if not path.exists():
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-
-
-def _wal(dbapi_connection: Any, _record: Any) -> None:
-    """WAL: readers (key look-ups) never wait for a writer (a charge)."""
-    dbapi_connection.execute("PRAGMA journal_mode=WAL")
-
-
 def open_store(where: Path | str) -> KeyStore:
     """The store at *where* (:func:`store_location`); HymtError with the reason when it cannot
     be opened (the password of a URL is never in the message)."""
@@ -407,12 +352,5 @@ def open_store(where: Path | str) -> KeyStore:
         return KeyStore(where)
     except HymtError:
         raise
-    except (OSError, sa.exc.SQLAlchemyError) as err:
-        what = f"file {where}"
-        if isinstance(where, str) and "://" in where:
-            what = f"database {make_url(where).render_as_string(hide_password=True)}"
-        reason = err.orig if isinstance(err, sa.exc.DBAPIError) else err
-        raise HymtError(f"Cannot open the API key {what}: {reason}.") from None
-    except ImportError as err:  # the PostgreSQL driver is a dependency; a broken install
-        raise HymtError(f"Cannot open the API key store: {err} (pip install psycopg[binary]).") \
-            from None
+    except (OSError, sa.exc.SQLAlchemyError, ImportError) as err:
+        raise open_error("API key", where, err) from None

@@ -1,5 +1,13 @@
 """What every API route shares: the translator, the door (keys, limits, quota), the metrics,
-and one guard that turns any failure into the dialect's error and counts the outcome."""
+and one guard that turns any failure into the dialect's error and counts the outcome.
+
+The translation memory, in both dialects: a request header ``X-Hymt-Memory: off`` keeps it out
+of that request (nothing read, nothing written); every translate answer says what it gave in
+``X-Hymt-Memory`` (``hit``: every segment, ``partial``, ``miss``, ``off``) and
+``X-Hymt-Memory-Segments`` (``found/looked up``). Neither dialect has a field for it (DeepL has
+none; LibreTranslate's own ``--translation-cache`` answers a hit with the same body, unmarked):
+headers leave both bodies as their clients parse them.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +22,7 @@ from starlette.responses import Response
 
 from hymt_chat.api.access import Access, Caller, Charge
 from hymt_chat.api.work import Job, Result, TranslatorLike, job_cost, run_job
+from hymt_chat.engine.recall import MemoryUse, memory_use
 from hymt_chat.errors import (
     AccessDeniedError,
     BodyTooLargeError,
@@ -31,6 +40,8 @@ __all__ = ["ApiService", "ClientGoneError", "Context", "api_outcome"]
 
 _log = logging.getLogger("hymt_chat.api")
 T = TypeVar("T")
+MEMORY_HEADER = "X-Hymt-Memory"
+_OFF = frozenset({"off", "false", "0", "no"})
 
 
 class ClientGoneError(HymtError):
@@ -81,8 +92,12 @@ class ApiService:
         assert ctx.caller is not None
         cost = await asyncio.to_thread(job_cost, job, self.settings)  # decided before any call
         ctx.charge = await self.access.admit(ctx.caller, cost)
-        results = await self.unless_gone(ctx, run_job(self.translator, job,
-                                                      user=ctx.caller.user))
+        on = (getattr(self.translator, "memory", None) is not None  # HYMT_MEMORY off: "off"
+              and ctx.request.headers.get(MEMORY_HEADER, "").strip().lower() not in _OFF)
+        with memory_use(read=on, write=on) as use:  # the task unless_gone makes inherits it
+            ctx.extra["memory"] = use
+            results = await self.unless_gone(ctx, run_job(self.translator, job,
+                                                          user=ctx.caller.user))
         ctx.billed = job.chars
         return results
 
@@ -127,6 +142,10 @@ class ApiService:
             self._count(dialect, ctx, outcome)
             return error(err)
         self._count(dialect, ctx, "ok")
+        use = ctx.extra.get("memory")
+        if isinstance(use, MemoryUse):
+            response.headers[MEMORY_HEADER] = use.summary
+            response.headers[f"{MEMORY_HEADER}-Segments"] = f"{use.found}/{use.looked}"
         return response
 
     def _count(self, dialect: str, ctx: Context, outcome: str) -> None:

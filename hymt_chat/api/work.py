@@ -13,13 +13,14 @@ replaced by a placeholder the model does not translate and put back as its agree
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from hymt_chat.api.markup import text_content, translate_markup
 from hymt_chat.api.together import all_or_first_error
 from hymt_chat.engine.priority import API
+from hymt_chat.engine.recall import memory_use
 from hymt_chat.engine.translator import Translation
 from hymt_chat.lang.detect import detect_candidates, detect_with_confidence
 from hymt_chat.lang.languages import LANGUAGES
@@ -122,12 +123,19 @@ async def _one(translator: TranslatorLike, job: Job, text: str, found: _Source,
     if job.fmt != "text":
         return Result(await translate_markup(text, job.fmt, piece, ignore_tags=job.ignore_tags),
                       reported, confidence)
-    first, *others = await all_or_first_error(piece(text) for _ in range(1 + job.alternatives))
+    first, *others = await all_or_first_error(piece(text) if n == 0 else _asked(piece(text))
+                                              for n in range(1 + job.alternatives))
     alternatives: list[str] = []
     for other in others:
         if other != first and other not in alternatives:
             alternatives.append(other)
     return Result(first, reported, confidence, alternatives)
+
+
+async def _asked(work: Awaitable[str]) -> str:
+    """An alternative is the model's own (the memory would give the first answer again)."""
+    with memory_use(read=False, write=False):
+        return await work
 
 
 def _best_guess(text: str) -> tuple[str | None, float]:

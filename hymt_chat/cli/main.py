@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     from hymt_chat.cli.apikeys import add_api_key_commands
 
     add_api_key_commands(sub)
+    from hymt_chat.cli.memory import add_memory_commands
+
+    add_memory_commands(sub)
     return parser
 
 

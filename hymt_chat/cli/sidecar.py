@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hymt_chat.cli.apps import plan_apps
-from hymt_chat.engine.families import Family, detect_family, get_family
+from hymt_chat.engine.families import DEFAULT_FAMILY, Family, detect_family, get_family
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint, state_file, write_state
@@ -21,6 +21,7 @@ from hymt_chat.sidecar.fleet import Fleet, FleetPlan, plan_fleet
 from hymt_chat.sidecar.launch import Launch, plan_launch
 from hymt_chat.sidecar.private import make_private
 from hymt_chat.sidecar.supervisor import Supervisor
+from hymt_chat.sidecar.warm import WARM_TEXT, WarmUp, warm_up_for
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -66,6 +67,7 @@ class Model:
     launch: Launch  # the (first) replica's: profile, model, demo or not
     endpoint: Endpoint  # what the app talks to
     fleet: FleetPlan | None = None
+    family: Family | None = None  # whose prompt and sampling warm each server up
 
     @property
     def replicas(self) -> int:
@@ -88,7 +90,8 @@ class Model:
                     _say(f"vLLM is {state} (restarts so far: {one.restarts})")
 
             one = Supervisor(self.launch.spec, health_url=f"{self.endpoint.root}/health",
-                             log_path=self.launch.log_path, on_state=on_state)
+                             log_path=self.launch.log_path, on_state=on_state,
+                             warm=warm_start(self.launch, self.family))
             return one
 
         # Each replica's own /metrics: the router forwards its /metrics to one replica, picked
@@ -99,8 +102,17 @@ class Model:
             write_state(settings, self.endpoint, os.getpid(), state=state, vllm_pid=fleet.pid,
                         restarts=fleet.restarts, replicas=self.replicas, metrics_urls=pages)
 
-        fleet = Fleet(self.fleet, on_state=on_fleet)
+        fleet = Fleet(self.fleet, on_state=on_fleet,
+                      warm=[warm_start(launch, self.family) for launch in self.fleet.replicas])
         return fleet
+
+
+def warm_start(launch: Launch, family: Family | None) -> WarmUp:
+    """*launch*'s warm start with *family*'s default prompt and official sampling; without a
+    family (the demo model) the default family's, which is what the app then sends."""
+    chosen = family or get_family(DEFAULT_FAMILY)
+    return warm_up_for(launch, chosen.prompt("default", text=WARM_TEXT, source="en", target="zh"),
+                       chosen.sampling.as_dict())
 
 
 def _start_model(settings: Settings, model: Model, stop: _Stop) -> Runner | None:
@@ -160,11 +172,13 @@ def _plan(settings: Settings, args: argparse.Namespace, *, check: bool = True) -
     if replicas > 1:
         fleet = plan_fleet(settings, replicas, profile=args.profile, model=args.model,
                            check=check, generation_config=config)
-        model = Model(fleet.replicas[0], fleet.endpoint, fleet)
+        model = Model(fleet.replicas[0], fleet.endpoint, fleet, family)
     else:
         launch = plan_launch(settings, profile=args.profile, model=args.model, check=check,
                              generation_config=config)
-        model = Model(launch, launch.endpoint)
+        model = Model(launch, launch.endpoint, family=family)
+    for line in model.launch.spec.dropped:  # the flags this vLLM lacks, once (not per replica)
+        _say(line)
     if family is not None:
         sampling = ", ".join(f"{k} {v}" for k, v in family.sampling.as_dict().items())
         _say(f"{family.title} {family.size.upper()}: its official prompts ({', '.join(family.kinds)}) "

@@ -1,13 +1,25 @@
-"""The one process-wide OpenAI-compatible client, and the mapping of its failures to ours."""
+"""The one process-wide OpenAI-compatible client, and the mapping of its failures to ours.
+
+Chat completions go out on aiohttp, one pooled session per event loop: the ``openai`` SDK and
+its httpx cost 2-3 ms of CPU a call (request and response models, headers objects, the anyio
+stack) against aiohttp's 0.3 ms, which was a quarter of a chat message's CPU in the app
+(``benchmarks/app_ceiling.py``). The SDK still lists the models (once per process).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import time
+import urllib.parse
+import urllib.request
+import weakref
+from collections.abc import Mapping
 from typing import Any
 
+import aiohttp
 import httpx
 import openai
 
@@ -28,6 +40,17 @@ from hymt_chat.text.answers import strip_wrapping
 
 _log = logging.getLogger(__name__)
 _LIST_TIMEOUT = 120.0  # seconds for /v1/models (a completion's timeout is sized per call)
+_KEEPALIVE = 4.0  # seconds an idle connection is kept: under uvicorn's (vLLM's) 5 s
+
+
+class StatusError(Exception):
+    """An HTTP error status from the model server: what :func:`map_error` maps, and what
+    ``errors.http_status`` reads back (as ``status_code``) from a mapped error's cause."""
+
+    def __init__(self, status_code: int, headers: Mapping[str, str], body: str) -> None:
+        super().__init__(f"HTTP {status_code}: {body[:500]}")
+        self.status_code = status_code
+        self.headers = headers
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -49,10 +72,10 @@ def _retry_after(headers: Any) -> float | None:
 def map_error(err: Exception, timeout: float, url: str | None = None) -> Exception:
     """Turn an SDK exception into one of ours, with a sentence a user can read; a failure to
     connect names the server (``detail``) so that a log or the CLI says where it looked."""
-    if isinstance(err, openai.APITimeoutError):
+    if isinstance(err, (openai.APITimeoutError, TimeoutError)):  # aiohttp's are TimeoutErrors
         shown = f"{timeout:.0f}" if timeout >= 10 else f"{timeout:g}"
         return ModelTimeoutError(f"The model did not answer within {shown} s.")
-    if isinstance(err, openai.APIConnectionError):
+    if isinstance(err, (openai.APIConnectionError, aiohttp.ClientError)):
         reason = _connect_reason(err)
         where = f"{url}: {reason}" if url else reason
         down = ModelUnavailableError(
@@ -62,24 +85,29 @@ def map_error(err: Exception, timeout: float, url: str | None = None) -> Excepti
             f"The translation model is not reachable (starting or down; {reason}).")
         return down
     if isinstance(err, openai.APIStatusError):
-        status = err.status_code
-        if status in (503, 429):
-            busy = ModelBusyError(f"The translation model is busy (HTTP {status}).")
-            busy.retry_after = _retry_after(err.response.headers)  # type: ignore[attr-defined]
-            return busy
-        if status in (502, 504):  # a gateway (the router, an ingress) lost its upstream
-            gone = ModelUnavailableError(
-                f"The translation model is not reachable (HTTP {status} from a gateway).")
-            gone.detail = f"HTTP {status}"  # type: ignore[attr-defined]
-            return gone
-        known = status_words(status)
-        if known is not None:
-            did, setting = known
-            return ModelError(f"The model server {did} (check HYMT_{setting}).")
-        return ModelError(f"The model server failed (HTTP {status}).")
+        return _status_error(err.status_code, err.response.headers)
+    if isinstance(err, StatusError):
+        return _status_error(err.status_code, err.headers)
     if isinstance(err, (openai.APIResponseValidationError, ValueError, KeyError, TypeError)):
         return ModelError("The model server sent an answer that is not valid JSON.")
     return err
+
+
+def _status_error(status: int, headers: Any) -> Exception:
+    if status in (503, 429):
+        busy = ModelBusyError(f"The translation model is busy (HTTP {status}).")
+        busy.retry_after = _retry_after(headers)  # type: ignore[attr-defined]
+        return busy
+    if status in (502, 504):  # a gateway (the router, an ingress) lost its upstream
+        gone = ModelUnavailableError(
+            f"The translation model is not reachable (HTTP {status} from a gateway).")
+        gone.detail = f"HTTP {status}"  # type: ignore[attr-defined]
+        return gone
+    known = status_words(status)
+    if known is not None:
+        did, setting = known
+        return ModelError(f"The model server {did} (check HYMT_{setting}).")
+    return ModelError(f"The model server failed (HTTP {status}).")
 
 
 def _connect_reason(err: Exception) -> str:
@@ -101,15 +129,11 @@ def _connect_reason(err: Exception) -> str:
 
 
 def _contents(response: object) -> list[str]:
-    """The answers of a chat completion; ModelError when the JSON is not shaped like one.
-
-    The SDK does not validate responses: a JSON list or an object without ``choices`` comes
-    back as is, and reading it would raise AttributeError far from here.
-    """
+    """The answers of a chat completion's JSON; ModelError when it is not shaped like one."""
     try:
-        choices = response.choices  # type: ignore[attr-defined]
-        contents = [choice.message.content for choice in choices]
-    except (AttributeError, TypeError) as err:
+        contents = [choice["message"]["content"]
+                    for choice in response["choices"]]  # type: ignore[index]
+    except (KeyError, TypeError, IndexError) as err:
         raise ModelError("The model server sent an answer that is not a chat completion.") from err
     if not contents or any(c is None for c in contents):
         raise ModelError("The model server sent an empty answer.")
@@ -136,6 +160,36 @@ class ModelClient:
         self.sends_priority = settings.engine_priority
         self._model: str | None = self.endpoint.model
         self._model_lock = asyncio.Lock()
+        self._http: aiohttp.ClientSession | None = None  # made in the loop that first calls
+        self._http_loop: asyncio.AbstractEventLoop | None = None
+        self._headers = ({"Authorization": f"Bearer {self.endpoint.api_key}"}
+                         if self.endpoint.api_key else {})
+        self._proxy = _env_proxy(self.endpoint.base_url)
+
+    def _session(self) -> aiohttp.ClientSession:
+        """The pooled session of the running loop (a new one when the loop changed: tests)."""
+        http, loop = self._http, asyncio.get_running_loop()
+        if http is None or http.closed or self._http_loop is not loop:
+            # No connection limit (the policy's window is the limit); idle ones closed before
+            # the server does. The environment's proxy is read once (self._proxy): aiohttp's
+            # trust_env would read ~/.netrc in a worker thread on every request.
+            if http is not None:
+                _let_go(http)
+            http = self._http = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=_KEEPALIVE),
+                headers=self._headers)
+            self._http_loop = loop
+            weakref.finalize(self, _let_go, http)
+        return http
+
+    async def _post(self, path: str, body: dict[str, Any], timeout: float) -> object:
+        """POST *body* as JSON; the parsed JSON answer, StatusError for an HTTP error."""
+        url = self.endpoint.base_url.rstrip("/") + path
+        async with self._session().post(url, json=body, proxy=self._proxy,
+                                        timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
+            if resp.status >= 400:
+                raise StatusError(resp.status, resp.headers, await resp.text(errors="replace"))
+            return json.loads(await resp.read())  # ValueError when it is not JSON (or empty)
 
     async def model_name(self) -> str:
         """The served model: configured, else the first one the server lists (asked once)."""
@@ -145,7 +199,7 @@ class ModelClient:
             if not self._model:
                 try:
                     models = await self._openai.models.list()
-                except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
+                except Exception as err:
                     raise self._failed(err, self.settings.request_timeout or _LIST_TIMEOUT) from err
                 if not models.data:
                     raise ModelError("The model server lists no model.")
@@ -184,29 +238,23 @@ class ModelClient:
         sampling = self.sampling()
         if sampling.max_tokens is not None:
             max_tokens = min(max_tokens, sampling.max_tokens)
-        extra: dict[str, Any] = {"top_k": sampling.top_k,
-                                 "repetition_penalty": sampling.repetition_penalty}
+        body: dict[str, Any] = {
+            "model": model or await self.model_name(), "messages": chat_messages(prompt),
+            "stream": False, "max_tokens": max_tokens, "n": n,
+            "temperature": sampling.temperature if temperature is None else temperature,
+            "top_p": sampling.top_p if top_p is None else top_p,
+            "top_k": sampling.top_k, "repetition_penalty": sampling.repetition_penalty}
         if priority is not None and self.sends_priority:
-            extra["priority"] = int(priority)
+            body["priority"] = int(priority)
         if seed is not None:
-            extra["seed"] = int(seed)
+            body["seed"] = int(seed)
         started = time.monotonic()
         try:
-            response = await self._openai.chat.completions.create(
-                model=model or await self.model_name(),
-                messages=chat_messages(prompt),  # type: ignore[arg-type]
-                stream=False,
-                max_tokens=max_tokens,
-                n=n,
-                temperature=sampling.temperature if temperature is None else temperature,
-                top_p=sampling.top_p if top_p is None else top_p,
-                extra_body=extra,
-                timeout=timeout,
-            )
+            response = await self._post("/chat/completions", body, timeout)
         except (ModelError, asyncio.CancelledError):
             raise
-        except openai.BadRequestError as err:
-            if "priority" in extra and "priority" in str(err).lower():
+        except StatusError as err:
+            if err.status_code == 400 and "priority" in body and "priority" in str(err).lower():
                 self.sends_priority = False
                 _log.warning("the model server refuses request priorities (%s): sending none; "
                              "live messages are ordered by the app's queue only", err)
@@ -214,11 +262,11 @@ class ModelClient:
                                            temperature=temperature, top_p=top_p, model=model,
                                            source=source, timeout=timeout, seed=seed)
             raise map_error(err, timeout, self.endpoint.base_url) from err
-        except Exception as err:  # noqa: BLE001 - mapped to our hierarchy
+        except Exception as err:
             raise self._failed(err, timeout) from err
         contents = _contents(response)
-        usage = getattr(response, "usage", None)
-        tokens = getattr(usage, "completion_tokens", None)
+        usage = response.get("usage") if isinstance(response, dict) else None
+        tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
         if isinstance(tokens, int):
             self.decode_rate.observe(tokens // max(1, n), time.monotonic() - started)
         return [strip_wrapping(c, source) for c in contents]
@@ -264,6 +312,28 @@ class ModelClient:
 
     async def aclose(self) -> None:
         await self._openai.close()
+        if self._http is not None and not self._http.closed:
+            await self._http.close()
+
+
+def _env_proxy(url: str) -> str | None:
+    """The proxy HTTP(S)_PROXY names for *url*, unless NO_PROXY exempts its host (as httpx)."""
+    parts = urllib.parse.urlsplit(url)
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    if not parts.hostname or bypass(parts.hostname):
+        return None
+    return urllib.request.getproxies_environment().get(parts.scheme)
+
+
+def _let_go(http: aiohttp.ClientSession) -> None:
+    """Close a session's connections without awaiting: its client is gone, or its loop (a test's)
+    is over. aiohttp's synchronous close (the public one schedules a task on that loop)."""
+    connector = http.connector
+    if connector is not None:
+        try:
+            connector._close()
+        except Exception:  # noqa: BLE001, S110 - a loop already closed: its sockets went with it
+            pass
 
 
 def _close_later(client: ModelClient) -> None:

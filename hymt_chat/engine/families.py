@@ -47,6 +47,7 @@ __all__ = [
     "family_in_force",
     "get_family",
     "note_served_model",
+    "served_model",
 ]
 
 KINDS = ("default", "terminology", "context", "style", "personalization", "delimiters",
@@ -368,6 +369,11 @@ def note_served_model(model: str | None) -> None:
     """Remember what ``/v1/models`` says the server serves (for ``HYMT_MODEL_FAMILY=auto``)."""
     if model:
         _SERVED[:] = [model]
+
+
+def served_model() -> str | None:
+    """What ``/v1/models`` said the server serves (its root, else its id), if it was asked."""
+    return _SERVED[0] if _SERVED else None
 
 
 def forget_served_model() -> None:

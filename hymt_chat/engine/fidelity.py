@@ -15,18 +15,17 @@ user, ``masked`` per value masked before the call.
 
 from __future__ import annotations
 
-import logging
 import secrets
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
+from hymt_chat.engine.hooks import Hooks
 from hymt_chat.text.checks import Finding, check_translation, score
 from hymt_chat.text.masking import MASKED_KINDS, mask_values
 from hymt_chat.text.protect import Masked, unmask
+from hymt_chat.text.values import extract_values
 
 __all__ = ["CheckEvent", "Checked", "add_check_hook", "remove_check_hook", "translate_checked"]
-
-_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,26 +35,20 @@ class CheckEvent:
 
 
 CheckHook = Callable[[CheckEvent], None]
-_HOOKS: list[CheckHook] = []
+_HOOKS: Hooks[CheckEvent] = Hooks("check")
 
 
 def add_check_hook(hook: CheckHook) -> None:
     """Receive every :class:`CheckEvent` of this process (metrics install one)."""
-    if hook not in _HOOKS:
-        _HOOKS.append(hook)
+    _HOOKS.add(hook)
 
 
 def remove_check_hook(hook: CheckHook) -> None:
-    if hook in _HOOKS:
-        _HOOKS.remove(hook)
+    _HOOKS.remove(hook)
 
 
 def _emit(outcome: str, kind: str) -> None:
-    for hook in _HOOKS:
-        try:
-            hook(CheckEvent(outcome, kind))
-        except Exception:  # noqa: BLE001 - a broken observer must not break a translation
-            _log.exception("check hook failed")
+    _HOOKS.emit(CheckEvent(outcome, kind))
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +75,9 @@ async def translate_checked(
 ) -> Checked:
     """Translate one segment through *call*, checked and, if needed, retried once; *mask*
     replaces the values of *kinds* (and protected spans) by placeholders first."""
-    masked = mask_values(text, source, target, kinds) if mask else Masked(text, (), text)
+    values = extract_values(text, [source, target])  # read once: the masking and every check
+    masked = (mask_values(text, source, target, kinds, values=values) if mask
+              else Masked(text, (), text))
     for span in masked.spans:
         _emit("masked", span.kind)
     if masked.spans and masked.only_spans:
@@ -93,7 +88,7 @@ async def translate_checked(
     async def attempt(seed: int | None) -> tuple[str, tuple[Finding, ...]]:
         raw = await call(masked.text, seed)
         answer = unmask(raw, masked).text if masked.spans else raw
-        return answer, check_translation(text, answer, source, target)
+        return answer, check_translation(text, answer, source, target, source_values=values)
 
     answer, findings = await attempt(None)
     first, calls = findings, 1

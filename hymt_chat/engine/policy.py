@@ -286,7 +286,7 @@ class Policy:
         for sink in [on_event, *self._hooks] if on_event else self._hooks:
             try:
                 sink(event)
-            except Exception:  # a broken observer must never break scheduling
+            except Exception:  # noqa: BLE001 - a broken observer must never break scheduling
                 _log.exception("policy event hook %r failed", sink)
 
     async def run(
@@ -381,7 +381,7 @@ class Policy:
             # 503 spread out instead of coming back together. stamina's own jitter is additive,
             # so we compute the delay and hand it to stamina as a custom backoff.
             cap = min(self._max_delay, self._initial_delay * 2 ** min(req.attempt - 1, 30))
-            delay = min(random.uniform(0.0, cap), remaining)  # noqa: S311 - not crypto
+            delay = min(random.uniform(0.0, cap), remaining)
         self._emit(
             req, PolicyEvent("retrying", attempt=req.attempt, delay=delay, error=reason_label(exc))
         )
@@ -407,7 +407,7 @@ class Policy:
             )
         else:  # retries off (or stamina deactivated): the server's own error, untouched
             return err
-        final.retry_after = getattr(err, "retry_after", None)  # type: ignore[attr-defined]
+        final.retry_after = getattr(err, "retry_after", None)  # type: ignore[union-attr]
         return final
 
     # --- the window -------------------------------------------------------------------------

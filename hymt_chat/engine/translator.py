@@ -3,22 +3,33 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from hymt_chat.engine.client import ModelClient, get_client
-from hymt_chat.engine.families import Family, family_in_force
+from hymt_chat.engine.families import Family, family_in_force, served_model
 from hymt_chat.engine.fidelity import translate_checked
 from hymt_chat.engine.policy import EventSink, Policy, PolicyEvent, get_policy, segment_parallelism
 from hymt_chat.engine.priority import API, BULK, INTERACTIVE
 from hymt_chat.engine.prompts import build_prompt
+from hymt_chat.engine.recall import (
+    Memory,
+    Remembered,
+    SegmentKey,
+    current_use,
+    decoding_of,
+    model_label,
+    segment_keys,
+)
 from hymt_chat.engine.runner import run_bounded
 from hymt_chat.errors import (
     EmptyTextError,
     IncompleteTranslationError,
     InputTooLongError,
+    ModelError,
     ModelTimeoutError,
 )
 from hymt_chat.lang.detect import detect_language
@@ -61,6 +72,8 @@ class SegmentJob:
 
 
 SegmentTranslator = Callable[[SegmentJob], Awaitable[str]]
+PromptBuilder = Callable[[str, str, str], str]
+"""(segment, source, target) -> the prompt: a mode's own instruction (terms, tone, context)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +83,13 @@ class Translation:
     target: str
     detected: bool  # the source came from auto-detection
     same_language: bool  # already in the target language: the model was not called
-    segments: int  # model calls made
+    segments: int  # segments sent to the model (not those answered from the memory)
     seconds: float  # wall time of the whole translation
     # What the checks found still wrong after one repair (hymt_chat.text.checks): each has
     # .kind and .message; empty when every check passed.
     warnings: tuple[Finding, ...] = ()
+    # The origin (machine, imported, corrected) of each segment answered from the memory.
+    remembered: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,10 +203,12 @@ class Translator:
         settings: Settings | None = None,
         client: ModelClient | None = None,
         policy: Policy | None = None,
+        memory: Memory | None = None,
     ) -> None:
         self.settings = settings or get_settings()
         self._client = client
         self._policy = policy
+        self.memory = memory  # None: every segment goes to the model
 
     @property
     def client(self) -> ModelClient:
@@ -221,8 +238,10 @@ class Translator:
         klass: str = INTERACTIVE,
         until: float | None = None,
         plan: Plan | None = None,
+        prompt: PromptBuilder | None = None,
     ) -> Translation:
-        """Translate *text*; *segment_translator* replaces the per-segment model call.
+        """Translate *text*; *segment_translator* replaces the per-segment model call (and
+        bypasses the memory); *prompt* replaces the family's default instruction.
 
         *plan* is :func:`plan_translation`'s for this very text, when the caller made one
         already (the chat does, to say "already in English" before any call): the text is
@@ -242,7 +261,8 @@ class Translator:
         results: list[str | None] = [None if seg.strip() else seg for seg in plan.segments]
         return await self._run(plan, results, self.request_class(plan, klass), started,
                                user=user, on_progress=on_progress, on_event=on_event,
-                               segment_translator=segment_translator, until=until)
+                               segment_translator=segment_translator, until=until,
+                               prompt=prompt)
 
     async def translate_rest(
         self,
@@ -273,6 +293,7 @@ class Translator:
         segment_translator: SegmentTranslator | None,
         until: float | None = None,
         findings: dict[int, tuple[Finding, ...]] | None = None,
+        prompt: PromptBuilder | None = None,
     ) -> Translation:
         # Unsure detection: the target decides the template (a Chinese target -> Chinese one).
         prompt_source = plan.source or plan.target
@@ -280,7 +301,12 @@ class Translator:
         total = plan.work
         done = total - len(todo)
         findings = dict(findings or {})
-        translate_one = segment_translator or self.translate_segment
+        translate_one = segment_translator or (
+            functools.partial(self.translate_segment, build=prompt) if prompt
+            else self.translate_segment)
+        keys, recalled = await self._recall(plan, todo, prompt_source, prompt,
+                                            custom=segment_translator is not None)
+        write = current_use().write
 
         async def one(index: int) -> None:
             nonlocal done
@@ -295,7 +321,10 @@ class Translator:
                 deadline_at = min(deadline_at, until)
             job = SegmentJob(core, prompt_source, plan.target, deadline_at, user, on_event, klass,
                              until)
-            if self.settings.checks:
+            hit = recalled.get(index)
+            if hit is not None:  # checked like a fresh answer (recall.py)
+                answer, findings[index] = hit.text, hit.findings
+            elif self.settings.checks:
                 checked = await translate_checked(
                     core, plan.source, plan.target,
                     lambda text, seed: translate_one(dataclasses.replace(job, text=text,
@@ -303,6 +332,9 @@ class Translator:
                     mask=self.settings.mask_values, repair=self.settings.check_repair,
                     kinds=self.settings.masked_kinds)
                 answer, findings[index] = checked.text, checked.findings
+                key = keys.get(index)
+                if key is not None and write and checked.calls and self.memory is not None:
+                    await self.memory.remember(key, answer, checked.findings)
             else:
                 answer = await translate_one(job)
             results[index] = lead + keep_line_structure(answer, core) + trail
@@ -313,7 +345,7 @@ class Translator:
                     await maybe
 
         failed = await run_bounded(
-            [lambda i=i: one(i) for i in todo],
+            [functools.partial(one, i) for i in todo],
             lambda: segment_parallelism(self.policy, self.settings.segment_concurrency, klass),
         )
         seconds = time.monotonic() - started
@@ -326,7 +358,41 @@ class Translator:
             raise IncompleteTranslationError(partial, done, total, partial.part_numbers, first)
         warnings = tuple(f for i in sorted(findings) for f in findings[i])
         return Translation("".join(results), plan.source, plan.target,  # type: ignore[arg-type]
-                           plan.detected, False, len(todo), seconds, warnings)
+                           plan.detected, False, len(todo) - len(recalled), seconds, warnings,
+                           tuple(recalled[i].origin for i in sorted(recalled)))
+
+    async def _recall(
+        self, plan: Plan, todo: list[int], prompt_source: str,
+        prompt: PromptBuilder | None, *, custom: bool,
+    ) -> tuple[dict[int, SegmentKey], dict[int, Remembered]]:
+        """The memory's keys of the segments to do, and those it can answer (checked).
+
+        No memory with a custom segment translator (Best quality: its answers are not one
+        prompt's), with the checks off (a hit must pass them), or outside a scope that allows
+        it (:func:`~hymt_chat.engine.recall.memory_use`). A server whose model cannot be named
+        yet (not reachable) is translated without the memory: the call says why.
+        """
+        memory, use = self.memory, current_use()
+        if memory is None or custom or not self.settings.checks or not (use.read or use.write):
+            return {}, {}
+        try:
+            model_id = await self.client.model_name()
+        except ModelError:
+            return {}, {}
+        family = self.family
+        build = prompt or self.default_prompt
+        keys = segment_keys(
+            [(i, plan.segments[i].strip()) for i in todo], plan.source, plan.target,
+            prompt=lambda seg: build(seg, prompt_source, plan.target),
+            model=model_label(model_id, served_model() or self.settings.model_path, family),
+            decoding=decoding_of(self.client.sampling(), self.settings))
+        by_index = {k.index: k for k in keys}
+        if not use.read:
+            return by_index, {}
+        recalled = await memory.recall(keys)
+        use.looked += len(keys)
+        use.found += len(recalled)
+        return by_index, recalled
 
     @property
     def family(self) -> Family:

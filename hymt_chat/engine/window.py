@@ -39,8 +39,8 @@ import httpx
 from hymt_chat.errors import MetricsError
 from hymt_chat.settings import Shared
 from hymt_chat.sidecar.capacity import Origin, app_share, engine_total
-from hymt_chat.sidecar.engine_load import EngineLoad, metrics_urls, read_load
 from hymt_chat.sidecar.endpoint import resolve_endpoint
+from hymt_chat.sidecar.engine_load import EngineLoad, metrics_urls, read_load
 
 if TYPE_CHECKING:
     from hymt_chat.engine.policy import Policy
@@ -181,6 +181,9 @@ class WindowWatch:
                     "the server's --max-num-seqs (divided by HYMT_APP_REPLICAS) to size it "
                     "yourself.", reading, new.ceiling, new.origin)
             return
+        if old.starts and set(new.starts) - set(old.starts):
+            _log.info("The model server restarted (or a replica joined): its size is learned "
+                      "afresh from %d slots", self.rules.of(self.rules.initial))
         if old.origin != "engine metrics":
             self._warned = False
             _log.info("The model server's metrics answer: the window follows them "
@@ -195,7 +198,7 @@ class WindowWatch:
             while True:
                 try:
                     await self.tick(http)
-                except Exception:  # a bug here must not stop the readings for good
+                except Exception:  # noqa: BLE001 - a bug here must not stop the readings for good
                     _log.exception("engine metrics reading failed")
                 await asyncio.sleep(self._interval)
 

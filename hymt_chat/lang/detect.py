@@ -17,6 +17,7 @@ from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
 from langdetect.lang_detect_exception import LangDetectException
 
 from hymt_chat.lang.languages import CODES
+from hymt_chat.lang.ngram_detector import Detector, Profiles
 from hymt_chat.settings import Shared
 from hymt_chat.text.cleanup import clean_text
 
@@ -182,33 +183,37 @@ _TRADITIONAL_ONLY = frozenset(
 _FROM_LANGDETECT: dict[str, str] = {"zh-cn": "zh", "zh-tw": "zh-Hant", "iw": "he", "in": "id"}
 _CODES = frozenset(CODES)
 
-_FACTORY: Shared[DetectorFactory] = Shared()
+_PROFILES: Shared[Profiles] = Shared()
 
 
-def _get_factory() -> DetectorFactory:
-    """Our own factory (not langdetect's global one), loaded once, seeded once.
+def _profiles() -> Profiles:
+    """Our own profiles (not langdetect's global factory), loaded once, seeded once.
 
-    A Detector copies the seed at creation and owns its random generator, and the factory's
-    profile tables are read-only after loading, so one Detector per call is safe from any
-    number of threads or asyncio tasks, and the same text always gets the same answer.
+    A Detector copies the seed at creation and owns its random generator, and the profile
+    tables are read-only after loading, so one Detector per call is safe from any number of
+    threads or asyncio tasks, and the same text always gets the same answer.
     """
-    return _FACTORY.get(_load_factory)
+    return _PROFILES.get(_load_profiles)
 
 
-def _load_factory() -> DetectorFactory:
+def _detector() -> Detector:
+    return _profiles().create()
+
+
+def _load_profiles() -> Profiles:
     factory = DetectorFactory()
     factory.load_profile(PROFILES_DIRECTORY)
     factory.set_seed(0)
-    return factory
+    return Profiles(factory)
 
 
 def warm_up() -> None:
     """Load langdetect's profiles now (about a quarter of a second) instead of on first use."""
-    _get_factory()
+    _profiles()
 
 
 def _langdetect(text: str, letters: int) -> tuple[str | None, float]:
-    detector = _get_factory().create()
+    detector = _detector()
     detector.append(text)
     try:
         ranked = detector.get_probabilities()
@@ -355,9 +360,7 @@ def detect_candidates(text: str, min_prob: float = 0.0) -> list[tuple[str, float
     languages): the runner-up matters when langdetect hesitates between close languages, e.g.
     Spanish and Portuguese. Deterministic: the same seeded factory as detect_language.
     """
-    from langdetect.lang_detect_exception import LangDetectException
-
-    detector = _get_factory().create()
+    detector = _detector()
     detector.append(text)
     try:
         ranked = detector.get_probabilities()

@@ -2,7 +2,8 @@
 its own language. What one side writes is translated into the other side's language.
 
 Like the kiosk, nothing is stored: a :class:`Counter` lives as long as its page's connection
-and the page wipes itself after the kiosk's idle time.
+and the page wipes itself after the kiosk's idle time; the translation memory is read, not
+written (the kiosk's rule, :func:`~hymt_chat.modes.kiosk.kiosk_memory`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reas
 from hymt_chat.lang.languages import find_language
 from hymt_chat.lang.names import language_name
 from hymt_chat.modes.cost import text_cost
+from hymt_chat.modes.kiosk import kiosk_memory
 from hymt_chat.service.ratelimit import Cost
 
 __all__ = ["Counter", "Side"]
@@ -49,7 +51,8 @@ class Counter:
             if self.charge is not None:
                 await self.charge(await asyncio.to_thread(text_cost, text,
                                                           self.translator.settings))
-            result = await self.translator.translate(text, target, source, user=self.user)
+            with kiosk_memory(self.translator.settings):
+                result = await self.translator.translate(text, target, source, user=self.user)
         except (InputError, RateLimitedError) as err:  # refused: nothing was sent
             return {"type": "error", "side": side, "text": str(err)}
         except HymtError as err:  # delivered all the same, untranslated, with a note

@@ -171,8 +171,7 @@ def load_document(
     if len(data) > max_bytes:
         raise DocumentError(_size_message(name, len(data), max_bytes))
     text = decode_bytes(data)  # NotTextError for binary / non-UTF-8
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     newline = "\r\n" if "\r\n" in text else "\n"
     text = text.replace("\r\n", "\n")
     if is_blank(text):
@@ -496,9 +495,7 @@ def _is_continuation(line: str, following: str) -> bool:
     match = _PREFIX.match(body)
     if match.group("heading") or match.group("item"):
         return False
-    if "|" in body and _TABLE_SEP.match(following.rstrip("\n")) and "-" in following:
-        return False
-    return True
+    return not ("|" in body and _TABLE_SEP.match(following.rstrip("\n")) and "-" in following)
 
 
 # --------------------------------------------------------------------------------------------

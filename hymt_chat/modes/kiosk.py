@@ -2,7 +2,10 @@
 
 A kiosk is used by strangers, one after the other: large type, a few big buttons for the most
 asked-for languages, the translation read aloud by the browser (``public/kiosk.js``), and a
-fresh empty session after ``kiosk_idle_seconds`` without input. Nothing is stored.
+fresh empty session after ``kiosk_idle_seconds`` without input. Nothing is stored: the
+translation memory is read (what agents corrected, teams imported and other pages translated
+answers at once) but nothing a visitor typed is written to it (:func:`kiosk_memory`), unless
+the operator sets ``HYMT_MEMORY_KIOSK=write``.
 
 The browser resets the page itself (kiosk.js clicks "New chat" after the idle time, with a
 countdown). The server keeps its own :class:`IdleTimer` as a backstop — a tab left open with the
@@ -17,9 +20,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from hymt_chat.engine.recall import MemoryUse, memory_use
 from hymt_chat.lang.languages import LANGUAGES, get_language
+
+if TYPE_CHECKING:
+    from hymt_chat.settings import Settings
 
 __all__ = [
     "KIOSK_LANGUAGES",
@@ -28,12 +37,20 @@ __all__ = [
     "IdleTimer",
     "KioskButton",
     "kiosk_buttons",
+    "kiosk_memory",
     "marker_props",
     "more_buttons",
     "server_grace",
     "speech_lang",
     "watch_idle",
 ]
+
+def kiosk_memory(settings: Settings) -> AbstractContextManager[MemoryUse]:
+    """The scope of a kiosk's (or its counter's) translations: HYMT_MEMORY_KIOSK's read, write
+    or off (read: answers from the memory, stores nothing a visitor typed)."""
+    mode = settings.memory_kiosk
+    return memory_use(read=mode != "off", write=mode == "write")
+
 
 KIOSK_PROFILE = "Kiosk"
 MARKER_ELEMENT = "HymtKiosk"  # public/elements/HymtKiosk.jsx

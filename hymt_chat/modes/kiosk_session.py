@@ -77,7 +77,7 @@ class KioskSession(Session):
         for shown in self.shown:
             try:
                 await shown.remove()
-            except Exception:  # noqa: BLE001 - the tab may be gone: nothing to remove from
+            except Exception:
                 log.debug("kiosk reset: could not remove a message", exc_info=True)
         self.shown, self.target, self.text = [], None, None
         self.kept = Kept()
@@ -132,6 +132,10 @@ class KioskSession(Session):
             await self.say(wording.kiosk_target_message(code, label))
 
     async def execute(self, job: Job) -> None:
+        with kiosk.kiosk_memory(self.settings):  # read, never write what a visitor typed
+            await self._execute(job)
+
+    async def _execute(self, job: Job) -> None:
         if job.partial is not None:
             await self.translate_rest(job)
             return

@@ -1,14 +1,18 @@
 """The progress line of a translation: parts done, time left, and why it waits.
 
 It is shown only when there is news (a text of several parts, a retry, a wait), and updated at
-most every 0.4 s so that a 100-part document does not flood the socket. The clock is injected.
+most every 0.4 s so that a 100-part document does not flood the socket. A waiting request hears
+of every move of the queue (each request served ahead of it): its place is redrawn at most
+every 2 s, by one task whatever the number of moves — with 500 tabs waiting, a redraw per move
+was 500 socket messages per answer (``benchmarks/app_ceiling.py`` at 512 sessions). The clock
+and the sleep are injected.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from hymt_chat.engine.pacing import eta_seconds
 from hymt_chat.engine.policy import PolicyEvent
@@ -18,24 +22,30 @@ from hymt_chat.modes.screen import ProgressView
 __all__ = ["Progress"]
 
 _EVERY = 0.4  # seconds between two updates of the same line
+_QUEUE_EVERY = 2.0  # ... when only the place in the queue moved
 
 
 class Progress:
     """One job's progress, drawn on a :class:`ProgressView`."""
 
     def __init__(self, view: ProgressView, title: str, *, always: bool = False,
-                 base: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
+                 base: int = 0, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> None:
         self.view = view
         self.title = title
         self.always = always  # files: shown from the start, not only at the first news
         self.base = base  # parts done before this run (Retry the rest): not this run's pace
         self.clock = clock
+        self.sleep = sleep
         self.done = self.total = 0
         self.note: str | None = None
+        self.queued = False  # the note is a place in the queue
         self.shown = False
+        self.closed = False
         self.last = 0.0
         self.started = clock()
         self._lock = asyncio.Lock()  # policy events arrive from several segments at once
+        self._redraw: asyncio.Task[None] | None = None  # the one pending redraw of a new note
 
     def name(self) -> str:
         parts = [self.title]
@@ -49,6 +59,8 @@ class Progress:
 
     async def _show(self, force: bool = False) -> None:
         async with self._lock:
+            if self.closed:
+                return
             if not self.shown or force or self.clock() - self.last > _EVERY:
                 self.shown = True
                 await self.view.update(self.name())
@@ -62,19 +74,36 @@ class Progress:
         """The translator's progress callback."""
         self.done, self.total = done, total
         if total > 1 or self.shown:
-            self.note = None
+            self.note, self.queued = None, False
             await self._show(force=done == total)
 
     def event(self, event: PolicyEvent) -> None:
-        """The policy's event callback (synchronous): a retry or a wait becomes the note."""
+        """The policy's event callback (synchronous): a retry or a wait becomes the note, shown
+        by one redraw task: at once if the line was quiet long enough, else when it has been."""
         note = wording.describe_event(event)
-        if note is not None or (self.note and event.kind == "started"):
-            self.note = note
-            asyncio.get_running_loop().create_task(self._show(force=True))
+        if note == self.note or (note is None and not (self.note and event.kind == "started")):
+            return
+        moved = self.queued and event.kind == "queued"  # only the place changed
+        self.note, self.queued = note, note is not None and event.kind == "queued"
+        if self._redraw is None:
+            every = _QUEUE_EVERY if moved else _EVERY
+            self._redraw = asyncio.get_running_loop().create_task(self._redraw_after(every))
+
+    async def _redraw_after(self, every: float) -> None:
+        try:
+            wait = self.last + every - self.clock() if self.shown else 0.0
+            if wait > 0:
+                await self.sleep(wait)
+        finally:
+            self._redraw = None
+        await self._show(force=True)
 
     async def finish(self, *, failed: bool = False, cancelled: bool = False) -> None:
         """Close the line: done, failed, or cancelled (then it says so, with the parts done)."""
+        if self._redraw is not None:
+            self._redraw.cancel()
         async with self._lock:
+            self.closed = True
             if self.shown:
                 self.note = wording.CANCELLED if cancelled else None
                 await self.view.close(self.name(), failed=failed or cancelled)

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from hymt_chat.engine import chimera
 from hymt_chat.engine.translator import Translator, is_long_text
@@ -44,11 +44,12 @@ from hymt_chat.settings import Settings
 __all__ = ["BUTTONS", "KEPT_JOBS", "Job", "Kept", "Services", "Session", "Upload"]
 
 T = TypeVar("T")
+K = TypeVar("K")
 log = logging.getLogger("hymt_chat.session")
 KEPT_JOBS = 20  # jobs kept per session for the Retry / Swap buttons
 # Every button a mode shows (the app routes each to the session's :meth:`Session.button`).
 BUTTONS = ("retry", "retry_rest", "swap", "translate_into", "kiosk_target", "room_close",
-           "cancel_job")
+           "cancel_job", "correct")
 # The background job the current task runs (its progress line carries that job's Cancel).
 _JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hymt_job", default=None)
 
@@ -112,17 +113,20 @@ class Job:
 
 
 @dataclass(slots=True)
-class Kept:
-    jobs: dict[str, Job] = field(default_factory=dict)
+class Kept(Generic[K]):
+    """What the last buttons stand for (jobs for Retry; an agent's turns for Correct): the
+    browser gets a random key, never the thing itself."""
 
-    def keep(self, job: Job) -> str:
+    jobs: dict[str, K] = field(default_factory=dict)
+
+    def keep(self, job: K) -> str:
         key = uuid.uuid4().hex
         self.jobs[key] = job
         while len(self.jobs) > KEPT_JOBS:
             self.jobs.pop(next(iter(self.jobs)))
         return key
 
-    def get(self, payload: object) -> Job | None:
+    def get(self, payload: object) -> K | None:
         """The job a button stands for; None when it expired or the payload is not ours."""
         key = payload.get("key") if isinstance(payload, Mapping) else None
         return self.jobs.get(key) if isinstance(key, str) else None
@@ -142,7 +146,7 @@ class Session:
         self.screen = screen
         self.id = session_id  # fairness: the policy's queue is round-robin over these
         self.user_key = user_key  # the rate limit: a signed-in agent, else the client address
-        self.kept = Kept()
+        self.kept: Kept[Job] = Kept()
         self.waiting: set[asyncio.Task[None]] = set()  # jobs waiting for the model to start
         self.jobs: dict[str, asyncio.Task[None]] = {}  # background jobs by id, for their Cancel
         self.lock = asyncio.Lock()  # short messages: one at a time, in order

@@ -6,6 +6,7 @@ tested without a browser.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hymt_chat.lang.names import language_label, language_list, language_name
@@ -35,12 +36,36 @@ def format_duration(seconds: float) -> str:
     return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
+def memory_note(remembered: Sequence[str], parts: int) -> str | None:
+    """What the memory answered, for a meta line: "from memory", "corrected by an agent",
+    "2 of 5 parts from memory · 1 corrected by an agent"; None when the model did it all."""
+    if not remembered:
+        return None
+    corrected = sum(1 for origin in remembered if origin == "corrected")
+    imported = sum(1 for origin in remembered if origin == "imported")
+    whole = len(remembered) >= parts
+    if whole and corrected == len(remembered):
+        return "corrected by an agent"
+    if whole and imported == len(remembered):
+        return "from the team's memory"
+    note = "from memory" if whole else f"{len(remembered)} of {parts} parts from memory"
+    if corrected:
+        note += f" · {corrected} corrected by an agent"
+    if imported:
+        note += f" · {imported} from the team's memory"
+    return note
+
+
 def format_meta(result: Translation, *, demo: bool = False) -> str:
-    """The small line under an answer: "Chinese → English · 0.8 s" (+ parts, demo mark)."""
+    """The small line under an answer: "Chinese → English · 0.8 s" (+ parts, memory, demo)."""
     source = language_name(result.source) if result.source else "Unknown language"
     parts = [f"{source} → {language_name(result.target)}", format_duration(result.seconds)]
-    if result.segments > 1:
-        parts.append(f"{result.segments} parts")
+    total = result.segments + len(result.remembered)
+    if total > 1:
+        parts.append(f"{total} parts")
+    note = memory_note(result.remembered, total)
+    if note:
+        parts.append(note)
     if demo:
         parts.append("demo model")
     return " · ".join(parts)
@@ -153,6 +178,32 @@ EXPIRED_JOB = ("That earlier text is no longer kept (only the last 20 are); "
 CANCELLED = "cancelled"
 """The note a background job's progress line ends with after its Cancel (or the tab closed)."""
 JOB_ALREADY_OVER = "That translation is already over: there was nothing left to cancel."
+
+# --- an agent's correction of a translation (hymt_chat/modes/agent/corrections.py) ----------
+CORRECT_LABEL = "Correct this translation"
+CORRECT_TOOLTIP = "Type a better translation: used next time for the same text, by everyone here"
+CORRECTION_CANCELLED = "Correction cancelled: the translation stays as it was."
+CORRECTION_EXPIRED = ("That translation is no longer kept (only the last 20 are): correct it "
+                      "the next time it comes.")
+CORRECTION_NOT_SAVED = ("The translation memory is not answering right now: the correction was "
+                        "not saved. Try again shortly.")
+
+
+def correct_prompt(original: str, target: str) -> str:
+    return (f"Type the corrected {language_name(target)} translation of “{original}” and send "
+            "it. It is used from then on for the same text, by everyone on this deployment "
+            "(shown “corrected by an agent”). /cancel keeps the translation as it is.")
+
+
+def correction_check_message(findings: Sequence[str]) -> str:
+    return ("Check the correction before it is kept: " + " ".join(findings)
+            + " Send it again unchanged to keep it as it is, or type another.")
+
+
+def correction_saved_message(target: str) -> str:
+    return (f"Saved: from now on this text is translated into {language_name(target)} as you "
+            "wrote it, for everyone on this deployment. The conversation above keeps what was "
+            "sent.")
 
 
 def partial_answer_markdown(text: str, error: str) -> str:

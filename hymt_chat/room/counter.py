@@ -87,7 +87,7 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
                     await websocket.send_json({"type": "language", "side": side, "code": code})
         except BadFrame as bad:
             await websocket.close(code=bad.code, reason=bad.reason[:120])
-        except (asyncio.TimeoutError, WebSocketDisconnect, RuntimeError):
+        except (TimeoutError, WebSocketDisconnect, RuntimeError):
             return  # the screen was reset, closed or went quiet: nothing to keep
         finally:
             saying.cancel()

@@ -189,7 +189,7 @@ async def _serve(websocket: WebSocket, room: Room, payer: str) -> None:
     """One guest connection: hello, then events out and messages in, until either side ends."""
     try:
         hello = await asyncio.wait_for(read_object(websocket), HELLO_SECONDS)
-    except (asyncio.TimeoutError, WebSocketDisconnect, BadFrame):
+    except (TimeoutError, WebSocketDisconnect, BadFrame):
         await _close(websocket, 4400, _HELLO)
         return
     guest = hello.get("guest")

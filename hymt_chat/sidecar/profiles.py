@@ -1,9 +1,10 @@
 """Launch settings for vLLM per target machine: one table, the single source of truth.
 
-Sizes assume Hunyuan-MT-7B: BF16 weights about 15 GiB; 32 layers x 8 KV heads x head_dim 128
-gives 2 x 32 x 8 x 128 x 2 bytes = 128 KiB of KV cache per token in BF16. A translation
-request is short (a segment of at most ~1,500 characters plus its translation: well under
-4k tokens), so seqs x 4k tokens is the KV budget each GPU profile is sized against.
+Sizes assume Hunyuan-MT-7B: BF16 weights 14.17 GiB (measured); 32 layers x 8 KV heads x
+head_dim 128 gives 2 x 32 x 8 x 128 x 2 bytes = 128 KiB of KV cache per token in BF16. A
+translation request is short (a segment of at most ~1,500 characters plus its translation: about
+2k tokens), so seqs x 2k tokens, and one full context, is the KV budget each GPU profile is
+sized against; vLLM queues what does not fit (measured: benchmarks/results/gpu.md).
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hymt_chat.errors import SidecarError
-
-Flags = tuple[tuple[str, str | None], ...]
+from hymt_chat.sidecar.vllm_flags import Flags, fit_flags
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,18 +47,21 @@ PROFILES: dict[str, Profile] = {
             ("--dtype", "bfloat16"),
             ("--max-model-len", "4096"),
             ("--gpu-memory-utilization", "0.92"),
-            ("--max-num-seqs", "2"),
-            ("--max-num-batched-tokens", "1024"),
-            ("--enforce-eager", None),
-            ("--max-num-queued-reqs", "8"),
+            ("--max-num-seqs", "16"),
+            ("--max-num-batched-tokens", "2048"),
+            ("--max-num-queued-reqs", "48"),
             *_COMMON,
         ),
-        "24 GB: 15 GiB of weights leave ~6 GiB of KV cache after activations and CUDA context. "
-        "Two sequences and 1,024 batched tokens keep the activation peak small (the known OOM "
-        "is a large batch or context); eager mode saves the CUDA-graph memory. Queue cap 8 "
-        "(2 running + 6 waiting): enough to keep the batch full between client round trips, "
-        "small enough that overload is a 503 within milliseconds, which the app's policy "
-        "turns into a fair wait instead of a timeout.",
+        "24 GB, sized from measurement (benchmarks/results/gpu.md: vLLM 0.26 on an H200 with "
+        "the A10's memory emulated, --gpu-memory-utilization 0.147 = 0.92 x 23,028 MiB; dummy "
+        "weights, 7B shape): 14.17 GiB of weights leave 4.97 GiB of KV cache, 40,672 tokens, "
+        "with CUDA graphs (5.85 GiB eager); 20,657 MiB used. 16 sequences and 2,048 batched "
+        "tokens: every one of 16 requests at the full 4,096-token context came back (vLLM "
+        "queues what the KV cache cannot hold: no OOM). Raw 64-token requests: 21.6/s at 8 "
+        "concurrent, 41.1/s at 16, against 1.1/s for the old 2 sequences in eager mode (1.7/s "
+        "in issue 30's run); eager mode at 16 sequences gave 4.6/s at 8 and 8.3/s at 16, so "
+        "CUDA graphs earn their 0.9 GiB. The H200 computes faster than an A10, so these rates "
+        "are its own: the ratios between settings are what carries over. Queue cap = 3 x seqs.",
     ),
     "a100-40g": Profile(
         "a100-40g", "gpu",
@@ -72,10 +75,13 @@ PROFILES: dict[str, Profile] = {
             ("--max-num-queued-reqs", "48"),
             *_COMMON,
         ),
-        "40 GB x 0.90 - 15 GiB weights - ~3 GiB activations/graphs = ~18 GiB KV = ~140k tokens: "
-        "16 sequences of a full 8k context still fit, and typical ones (~1-2k) leave headroom. "
-        "The 8k context is the model's practical limit. Prefix caching reuses the prompt "
-        "template's tokens; CUDA graphs are affordable here. Queue cap = 3 x seqs.",
+        "40 GB, measured as the a10 (benchmarks/results/gpu.md: --gpu-memory-utilization 0.256 "
+        "= 0.90 x 40,960 MiB of an H200's 143,771): 14.17 GiB of weights leave 20.11 GiB of KV "
+        "cache, 164,736 tokens, 36,141 MiB used: 16 sequences of the full 8,192-token context "
+        "all came back at once (20 would fit). Raw 64-token requests: 21.3/s at 8 concurrent, "
+        "41.8/s at 16, no more at 32. The 8k context is the model's practical limit. Prefix "
+        "caching reuses the prompt template's tokens; CUDA graphs are affordable here. Queue "
+        "cap = 3 x seqs.",
     ),
     "a100-80g": Profile(
         "a100-80g", "gpu",
@@ -208,12 +214,11 @@ MODEL_SIZES: dict[str, SizeFit] = {
     "1.8b": SizeFit(
         "1.8b",
         {"a10": (("--max-model-len", "8192"), ("--max-num-seqs", "16"),
-                 ("--max-num-batched-tokens", "4096"), ("--max-num-queued-reqs", "48"),
-                 ("--no-enforce-eager", None))},
+                 ("--max-num-batched-tokens", "4096"), ("--max-num-queued-reqs", "48"))},
         {},
         "1.8B: about 3.6 GB of BF16 weights. On the a10 profile (24 GB, and the 16 GB cards "
         "auto gives it: T4, A4000) that leaves 10-16 GB of KV cache, 80k+ tokens: 16 sequences "
-        "and the full 8k context, and room for CUDA graphs (no --enforce-eager). A T4 has no "
+        "and the full 8k context (with CUDA graphs, as the 7B has them). A T4 has no "
         "bfloat16: add HYMT_VLLM_ARGS='--dtype float16' (doctor names the error). On the CPU "
         "profile it runs as the demo does (about 7 GB of float32 weights in RAM). Bigger GPUs "
         "keep the 7B's numbers, which only over-provision it.",
@@ -321,6 +326,7 @@ class LaunchSpec:
     argv: list[str]
     env: dict[str, str]
     cwd: str | None = None  # None: the supervisor's own
+    dropped: tuple[str, ...] = ()  # one line per flag this vLLM lacks (vllm_flags.fit_flags)
 
     def shell_line(self) -> str:
         prefix = [f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items())]
@@ -341,7 +347,7 @@ def build_launch(
     tensor_parallel_size: int = 1,
     data_parallel_size: int = 1,
     key_in_env: bool = False,
-    priority: bool = True,
+    vllm_version: str | None = None,
     generation_config: Mapping[str, float | int] | None = None,
 ) -> LaunchSpec:
     """The vLLM command line for a profile, with settings' overrides applied last.
@@ -349,13 +355,12 @@ def build_launch(
     Several GPUs of one host: ``tensor_parallel_size`` splits the model across GPUs (more KV
     cache per replica), ``data_parallel_size`` runs that many replicas behind vLLM's own API
     server and load balancer; the host needs tensor x data GPUs. Each is passed only above 1.
-    ``priority=False`` leaves out ``--scheduling-policy priority`` (a vLLM without it).
+    *vllm_version* (the installed vLLM's) drops the flags it lacks, or refuses
+    (:func:`~hymt_chat.sidecar.vllm_flags.fit_flags`); None keeps every flag.
     The model's size adjusts the profile (:data:`MODEL_SIZES`); *generation_config* (the
     family's sampling) becomes ``--override-generation-config``.
     """
     flags = merge_flags(profile.flags, parallel_flags(tensor_parallel_size, data_parallel_size))
-    if not priority:  # a vLLM older than 0.6.3 would refuse the flag and not start
-        flags = tuple(f for f in flags if f[0] != "--scheduling-policy")
     if profile.device == "cpu":
         dtype = cpu_dtype(read_cpu_flags() if cpu_flags is None else cpu_flags)
         flags = merge_flags(flags, (("--dtype", dtype),))
@@ -374,8 +379,9 @@ def build_launch(
     )
     if api_key and not key_in_env:
         head += (("--api-key", api_key),)
-    flags = merge_flags(head + flags, parse_flags(overrides))
+    fit = fit_flags(merge_flags(head + flags, parse_flags(overrides)), vllm_version)
     env = dict(profile.env)
     if api_key and key_in_env:
         env["VLLM_API_KEY"] = api_key  # not in argv: `ps` shows argv to every local user
-    return LaunchSpec([python, *ENTRYPOINT, *flags_to_args(flags)], env)
+    return LaunchSpec([python, *ENTRYPOINT, *flags_to_args(fit.flags)], env,
+                      dropped=tuple(line for _name, line in fit.dropped))

@@ -20,6 +20,7 @@ from hymt_chat.sidecar.profiles import LaunchSpec
 
 StateSink = Callable[[str], None]
 Check = Callable[[float], bool]  # timeout -> healthy
+WarmStart = Callable[[], str]  # sends the warm-up requests; the line to log (SidecarError: failed)
 _PR_SET_PDEATHSIG = 1
 
 
@@ -44,7 +45,9 @@ class Supervisor:
     """One server: start, wait for its health check, watch, restart with backoff, stop.
 
     The check is an HTTP GET of *health_url* answering 200 (vLLM's ``/health``) unless
-    *check* is given (Redis answers PING, not HTTP); *name* is what its log lines call it."""
+    *check* is given (Redis answers PING, not HTTP); *name* is what its log lines call it.
+    *warm* runs once the check passes and before the state says ready, at every start and
+    restart (:mod:`hymt_chat.sidecar.warm`: vLLM's first sampled batches compile kernels)."""
 
     def __init__(
         self,
@@ -57,11 +60,13 @@ class Supervisor:
         unhealthy_after: float = 30.0,
         check: Check | None = None,
         name: str = "vLLM",
+        warm: WarmStart | None = None,
     ) -> None:
         self.spec = spec
         self.health_url = health_url
         self.name = name
         self._check: Check = check or HealthCheck(health_url)
+        self.warm = warm
         self.log_path = log_path
         self.max_backoff = max_backoff
         self.unhealthy_after = unhealthy_after
@@ -166,7 +171,7 @@ class Supervisor:
             raise SidecarError(
                 f"{why}. Last lines of {self.log_path}:\n{tail(self.log_path)}"
             )
-        self._set_state("ready")
+        self._become_ready()
         self._watcher = threading.Thread(target=self._watch, name=f"{self.name}-watch",
                                          daemon=True)
         self._watcher.start()
@@ -194,7 +199,17 @@ class Supervisor:
             self.restarts += 1
             self._spawn()
             if self._wait_healthy(900.0, None) == "ready":
-                self._set_state("ready")
+                self._become_ready()
+
+    def _become_ready(self) -> None:
+        """Warm the server up (when asked to), then say ready, in its log and its state."""
+        if self.warm is not None:
+            try:
+                self._log_line(self.warm())
+            except SidecarError as err:  # the server is up: serve, and say who pays
+                self._log_line(f"warm start failed ({err}); the first users pay the compile")
+        self._log_line(f"{self.name} ready")
+        self._set_state("ready")
 
     def _wait_until_dead(self, proc: subprocess.Popen[bytes]) -> str:
         """Block until the server exited, or answered no /health for `unhealthy_after` s.

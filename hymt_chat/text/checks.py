@@ -228,22 +228,26 @@ def _lines(text: str) -> int:
     return sum(1 for line in text.splitlines() if line.strip())
 
 
-def check_translation(source: str, answer: str, source_lang: str | None,
-                      target: str) -> tuple[Finding, ...]:
+def check_translation(source: str, answer: str, source_lang: str | None, target: str, *,
+                      source_values: list[Value] | None = None) -> tuple[Finding, ...]:
     """Every problem of *answer* as a translation of *source* into *target*, in order of kind.
 
     Pure: no model call. *source_lang* may be None (auto-detection was unsure).
+    *source_values*: ``extract_values(source, [source_lang, target])``, when the caller read
+    them already (a retried answer is checked against the same source).
     """
     findings: list[Finding] = []
-    langs = [source_lang, target]
-    source_values = extract_values(source, langs)
+    if source_values is None:
+        source_values = extract_values(source, [source_lang, target])
     answer_values = extract_values(answer, [target, source_lang])
     findings += _value_findings(source_values, answer_values, answer)
     findings += _span_findings(source, answer)
 
     plain = strip_tokens(answer)
-    written_in, confidence = detect_with_confidence(plain)
-    if (written_in and confidence >= LANGUAGE_CONFIDENCE and not _written_in_target(plain, target)
+    # An answer mostly in the target's own script is in the target: no detection needed.
+    written_in, confidence = ((None, 0.0) if _written_in_target(plain, target)
+                              else detect_with_confidence(plain))
+    if (written_in and confidence >= LANGUAGE_CONFIDENCE
             and _FAMILY.get(written_in, written_in) != _FAMILY.get(target, target)):
         findings.append(Finding("language", f"This translation looks like "
                                 f"{_language_name(written_in)}, not {_language_name(target)}.",

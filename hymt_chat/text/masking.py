@@ -9,12 +9,12 @@ ambiguous "1,234", "9:00" without AM/PM) comes back exactly as written.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from hymt_chat.settings import MASKABLE
 from hymt_chat.text.checks import SMALL_NUMBER
 from hymt_chat.text.protect import Masked, Span, find_spans
-from hymt_chat.text.values import extract_values, format_value
+from hymt_chat.text.values import Value, extract_values, format_value
 
 __all__ = ["ALL_KINDS", "MASKED_KINDS", "mask_values"]
 
@@ -29,8 +29,10 @@ ALL_KINDS = frozenset(MASKABLE)
 
 
 def mask_values(text: str, source: str | None, target: str,
-                kinds: Collection[str] = MASKED_KINDS) -> Masked:
+                kinds: Collection[str] = MASKED_KINDS, *,
+                values: Sequence[Value] | None = None) -> Masked:
     """*text* with its values of *kinds* replaced by placeholders ``[1]``, ``[2]``…
+    (*values*: ``extract_values(text, [source, target])`` when the caller has it already).
 
     Order numbers, e-mails and URLs are not masked here: the demo model copied them as written
     (1 order defect in 128 answers unmasked, 6 masked: it dropped the placeholder), and the
@@ -38,7 +40,9 @@ def mask_values(text: str, source: str | None, target: str,
     placeholders) is masked with them, so that the two numberings cannot mix.
     """
     pieces: list[tuple[int, int, str, str]] = []
-    for value in extract_values(text, [source, target]):
+    if values is None:
+        values = extract_values(text, [source, target])
+    for value in values:
         if value.kind == "number" and all(n <= SMALL_NUMBER and n == int(n)
                                           for n in value.numbers):
             continue  # "2 items", "line 3": nothing to protect, and the sentence reads better

@@ -48,7 +48,7 @@ def _cut_after(pattern: re.Pattern[str]) -> _Splitter:
     def split(piece: str) -> list[str]:
         cuts = [m.end() for m in pattern.finditer(piece) if 0 < m.end() < len(piece)]
         bounds = [0, *cuts, len(piece)]
-        return [piece[a:b] for a, b in zip(bounds, bounds[1:])]
+        return [piece[a:b] for a, b in itertools.pairwise(bounds)]
 
     return split
 

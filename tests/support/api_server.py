@@ -17,6 +17,7 @@ from hymt_chat.api.keys import KeyStore
 from hymt_chat.api.routes import mount
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.policy import Policy
+from hymt_chat.engine.recall import Memory
 from hymt_chat.engine.translator import Translator
 from hymt_chat.service.metrics import Metrics
 from hymt_chat.settings import Settings
@@ -30,12 +31,16 @@ class ApiApp:
     policy: Policy
 
 
-def build_app(settings: Settings, store: KeyStore) -> tuple[FastAPI, Metrics, Policy]:
-    """What app.py does: one policy, one client, one translator, the metrics, mount()."""
+def build_app(settings: Settings, store: KeyStore,
+              memory: bool = False) -> tuple[FastAPI, Metrics, Policy]:
+    """What app.py does: one policy, one client, one translator, the metrics, mount(); the
+    translation memory (in the settings' cache folder) only when a test asks for it."""
     policy = Policy(window_max=settings.window_max or 2, deadline=settings.deadline,
                     reserve=settings.interactive_reserve, ranks=settings.priorities)
     metrics = Metrics(settings, policy)
-    translator = metrics.instrument(Translator(settings, ModelClient(settings), policy))
+    translator = metrics.instrument(Translator(
+        settings, ModelClient(settings), policy,
+        memory=Memory.for_settings(settings) if memory else None))
     app = FastAPI()
 
     @app.get("/{path:path}")  # like Chainlit's catch-all page route, registered first
@@ -64,9 +69,9 @@ def serving(app: FastAPI, port: int) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def api_app(settings: Settings, db: Path, port: int) -> Iterator[ApiApp]:
+def api_app(settings: Settings, db: Path, port: int, memory: bool = False) -> Iterator[ApiApp]:
     store = KeyStore(db)
-    app, metrics, policy = build_app(settings, store)
+    app, metrics, policy = build_app(settings, store, memory)
     with serving(app, port) as url:
         yield ApiApp(url, store, metrics, policy)
     store.close()

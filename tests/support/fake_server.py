@@ -77,14 +77,14 @@ def fake_server(*script: Reply) -> Iterator[FakeServer]:
         # client's delayed ACK (~40 ms, measured: 60 ms a /metrics reading instead of ~2).
         disable_nagle_algorithm = True
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with lock:
                 reply = fake.next_reply()
             self._answer(reply, completion() if reply.body is None else reply.body,
                          "application/json")
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             with lock:
                 fake.scrapes += 1
                 reply = fake.metrics if self.path == "/metrics" else None

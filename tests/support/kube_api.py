@@ -67,7 +67,7 @@ def kube_api(pods: list[dict]) -> Iterator[KubeAPI]:
     class Handler(JsonHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             url = urlsplit(self.path)
             match = _PODS.match(url.path)
             auth = self.headers.get("Authorization")
@@ -94,12 +94,12 @@ def kube_api(pods: list[dict]) -> Iterator[KubeAPI]:
             else:
                 self._json(404, {"kind": "Status", "status": "Failure", "code": 404})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             api.calls.append(Call(f"other: POST {self.path}", None,
                                   self.headers.get("Authorization")))
             self._json(405, {"kind": "Status", "status": "Failure", "code": 405})
 
-        do_PUT = do_PATCH = do_DELETE = do_POST  # noqa: N815
+        do_PUT = do_PATCH = do_DELETE = do_POST
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True

@@ -8,6 +8,7 @@ from typing import Any
 
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.policy import Policy
+from hymt_chat.engine.recall import Memory
 from hymt_chat.engine.translator import Translator
 from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.screen import Button, Field, Reply
@@ -84,14 +85,17 @@ class ScriptedProbe:
 
 
 def services(stub: StubModel, tmp_path, probe: ScriptedProbe | None = None,
-              rate: str = "", rooms: Rooms | None = None, **overrides: Any) -> Services:
+              rate: str = "", rooms: Rooms | None = None, memory: bool = False,
+              **overrides: Any) -> Services:
     # checks off unless a test asks: the stub echoes the source (a marker, not a translation),
     # which the answer checks (issue 18) would rightly ask for again as the wrong language.
-    overrides.setdefault("checks", False)
+    # The translation memory (which needs the checks) only when a test asks for it.
+    overrides.setdefault("checks", memory)
     settings = Settings(base_url=stub.base_url, api_key="k", model="stub",
                         cache_dir=tmp_path / "cache", **overrides)
     policy = Policy(window_max=4, retries=False)
-    translator = Translator(settings, client=ModelClient(settings), policy=policy)
+    translator = Translator(settings, client=ModelClient(settings), policy=policy,
+                            memory=Memory.for_settings(settings) if memory else None)
     metrics = Metrics(settings, policy)
     readiness = Readiness(probe or ScriptedProbe(), interval=0.01, ready_interval=0.01)
     return Services(settings, metrics.instrument(translator), readiness, RateLimiter(rate),

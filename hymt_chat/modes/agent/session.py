@@ -2,7 +2,9 @@
 each message routed and translated the right way (:func:`~.turns.handle_agent_message`).
 
 The conversation is saved after every change through *save* (the app writes it into the chat
-thread, so a resumed thread or a restarted server loses nothing).
+thread, so a resumed thread or a restarted server loses nothing). A signed-in agent can correct
+a translation (the button under a turn, then the corrected text as the next message:
+:mod:`~hymt_chat.modes.agent.corrections`); the translation memory keeps it for next time.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from hymt_chat.lang.names import language_choices
 from hymt_chat.modes import wording
 from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
+from hymt_chat.modes.agent.corrections import Correctable, review
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Room, RoomMessage
 from hymt_chat.modes.screen import Attachment, Button, Choice, Reply, Screen, Shown, Toggle
-from hymt_chat.modes.session import Job, Services, Session, Upload
+from hymt_chat.modes.session import KEPT_JOBS, Job, Kept, Services, Session, Upload
+from hymt_chat.text.cleanup import clean_text
 
 __all__ = ["AgentSession"]
 
@@ -51,6 +55,11 @@ class AgentSession(Session):
         self.room: Room | None = None
         # "translating…" lines for the guest's messages under way, oldest first
         self._guest_lines: deque[Progress] = deque()
+        # Corrections: the turns their buttons stand for; the one being corrected now (and
+        # the text sent once already, awaiting its confirmation); the guest's latest turns.
+        self.corrections: Kept[Correctable] = Kept()
+        self._correcting: tuple[Correctable, str | None] | None = None
+        self._guest_turns: dict[str, turns.AgentTurn] = {}
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
         await self.start(banner=False)  # the thread shows the banner already
@@ -103,7 +112,16 @@ class AgentSession(Session):
 
     async def message(self, text: str, command: str | None, *, uploads: Sequence[Upload] = (),
                       shown: Shown | None = None) -> None:
-        """A command (free), or a message to translate (charged by size)."""
+        """A command (free), or a message to translate (charged by size); while a correction
+        is asked for, the message is the correction (a command cancels it)."""
+        if self._correcting is not None:
+            if not (command or text.lstrip().startswith("/")):
+                await self._take_correction(text)
+                return
+            self._correcting = None
+            if text.strip().lower() == "/cancel":
+                await self.say(wording.CORRECTION_CANCELLED)
+                return
         try:
             parsed = turns.parse_agent_command(text, command)
         except HymtError as err:
@@ -145,7 +163,8 @@ class AgentSession(Session):
             user=self.id, on_progress=progress.progress, on_event=progress.event))
         if result is None:
             return
-        await self.show(Reply(turns.turn_markdown(result, demo=self.services.demo())))
+        await self.show(Reply(turns.turn_markdown(result, demo=self.services.demo()),
+                              self._correct_buttons(result)))
         if result.route.pair_changed:
             await self.banner()
         await self.save()
@@ -210,6 +229,10 @@ class AgentSession(Session):
         mine = _ROOM_TURN.get()
         if side == "agent" and mine is not None:
             mine.append(turn)  # for the reply being sent (several may be under way at once)
+        elif side != "agent":  # the agent's tab shows it next (_from_guest), with its button
+            self._guest_turns[turn.turn.original] = turn
+            while len(self._guest_turns) > KEPT_JOBS:
+                self._guest_turns.pop(next(iter(self._guest_turns)))
         return turn
 
     async def _guest_writing(self) -> None:
@@ -226,7 +249,9 @@ class AgentSession(Session):
             if self._guest_lines:
                 await self._guest_lines.popleft().finish(failed=message.translation is None)
             demo = self.services.demo()
-            await self.show(Reply(wording.room_message_markdown(message, demo=demo)))
+            turn = self._guest_turns.pop(message.original, None)
+            buttons = self._correct_buttons(turn) if message.translation is not None else ()
+            await self.show(Reply(wording.room_message_markdown(message, demo=demo), buttons))
             await self.save()
         await self.from_outside(show())
 
@@ -241,7 +266,8 @@ class AgentSession(Session):
             return
         turn = mine[-1] if mine else None
         if turn is not None and sent.translation is not None:
-            await self.show(Reply(turns.turn_markdown(turn, demo=self.services.demo())))
+            await self.show(Reply(turns.turn_markdown(turn, demo=self.services.demo()),
+                                  self._correct_buttons(turn)))
         else:
             demo = self.services.demo()
             await self.show(Reply(wording.room_message_markdown(sent, demo=demo)))
@@ -252,8 +278,54 @@ class AgentSession(Session):
         if name == "room_close":
             await remove()
             await self.room_command("close")
+        elif name == "correct":
+            await self._ask_correction(payload)
         else:
             await super().button(name, payload, label, remove)
+
+    # --- corrections: the translation memory learns from the agent -----------------------------
+
+    def _correct_buttons(self, turn: turns.AgentTurn | None) -> tuple[Button, ...]:
+        """"Correct this translation" under a translated turn: only for a signed-in agent (a
+        correction outranks the model for everyone) and with a translation memory."""
+        item = Correctable.of(turn) if turn is not None else None
+        if item is None or self.translator.memory is None or not self.user_key.startswith(
+                "user:"):
+            return ()
+        return (Button("correct", wording.CORRECT_LABEL, {"key": self.corrections.keep(item)},
+                       "pencil", wording.CORRECT_TOOLTIP),)
+
+    async def _ask_correction(self, payload: object) -> None:
+        item = self.corrections.get(payload)
+        if item is None:
+            await self.say(wording.CORRECTION_EXPIRED)
+            return
+        self._correcting = (item, None)
+        await self.say(wording.correct_prompt(item.original, item.target))
+
+    async def _take_correction(self, text: str) -> None:
+        """The agent's corrected text: checked (a changed value asks for it once more), then
+        kept in the memory; a problem (lines) is said and the next message is tried again."""
+        assert self._correcting is not None
+        item, sent_before = self._correcting
+        found = review(item, text, self.user_key.removeprefix("user:"))
+        if found.problem:
+            await self.say(found.problem)
+            return
+        typed = clean_text(text).strip()
+        if found.findings and sent_before != typed:
+            self._correcting = (item, typed)
+            await self.say(wording.correction_check_message([f.message for f in found.findings]))
+            return
+        self._correcting = None
+        memory = self.translator.memory
+        try:
+            saved = memory is not None and await memory.correct(found.entries)
+        except HymtError as err:  # the cap: said as it is
+            await self.say_error(err)
+            return
+        await self.say(wording.correction_saved_message(item.target) if saved
+                       else wording.CORRECTION_NOT_SAVED)
 
     def end(self) -> None:
         if self.room is not None:

@@ -30,7 +30,6 @@ Decisions, measured on the demo model (benchmarks/agent_measure.py):
 
 from __future__ import annotations
 
-import functools
 import re
 import time
 from collections.abc import Callable
@@ -65,7 +64,7 @@ from hymt_chat.modes.agent.protect import Masked, Unmasked, mask, strip_tokens, 
 from hymt_chat.modes.agent.transcript import Export, export_files
 from hymt_chat.modes.commands import split_command
 from hymt_chat.modes.warnings import warnings_markdown
-from hymt_chat.modes.wording import escape_markdown, format_duration, literal_block
+from hymt_chat.modes.wording import escape_markdown, format_duration, literal_block, memory_note
 from hymt_chat.text.cleanup import clean_text, is_blank
 
 if TYPE_CHECKING:
@@ -136,6 +135,10 @@ class AgentTurn:
     model_calls: int = 0
     # "official", "terminology", "terminology, then masking", "context", "style", "none"
     template: str = "official"
+    # Origins of the segments the translation memory answered (machine, imported, corrected)
+    remembered: tuple[str, ...] = ()
+    parts: int = 1  # segments of the message (sent to the model or answered from the memory)
+    sent: Masked | None = None  # what the translator was given (spans masked): a correction's key
 
     @property
     def translation(self) -> str:
@@ -152,6 +155,8 @@ class _Output:
     warnings: list[str] = field(default_factory=list)
     calls: int = 0
     template: str = "official"
+    remembered: tuple[str, ...] = ()
+    sent: Masked | None = None
 
 
 async def handle_agent_message(
@@ -190,7 +195,7 @@ async def handle_agent_message(
     back: Drift | None = None
     back_text: str | None = None
     calls = out.calls
-    if back_translate and route.direction == AGENT_TO_CUSTOMER and out.calls:
+    if back_translate and route.direction == AGENT_TO_CUSTOMER and (out.calls or out.remembered):
         reverse = Route(CUSTOMER_TO_AGENT, route.target, route.source)
         back_out = await _translate(conv, out.text, reverse, translator, options,
                                     use_context=False, user=user, on_event=on_event, klass=CHECK)
@@ -202,7 +207,8 @@ async def handle_agent_message(
     turn = Turn(now(), route.side, text, route.source, out.text, route.target, tuple(warnings),
                 back_text, back.score if back else None)
     conv.add_turn(turn)
-    return AgentTurn(route, turn, back, time.monotonic() - started, calls, out.template)
+    return AgentTurn(route, turn, back, time.monotonic() - started, calls, out.template,
+                     out.remembered, max(1, out.calls + len(out.remembered)), out.sent)
 
 
 async def _translate(
@@ -251,9 +257,7 @@ async def _translate(
     template, builder = _instruction(family, pairs, tone, context)
     result = await translator.translate(
         masked.text, route.target, route.source, user=user, on_progress=on_progress,
-        on_event=on_event, klass=klass,
-        segment_translator=_segment_translator(translator, builder) if builder else None,
-    )
+        on_event=on_event, klass=klass, prompt=builder)
     restored = unmask(result.text, masked)
     if official_terms and pairs and _lacks_terms(restored.text, pairs):
         # The family's terminology instruction did not carry a term: masking does (and its
@@ -262,14 +266,14 @@ async def _translate(
                                  user=user, on_progress=on_progress, on_event=on_event,
                                  klass=klass, force_mask=True)
         return _Output(again.text, again.warnings, result.segments + again.calls,
-                       "terminology, then masking")
+                       "terminology, then masking", again.remembered, again.sent)
     # The translator's own checks (values, language, leftovers…) come first; the mode's
     # number and language checks are skipped where they would say the same again.
     found = [f.message for f in result.warnings]
     covered = {f.kind for f in result.warnings}
     return _Output(restored.text,
                    found + _checks(masked, result.text, restored, pairs, route.target, covered),
-                   result.segments, template)
+                   result.segments, template, result.remembered, masked)
 
 
 def _lacks_terms(text: str, pairs: list[tuple[str, str]]) -> bool:
@@ -317,12 +321,6 @@ def is_universal(text: str) -> bool:
     """Written the same in every language: no letters at all (emoji, "?!", "42"), or "ok"."""
     words = " ".join(re.findall(r"[^\W\d_]+", text.casefold()))
     return not words or words in _UNIVERSAL
-
-
-def _segment_translator(translator: Translator, build: Callable[[str, str, str], str]):
-    """The Translator's per-segment call with another prompt (segmentation, policy, progress
-    and clean-up stay the Translator's)."""
-    return functools.partial(translator.translate_segment, build=build)
 
 
 _VALUE_KINDS = frozenset({"number", "amount", "date", "time", "duration", "percent"})
@@ -451,6 +449,9 @@ def turn_meta(result: AgentTurn, *, demo: bool = False) -> str:
              format_duration(result.seconds)]
     if result.template not in ("official", "none"):
         parts.append(f"{result.template} template")
+    note = memory_note(result.remembered, result.parts)
+    if note:
+        parts.append(note)
     if demo:
         parts.append("demo model")
     return " · ".join(parts)

@@ -5,8 +5,9 @@ The real app (``chainlit run app.py``) on the counting stand-in model of ``tests
 texts of 1,500 characters, source ``auto`` (detection of every text, two segments each),
 while another user loads ``/hymt/status`` every 20 ms. Reported per round: the app's own worst
 event-loop stall in that round (``hymt_event_loop_stall_seconds``: lateness of a 20 ms timer
-while the loop's thread ran code) and the other user's slowest and median page; with the
-machine's load average, since the page times include the host's scheduling.
+while the loop's thread ran code, a histogram bound) and the other user's slowest and median
+page, beside the same pages for 3 s with no request (the host's own noise); with the load
+average, since page times include the host's scheduling.
 
     PYTHONPATH=. .venv/bin/python benchmarks/loop_stall.py [--rounds 5]
 """
@@ -18,7 +19,6 @@ import os
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -27,17 +27,11 @@ sys.path.insert(0, str(ROOT))
 
 import httpx
 
+from tests.support.other_user import OtherUser, texts
 from tests.support.scrape import sample, scrape
 from tests.support.tabs import app
 
 STALL = "hymt_event_loop_stall_seconds"
-LINE = "Bonjour, ma commande numéro {} est toujours en retard, pouvez-vous m'aider ? "
-
-
-def texts(count: int, size: int) -> list[str]:
-    return [(LINE.format(i) * (size // len(LINE) + 1))[:size] for i in range(count)]
-
-
 def worst_between(before: dict, after: dict) -> float:
     """An upper bound of the worst stall between two scrapes: the smallest histogram bound
     under which every stall of the interval fell (0: none)."""
@@ -66,25 +60,15 @@ def main() -> None:
         httpx.get(f"{url}/hymt/status", timeout=30)
         print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
         for n in range(1, args.rounds + 1):
+            quiet: list[float] = []
+            with OtherUser(url, quiet):  # the same pages with no request: the host's own noise
+                time.sleep(3)
             pages: list[float] = []
-            done = threading.Event()
-
-            def other_user(done: threading.Event = done, pages: list[float] = pages) -> None:
-                with httpx.Client(timeout=30) as http:
-                    while not done.is_set():
-                        started = time.perf_counter()
-                        http.get(f"{url}/hymt/status")
-                        pages.append(time.perf_counter() - started)
-                        time.sleep(0.02)
-
             before = scrape(url)
-            thread = threading.Thread(target=other_user)
-            thread.start()
-            started = time.perf_counter()
-            answer = httpx.post(f"{url}/libretranslate/translate", json=body, timeout=300)
-            took = time.perf_counter() - started
-            done.set()
-            thread.join()
+            with OtherUser(url, pages):
+                started = time.perf_counter()
+                answer = httpx.post(f"{url}/libretranslate/translate", json=body, timeout=300)
+                took = time.perf_counter() - started
             after = scrape(url)
             assert answer.status_code == 200, answer.text
             over = (sample(after, f"{STALL}_count") - sample(after, f"{STALL}_bucket", le="0.1")
@@ -93,8 +77,9 @@ def main() -> None:
             print(f"round {n}: request {took:.2f} s; worst loop stall <= "
                   f"{worst_between(before, after) * 1000:.0f} ms ({over:.0f} over 100 ms); "
                   f"other user's page median {statistics.median(pages) * 1000:.0f} ms, "
-                  f"slowest {max(pages) * 1000:.0f} ms ({len(pages)} loads); "
-                  f"load {os.getloadavg()[0]:.2f}")
+                  f"slowest {max(pages) * 1000:.0f} ms ({len(pages)} loads; with no request: "
+                  f"median {statistics.median(quiet) * 1000:.0f}, slowest "
+                  f"{max(quiet) * 1000:.0f} ms); load {os.getloadavg()[0]:.2f}")
         print(f"worst stall since start: "
               f"{sample(scrape(url), 'hymt_event_loop_stall_max_seconds') * 1000:.0f} ms")
 

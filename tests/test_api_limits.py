@@ -9,13 +9,13 @@ up stops its model calls, counted ``cancelled``; glossaries are rate-limited and
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 
 import httpx
 
 from hymt_chat.api.deepl import MAX_GLOSSARIES
 from hymt_chat.api.keys import KeyStore
+from tests.support.other_user import OtherUser, texts
 from tests.support.scrape import sample, scrape
 from tests.support.tabs import app, marked
 
@@ -23,40 +23,10 @@ OPEN = {"HYMT_API_OPEN_LOCAL": "1", "HYMT_RATE_LIMIT": "", "HYMT_RATE_LIMIT_CHAR
 STALL = "hymt_event_loop_stall_seconds"
 
 
-def _texts(count: int, size: int = 40) -> list[str]:
-    """*count* different French texts of about *size* characters (each is detected)."""
-    line = "Bonjour, ma commande numéro {} est toujours en retard, pouvez-vous m'aider ? "
-    return [(line.format(i) * (size // len(line) + 1))[:size] for i in range(count)]
-
-
 def _stalls_over(samples: dict, seconds: float) -> float:
     """How many stalls the app measured that were longer than *seconds* (a bucket bound)."""
     return (sample(samples, f"{STALL}_count")
             - sample(samples, f"{STALL}_bucket", le=str(seconds)))
-
-
-class _Pages:
-    """Another user loading /hymt/status over and over: the slowest answer, for the report."""
-
-    def __init__(self, url: str) -> None:
-        self.url, self.worst, self.done = url, 0.0, threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        with httpx.Client(timeout=30) as client:
-            while not self.done.is_set():
-                started = time.perf_counter()
-                client.get(f"{self.url}/hymt/status")
-                self.worst = max(self.worst, time.perf_counter() - started)
-                time.sleep(0.02)
-
-    def __enter__(self) -> _Pages:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        self.thread.join()
 
 
 def test_a_list_over_the_cap_is_refused_and_one_at_the_cap_never_stalls_the_page(tmp_path):
@@ -68,14 +38,14 @@ def test_a_list_over_the_cap_is_refused_and_one_at_the_cap_never_stalls_the_page
                            json={"text": huge, "target_lang": "EN-US"})
         assert stub.prompts == []  # refused before any model call
         warm = httpx.post(f"{url}/libretranslate/translate", timeout=60,
-                          json={"q": _texts(2), "source": "auto", "target": "en"})
+                          json={"q": texts(2), "source": "auto", "target": "en"})
         assert warm.status_code == 200
         httpx.get(f"{url}/hymt/status", timeout=30)  # the other user's page, once (its probe)
         log_before = (tmp_path / "app.log").read_text().count("\n")
         before = scrape(url)
-        with _Pages(url) as other:
+        with OtherUser(url) as other:
             at_cap = httpx.post(f"{url}/libretranslate/translate", timeout=120, json={
-                "q": _texts(50, 1500), "source": "auto", "target": "en"})  # ~77 KB to detect
+                "q": texts(50, 1500), "source": "auto", "target": "en"})  # ~77 KB to detect
         after = scrape(url)
         log_lines = (tmp_path / "app.log").read_text().count("\n") - log_before
     print(f"another user's slowest /hymt/status during the 50-text request: "
@@ -110,8 +80,8 @@ def _settled(url: str) -> dict:
 
 def test_a_client_that_hangs_up_stops_its_model_calls_counted_cancelled(tmp_path):
     requests = {"libretranslate": ("/libretranslate/translate",
-                                   {"q": _texts(20), "source": "fr", "target": "en"}),
-                "deepl": ("/deepl/v2/translate", {"text": _texts(20), "target_lang": "EN-US"})}
+                                   {"q": texts(20), "source": "fr", "target": "en"}),
+                "deepl": ("/deepl/v2/translate", {"text": texts(20), "target_lang": "EN-US"})}
     calls = {}
     with app(tmp_path, answer=_slowly, HYMT_WINDOW_MAX="2", **OPEN) as (url, stub):
         for dialect, (path, body) in requests.items():

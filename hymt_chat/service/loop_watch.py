@@ -9,21 +9,19 @@ worker thread's work (detection runs there; it costs the loop at most a GIL swit
 (:meth:`~hymt_chat.service.metrics.Metrics.observe_loop_stall`).
 
 :class:`StartWatch` is the ASGI middleware that starts the watch on the server's first event
-(its lifespan startup), inside the server's own loop, and first freezes the heap built at start
-(:func:`freeze_startup_heap`): in the Chainlit app, the garbage collector's full passes over it
-(langdetect's profiles, CLDR data, every library's modules) took 0.16-1.0 s each, measured
-with ``gc.callbacks``; each one stalled every page for that long (issue 27's probe request).
+(its lifespan startup), inside the server's own loop. (The stalls it first showed were full
+garbage collections of the heap built at start, 0.16-1.0 s each, measured with
+``gc.callbacks``: app.py freezes that heap, ``gc.freeze``.)
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["INTERVAL", "LoopWatch", "StartWatch", "freeze_startup_heap", "stall"]
+__all__ = ["INTERVAL", "LoopWatch", "StartWatch", "stall"]
 
 INTERVAL = 0.02  # seconds between timers: 50 wake-ups a second, a few microseconds each
 
@@ -65,26 +63,13 @@ class LoopWatch:
             self.report(stall(self.interval, self._wall() - wall, self._cpu() - cpu))
 
 
-def freeze_startup_heap() -> None:
-    """Collect once, then move every object alive now out of the collector's sight
-    (``gc.freeze``): what the app loaded at start lives as long as the process, and full
-    collections no longer walk it. Objects made later are collected as usual."""
-    gc.collect()
-    gc.freeze()
-
-
 class StartWatch:
-    """ASGI middleware: at the server's first event (its lifespan startup), freezes the startup
-    heap and starts *watch*."""
+    """ASGI middleware: starts *watch* at the server's first event (its lifespan startup)."""
 
     def __init__(self, app: ASGIApp, *, watch: LoopWatch) -> None:
         self.app = app
         self.watch = watch
-        self._started = False
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if not self._started:
-            self._started = True
-            freeze_startup_heap()
         self.watch.start()
         await self.app(scope, receive, send)

@@ -20,9 +20,9 @@ Reported: model calls made and saved, P50/P95 of hits and misses. The memory is 
 temporary folder unless ``--database-url`` names a PostgreSQL (then parts 1-3 use it).
 
     PYTHONPATH=. .venv/bin/python benchmarks/memory.py [--kiosk 50] [--ui 25] [--uploads 3]
-        [--tmx 1000000] [--database-url postgresql+asyncpg://…]
+        [--tmx 1000000] [--parts kiosk,api,eviction,tmx] [--database-url postgresql+asyncpg://…]
 
-Writes benchmarks/results/memory.md.
+Writes benchmarks/results/memory.md (every part), else memory-PARTS.md.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import asyncio
 import datetime as dt
 import os
 import random
-import resource
 import sys
 import tempfile
 import time
@@ -129,7 +128,7 @@ async def kiosk_stream(settings: Settings, count: int, share: float, port: int) 
             hit = bool(result.remembered) and result.segments == 0
             first_calls.setdefault(text, calls)
             rows.append({"repeat": repeat, "hit": hit, "seconds": seconds, "calls": calls,
-                         "saved": first_calls[text] if hit else 0})
+                         "saved": first_calls[text] if hit else 0, "text": text})
     return _summary(rows)
 
 
@@ -139,6 +138,8 @@ def _summary(rows: list[dict]) -> dict:
     return {"messages": len(rows), "repeats": sum(r["repeat"] for r in rows),
             "hits": len(hits), "calls": sum(r["calls"] for r in rows),
             "saved": sum(r["saved"] for r in rows),
+            # repeats the memory did not answer: their first answer had findings (not kept)
+            "missed": sorted({r["text"] for r in rows if r["repeat"] and not r["hit"]}),
             "hit_p50": _pct(hits, 50), "hit_p95": _pct(hits, 95),
             "miss_p50": _pct(misses, 50), "miss_p95": _pct(misses, 95)}
 
@@ -161,7 +162,8 @@ def api_stream(settings: Settings, strings: int, uploads: int, port: int, folder
                     hit = answer.headers.get("X-Hymt-Memory") == "hit"
                     first_calls.setdefault(text, calls)
                     rows.append({"repeat": upload > 0, "hit": hit, "seconds": seconds,
-                                 "calls": calls, "saved": first_calls[text] if hit else 0})
+                                 "calls": calls, "saved": first_calls[text] if hit else 0,
+                                 "text": text})
     return _summary(rows)
 
 
@@ -238,11 +240,11 @@ def tmx_round_trip(units: int, folder: Path) -> dict:
                    for n in range(units)), out)
     written = time.perf_counter() - started
     store = MemoryStore(folder / "tmx.db", max_entries=units + 1)
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = _peak_reset()
     started = time.perf_counter()
     added = store.add_team(read_tmx(str(path)))
     imported = time.perf_counter() - started
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
+    rss = _status_kib("VmHWM") - before  # the import's own peak over what the process held
     started = time.perf_counter()
     with open(folder / "again.tmx", "wb") as out:
         again = write_tmx(store.entries(), out)
@@ -251,6 +253,19 @@ def tmx_round_trip(units: int, folder: Path) -> dict:
     return {"units": units, "file_mb": path.stat().st_size / 2**20, "write_s": written,
             "import_s": imported, "added": added, "rss_growth_mb": rss / 1024,
             "export_s": exported, "exported": again}
+
+
+def _status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def _peak_reset() -> int:
+    """Reset this process's peak RSS (Linux: clear_refs 5) and return the RSS now, in KiB."""
+    Path("/proc/self/clear_refs").write_text("5")
+    return _status_kib("VmRSS")
 
 
 def _where(url: str | None, folder: Path):
@@ -263,8 +278,8 @@ def _where(url: str | None, folder: Path):
     return where_of
 
 
-def report(args: argparse.Namespace, kiosk: dict, api: dict, evict: dict, tmx: dict | None,
-           load_end: float, header: str) -> str:
+def report(args: argparse.Namespace, parts: dict[str, dict], load_end: float,
+           header: str) -> str:
     def row(name: str, r: dict) -> str:
         ratio = (r["hit_p50"] / r["miss_p50"]) if r["hit_p50"] and r["miss_p50"] else None
         return (f"| {name} | {r['messages']} | {r['repeats']} | {r['hits']} | {r['calls']} | "
@@ -272,32 +287,42 @@ def report(args: argparse.Namespace, kiosk: dict, api: dict, evict: dict, tmx: d
                 f"{_ms(r['miss_p50'])} / {_ms(r['miss_p95'])} | "
                 f"{'—' if ratio is None else f'{ratio:.1%}'} |")
 
+    db = "PostgreSQL" if args.database_url else "SQLite"
     lines = [
         f"# Translation memory (issue 26, {dt.date.today()})", "",
         f"`{' '.join(['PYTHONPATH=. .venv/bin/python benchmarks/memory.py', *sys.argv[1:]])}` — "
         f"{header}; load average at the end {load_end:.2f} (a shared machine: other sessions' "
-        "vLLM servers and test runs were busy on the same 2 cores).",
-        f"Memory: {'PostgreSQL' if args.database_url else 'SQLite'}. Model: the demo vLLM "
-        "server (Qwen2.5-Coder-0.5B, CPU). Model calls from vLLM's `vllm:request_success_total`.",
-        "",
-        "| stream | messages | repeats | answered from memory | model calls | calls saved | "
-        "hit P50 / P95 | miss P50 / P95 | hit P50 / miss P50 |",
-        "|---|---|---|---|---|---|---|---|---|",
-        row(f"kiosk, {args.repeat_share:.0%} repeats (Translator)", kiosk),
-        row(f"API, {args.ui} UI strings × {args.uploads} uploads (HTTP)", api), "",
-        f"Eviction (store only, {'PostgreSQL' if args.database_url else 'SQLite'}): "
-        f"{evict['lookups']:,} Zipf(1.2) look-ups over {evict['distinct']:,} segments, cap "
-        f"{evict['cap']:,}: hit rate LRU (chosen) **{evict['LRU (chosen)']:.1%}**, FIFO "
-        f"{evict['FIFO']:.1%}. One eviction pass at the default cap (220,000 → 180,000 "
-        f"entries): {evict['evict_seconds']:.2f} s for {evict['evicted']:,} rows, once per "
-        f"{256} writes at most; a write P50 {_ms(evict['put_p50'])}, a look-up P50 "
-        f"{_ms(evict['find_p50'])} at 180,000 entries.",
-    ]
-    if tmx:
+        "vLLM servers and test runs were busy on the same 2 cores). Memory: " + db + ".", ""]
+    kiosk, api = parts.get("kiosk"), parts.get("api")
+    if kiosk or api:
+        lines += [
+            "Model: the demo vLLM server (Qwen2.5-Coder-0.5B, CPU); model calls from vLLM's "
+            "`vllm:request_success_total`.", "",
+            "| stream | messages | repeats | answered from memory | model calls | calls saved | "
+            "hit P50 / P95 | miss P50 / P95 | hit P50 / miss P50 |",
+            "|---|---|---|---|---|---|---|---|---|"]
+        if kiosk:
+            lines.append(row(f"kiosk, {args.repeat_share:.0%} repeats (Translator)", kiosk))
+        if api:
+            lines.append(row(f"API, {args.ui} UI strings × {args.uploads} uploads (HTTP)", api))
+        missed = {name: r["missed"] for name, r in (("kiosk", kiosk), ("API", api)) if r}
+        lines += ["", "Repeats not answered from the memory (their first answer had findings, "
+                  "so it was not kept): " + "; ".join(f"{name} {texts or 'none'}"
+                                                       for name, texts in missed.items()) + "."]
+    if evict := parts.get("eviction"):
+        lines += ["", f"Eviction (the store alone, {db}): {evict['lookups']:,} Zipf(1.2) "
+                  f"look-ups over {evict['distinct']:,} segments, cap {evict['cap']:,}: hit rate "
+                  f"LRU (chosen) **{evict['LRU (chosen)']:.1%}**, FIFO {evict['FIFO']:.1%}. One "
+                  "eviction pass at the default cap (220,000 → 180,000 entries): "
+                  f"{evict['evict_seconds']:.2f} s for {evict['evicted']:,} rows, once per 256 "
+                  f"writes at most; a write P50 {_ms(evict['put_p50'])}, a look-up P50 "
+                  f"{_ms(evict['find_p50'])} at 180,000 entries."]
+    if tmx := parts.get("tmx"):
         lines += ["", f"TMX: {tmx['units']:,} units ({tmx['file_mb']:.0f} MiB) written in "
                   f"{tmx['write_s']:.1f} s, imported in one transaction in {tmx['import_s']:.1f} s "
-                  f"({tmx['added']:,} entries; the process's peak memory grew "
-                  f"{tmx['rss_growth_mb']:.0f} MiB), exported again in {tmx['export_s']:.1f} s."]
+                  f"({tmx['added']:,} entries; the import's peak memory over what the process "
+                  f"held before: {tmx['rss_growth_mb']:.0f} MiB), exported again in "
+                  f"{tmx['export_s']:.1f} s ({tmx['exported']:,} units)."]
     return "\n".join(lines) + "\n"
 
 
@@ -307,35 +332,47 @@ def main() -> int:
     parser.add_argument("--repeat-share", type=float, default=0.4)
     parser.add_argument("--ui", type=int, default=25)
     parser.add_argument("--uploads", type=int, default=3)
-    parser.add_argument("--tmx", type=int, default=1_000_000, help="0: skip the TMX part")
+    parser.add_argument("--tmx", type=int, default=1_000_000)
+    parser.add_argument("--parts", default="kiosk,api,eviction,tmx",
+                        help="which parts (all: results/memory.md; some: memory-PARTS.md)")
     parser.add_argument("--database-url", help="a PostgreSQL for the memory (else SQLite)")
     args = parser.parse_args()
+    wanted = [p.strip() for p in args.parts.split(",") if p.strip()]
     header = machine()
-    with tempfile.TemporaryDirectory() as tmp, model_server(
-            "--max-num-seqs 2") as endpoint:
-        folder = Path(tmp)
-        port = int(endpoint.root.rsplit(":", 1)[1])
-        where_of = _where(args.database_url, folder)
-
-        def settings_for(name: str) -> Settings:
-            where = where_of(name)
-            extra = {"database_url": where} if isinstance(where, str) else {"memory_path": where}
-            return Settings(base_url=endpoint.base_url, api_key=endpoint.api_key,
-                            model=endpoint.model, cache_dir=folder / name, **extra)
-
-        kiosk = asyncio.run(kiosk_stream(settings_for("kiosk"), args.kiosk, args.repeat_share,
-                                         port))
-        print("kiosk", kiosk, flush=True)
-        api = api_stream(settings_for("api"), args.ui, args.uploads, port, folder)
-        print("api", api, flush=True)
+    parts: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        evict = eviction(_where(args.database_url, Path(tmp)))
-        print("eviction", evict, flush=True)
-        tmx = tmx_round_trip(args.tmx, Path(tmp)) if args.tmx else None
-        print("tmx", tmx, flush=True)
-    text = report(args, kiosk, api, evict, tmx, os.getloadavg()[0], header)
+        folder = Path(tmp)
+        where_of = _where(args.database_url, folder)
+        if "tmx" in wanted:  # first: its peak memory is measured in a process that holds little
+            parts["tmx"] = tmx_round_trip(args.tmx, folder)
+            print("tmx", parts["tmx"], flush=True)
+        if "eviction" in wanted:
+            parts["eviction"] = eviction(where_of)
+            print("eviction", parts["eviction"], flush=True)
+        if "kiosk" in wanted or "api" in wanted:
+            with model_server("--max-num-seqs 2") as endpoint:
+                port = int(endpoint.root.rsplit(":", 1)[1])
+
+                def settings_for(name: str) -> Settings:
+                    where = where_of(name)
+                    extra = ({"database_url": where} if isinstance(where, str)
+                             else {"memory_path": where})
+                    return Settings(base_url=endpoint.base_url, api_key=endpoint.api_key,
+                                    model=endpoint.model, cache_dir=folder / name, **extra)
+
+                if "kiosk" in wanted:
+                    parts["kiosk"] = asyncio.run(kiosk_stream(
+                        settings_for("kiosk"), args.kiosk, args.repeat_share, port))
+                    print("kiosk", parts["kiosk"], flush=True)
+                if "api" in wanted:
+                    parts["api"] = api_stream(settings_for("api"), args.ui, args.uploads, port,
+                                              folder)
+                    print("api", parts["api"], flush=True)
+    text = report(args, parts, os.getloadavg()[0], header)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "memory.md").write_text(text, encoding="utf-8")
+    every = set(wanted) >= {"kiosk", "api", "eviction", "tmx"}
+    name = "memory.md" if every else f"memory-{'-'.join(wanted)}.md"
+    (RESULTS / name).write_text(text, encoding="utf-8")
     print(text)
     return 0
 

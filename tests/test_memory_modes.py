@@ -115,7 +115,7 @@ async def _room_with_guest(svc: Services):
     room = svc.rooms.get(agent.room.token)  # type: ignore[union-attr]
     room.join("g" * 32)
     room.set_guest_language("es")
-    await room.guest_says("g" * 32, CUSTOMER)
+    await room.guest_says("g" * 32, CUSTOMER, "addr:guest")
     await asyncio.sleep(0.05)  # the agent's tab is updated from the session's own context
     return agent, screen, room
 
@@ -250,6 +250,6 @@ async def test_the_guests_message_in_a_room_can_be_corrected(stub, svc) -> None:
     await agent.button("correct", button.payload, button.label, _noop)
     await agent.message("Hi, my parcel has not come yet.", None)
     assert screen.last().markdown.startswith("Saved")
-    await room.guest_says("g" * 32, CUSTOMER)
+    await room.guest_says("g" * 32, CUSTOMER, "addr:guest")
     await asyncio.sleep(0.05)
     assert room.history[-1].translation == "Hi, my parcel has not come yet."

@@ -45,6 +45,12 @@ def _services(stub: StubModel, tmp_path: Any) -> Any:
     return services(stub, tmp_path, segment_chars=80, deadline=20)
 
 
+def _translator(stub: StubModel, tmp_path: Any) -> tuple[TranslatorSession, RecordingScreen]:
+    screen = RecordingScreen()
+    return TranslatorSession(_services(stub, tmp_path), screen, session_id="s1",
+                             user_key="addr:1"), screen
+
+
 async def _until(condition: Any, what: str) -> None:
     for _ in range(3000):  # a safety net, not a speed bound: the condition comes in ms
         if condition():
@@ -76,9 +82,7 @@ async def _press(session: Session, line: Line) -> None:
 
 async def test_a_one_liner_is_answered_while_the_tabs_own_document_translates(
         stub, gate, tmp_path):
-    screen = RecordingScreen()
-    session = TranslatorSession(_services(stub, tmp_path), screen, session_id="s1",
-                                user_key="addr:1")
+    session, screen = _translator(stub, tmp_path)
     await session.message("", None, uploads=[_file(tmp_path, "lettre.txt")])
     assert session.jobs  # the message returned at once: the document is a job of its own
     await _until(lambda: gate.waiting >= 1, "the document's parts reach the model")
@@ -98,9 +102,7 @@ async def test_a_one_liner_is_answered_while_the_tabs_own_document_translates(
 
 
 async def test_cancel_stops_one_job_and_leaves_the_others(stub, gate, tmp_path):
-    screen = RecordingScreen()
-    session = TranslatorSession(_services(stub, tmp_path), screen, session_id="s1",
-                                user_key="addr:1")
+    session, screen = _translator(stub, tmp_path)
     await session.message("", None, uploads=[_file(tmp_path, "a.txt"), _file(tmp_path, "b.txt")])
     await _until(lambda: len(_job_lines(screen)) == 2 and gate.waiting >= 2, "both jobs start")
     first, second = _job_lines(screen)
@@ -123,9 +125,7 @@ async def test_cancel_stops_one_job_and_leaves_the_others(stub, gate, tmp_path):
 
 async def test_stop_leaves_background_jobs_and_closing_the_tab_cancels_them(
         stub, gate, tmp_path):
-    screen = RecordingScreen()
-    session = TranslatorSession(_services(stub, tmp_path), screen, session_id="s1",
-                                user_key="addr:1")
+    session, screen = _translator(stub, tmp_path)
     await session.message("", None, uploads=[_file(tmp_path, "a.txt")])
     await _until(lambda: gate.waiting >= 1, "the document starts")
     session.stop()  # the composer's Stop: for the message it was shown for, not this job
@@ -169,9 +169,7 @@ async def test_retry_the_rest_after_its_job_was_cancelled_runs_again(stub, gate,
     gate.fail_once = "Paragraphe 3"
     gate.held = "Paragraphe 3"
     gate.open()  # first run: everything passes but the part that fails
-    screen = RecordingScreen()
-    session = TranslatorSession(_services(stub, tmp_path), screen, session_id="s1",
-                                user_key="addr:1")
+    session, screen = _translator(stub, tmp_path)
     await session.message(DOCUMENT, None)
     await session.settled()
     [retry] = screen.last().buttons
@@ -200,9 +198,7 @@ async def test_two_documents_of_one_tab_take_turns(stub, gate, tmp_path):
     """Several documents at once share the documents' slots among themselves: their parts reach
     the model interleaved, not one whole document after the other."""
     gate.open()
-    screen = RecordingScreen()
-    session = TranslatorSession(_services(stub, tmp_path), screen, session_id="s1",
-                                user_key="addr:1")
+    session, screen = _translator(stub, tmp_path)
     uploads = []
     for name in ("a", "b"):
         path = tmp_path / f"{name}.txt"

@@ -105,6 +105,16 @@ if [[ $WITH_TEST == 1 ]] && ! command -v node >/dev/null 2>&1; then
   say "installing Debian's nodejs for the kiosk script tests…"
   apt_install nodejs
 fi
+# deepl-node, DeepL's own Node client, for the API's contract tests (tests/test_deepl_node.py):
+# from the npm registry, pinned by tests/js/package-lock.json; installed again when it changes.
+if [[ $WITH_TEST == 1 ]] && ! command -v npm >/dev/null 2>&1; then
+  say "installing Debian's npm for the API client tests…"
+  apt_install npm
+fi
+if [[ $WITH_TEST == 1 ]] && ! cmp -s tests/js/package-lock.json tests/js/node_modules/.hymt-lock; then
+  say "installing deepl-node (tests/js) from the npm registry…"
+  (cd tests/js && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.hymt-lock)
+fi
 # PostgreSQL for the tests' throwaway cluster (the history and the API key store must work on both).
 if [[ $WITH_TEST == 1 ]] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   say "installing PostgreSQL for the history and API key store tests…"

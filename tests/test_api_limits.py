@@ -13,7 +13,7 @@ import time
 
 import httpx
 
-from hymt_chat.api.deepl import MAX_GLOSSARIES
+from hymt_chat.api.deepl_glossaries import MAX_GLOSSARIES
 from hymt_chat.api.keys import KeyStore
 from tests.support.other_user import OtherUser, texts
 from tests.support.scrape import sample, scrape

@@ -24,7 +24,8 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Callable, Mapping
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ApiKey",
     "ApiKeyError",
+    "Dictionary",
     "Glossary",
     "KeyStore",
     "KeyStoreError",
@@ -111,14 +113,43 @@ class ApiKey:
 
 
 @dataclass(frozen=True, slots=True)
+class Dictionary:
+    """One language pair of a glossary and its terms (DeepL's v3 "dictionary")."""
+
+    source: str  # our codes
+    target: str
+    entries: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
 class Glossary:
+    """A key's glossary: one dictionary (DeepL v2) or several (v3, one per language pair).
+
+    Stored in one row: ``source``/``target`` hold the first pair (what v2 shows), ``entries``
+    a JSON object for a one-pair glossary (every row written before v3) or a JSON list of
+    ``[source, target, {terms}]`` for several."""
+
     id: str
     owner: str
     name: str
-    source: str
-    target: str
-    entries: Mapping[str, str]
+    dictionaries: tuple[Dictionary, ...]
     created: float
+
+    @property
+    def source(self) -> str:
+        return self.dictionaries[0].source
+
+    @property
+    def target(self) -> str:
+        return self.dictionaries[0].target
+
+    @property
+    def entries(self) -> Mapping[str, str]:
+        return self.dictionaries[0].entries
+
+    def pair(self, source: str, target: str) -> Dictionary | None:
+        return next((d for d in self.dictionaries if (d.source, d.target) == (source, target)),
+                    None)
 
 
 def hash_key(key: str) -> str:
@@ -260,19 +291,25 @@ class KeyStore:
     @_db_errors
     def add_glossary(self, owner: str, name: str, source: str, target: str,
                      entries: Mapping[str, str], *, at_most: int | None = None) -> Glossary:
+        """Keep a new one-pair glossary of *owner* (DeepL v2): :meth:`add_dictionaries`."""
+        return self.add_dictionaries(owner, name, [Dictionary(source, target, dict(entries))],
+                                     at_most=at_most)
+
+    @_db_errors
+    def add_dictionaries(self, owner: str, name: str, dictionaries: Sequence[Dictionary], *,
+                         at_most: int | None = None) -> Glossary:
         """Keep a new glossary of *owner*; InputError when they already have *at_most*.
 
         Inserted, then counted, in one transaction: SQLite serialises writers, PostgreSQL
-        takes a lock per owner first, so glossaries made at once never pass the cap."""
-        glossary = Glossary(secrets.token_hex(16), owner, name, source, target, dict(entries),
-                            self._clock())
+        takes a lock per owner first, so glossaries made at once never pass the cap. The id
+        is a UUID, as DeepL's are (its clients tell a malformed id from an unknown one)."""
+        glossary = Glossary(str(uuid.uuid4()), owner, name, tuple(dictionaries), self._clock())
         with self._engine.begin() as db:
             if db.dialect.name == "postgresql":
                 db.execute(sa.select(sa.func.pg_advisory_xact_lock(_owner_lock(owner))))
-            db.execute(sa.insert(GLOSSARIES).values(
-                id=glossary.id, owner=owner, name=name, source=source, target=target,
-                entries=json.dumps(glossary.entries, ensure_ascii=False),
-                created=glossary.created))
+            db.execute(sa.insert(GLOSSARIES).values(id=glossary.id, owner=owner,
+                                                    created=glossary.created,
+                                                    **_row(name, glossary.dictionaries)))
             if at_most is not None:
                 count = db.execute(sa.select(sa.func.count()).select_from(GLOSSARIES)
                                    .where(GLOSSARIES.c.owner == owner)).scalar_one()
@@ -280,6 +317,24 @@ class KeyStore:
                     raise InputError(f"A key may keep at most {at_most} glossaries; delete "
                                      "one first (DELETE /v2/glossaries/{id}).")
         return glossary
+
+    @_db_errors
+    def update_glossary(self, owner: str, glossary_id: str, *, name: str | None = None,
+                        dictionaries: Sequence[Dictionary] | None = None) -> Glossary | None:
+        """Rename *owner*'s glossary and/or set its dictionaries (None: not found)."""
+        with self._engine.begin() as db:
+            row = db.execute(sa.select(GLOSSARIES).where(
+                GLOSSARIES.c.id == glossary_id, GLOSSARIES.c.owner == owner)
+                .with_for_update()).first()
+            if row is None:
+                return None
+            old = _glossary(row)
+            new = Glossary(old.id, owner, name if name is not None else old.name,
+                           tuple(dictionaries) if dictionaries is not None else old.dictionaries,
+                           old.created)
+            db.execute(sa.update(GLOSSARIES).where(GLOSSARIES.c.id == glossary_id)
+                       .values(**_row(new.name, new.dictionaries)))
+        return new
 
     @_db_errors
     def glossary(self, owner: str, glossary_id: str) -> Glossary | None:
@@ -340,9 +395,23 @@ def _owner_lock(owner: str) -> int:
                           "big", signed=True)
 
 
+def _row(name: str, dictionaries: Sequence[Dictionary]) -> dict[str, str]:
+    """The columns of a glossary of *dictionaries* (see :class:`Glossary`)."""
+    first = dictionaries[0]
+    entries: object = dict(first.entries) if len(dictionaries) == 1 else [
+        [d.source, d.target, dict(d.entries)] for d in dictionaries]
+    return {"name": name, "source": first.source, "target": first.target,
+            "entries": json.dumps(entries, ensure_ascii=False)}
+
+
 def _glossary(row: Any) -> Glossary:
     gid, owner, name, source, target, entries, created = row
-    return Glossary(gid, owner, name, source, target, json.loads(entries), created)
+    data = json.loads(entries)
+    if isinstance(data, dict):
+        dictionaries: tuple[Dictionary, ...] = (Dictionary(source, target, data),)
+    else:
+        dictionaries = tuple(Dictionary(s, t, e) for s, t, e in data)
+    return Glossary(gid, owner, name, dictionaries, created)
 
 
 def open_store(where: Path | str) -> KeyStore:

@@ -36,6 +36,9 @@ _NEVER = frozenset({"script", "style", "code", "pre", "kbd", "samp", "var", "tex
 _WRAP = "hymt-fragment"
 _DOCUMENT = re.compile(r"\s*(<!doctype|<html[\s>])", re.IGNORECASE)
 _XML_DECL = re.compile(r"\s*<\?xml[^>]*\?>", re.IGNORECASE)
+# A document type declaration before the root (DeepL takes `<!DOCTYPE html>` with
+# tag_handling=xml): kept as written, never parsed, so an internal subset declares nothing.
+_XML_DOCTYPE = re.compile(r"\s*<!DOCTYPE\s[^>\[]*(\[[^\]]*\])?\s*>", re.IGNORECASE)
 
 
 class MarkupError(InputError):
@@ -62,9 +65,10 @@ class _Tree:
             elif kind == "html":
                 self.root = lxml_html.fragment_fromstring(markup, create_parent=_WRAP)
             else:
-                match = _XML_DECL.match(markup)
-                if match:
-                    self.decl, markup = match.group(0), markup[match.end():]
+                for prolog in (_XML_DECL, _XML_DOCTYPE):
+                    match = prolog.match(markup)
+                    if match:
+                        self.decl, markup = self.decl + match.group(0), markup[match.end():]
                 self.root = etree.fromstring(f"<{_WRAP}>{markup}</{_WRAP}>", _xml_parser())
         except (etree.XMLSyntaxError, etree.ParserError, ValueError) as err:
             name = "XML" if kind == "xml" else "HTML"

@@ -24,7 +24,8 @@ _log = logging.getLogger("hymt_chat.api")
 
 def mount(server: FastAPI, translator: TranslatorLike, settings: Settings, *,
           metrics: Metrics | None = None, store: KeyStore | None = None) -> ApiService | None:
-    """Add ``/libretranslate/…`` and ``/deepl/v2/…`` to *server*, ahead of every route it has.
+    """Add ``/libretranslate/…`` and DeepL's ``/v2/…`` ``/v3/…`` (at the root and under ``/deepl``)
+    to *server*, ahead of every route it has.
 
     Chainlit's server ends with a catch-all page route that would answer our paths first;
     the new routes are therefore moved to the front, in their own order. Works the same on a

@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
+from hymt_chat.api.deepl_options import Options
 from hymt_chat.api.markup import text_content, translate_markup
 from hymt_chat.api.together import all_or_first_error
-from hymt_chat.engine.priority import API
+from hymt_chat.engine import chimera
 from hymt_chat.engine.recall import memory_use
 from hymt_chat.engine.translator import Translation
 from hymt_chat.lang.detect import detect_candidates, detect_with_confidence
@@ -40,8 +41,10 @@ MAX_TEXTS = 50  # texts per request, both dialects: DeepL's own limit; each is a
 
 
 class TranslatorLike(Protocol):
+    settings: Settings
+
     async def translate(self, text: str, target: str, source: str = "auto", *,
-                        user: str = ..., klass: str = ...) -> Translation: ...
+                        user: str = ..., klass: str = ..., prompt: Any = ...) -> Translation: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,7 @@ class Job:
     glossary: Mapping[str, str] | None = None  # source term -> target term
     ignore_tags: tuple[str, ...] = ()
     alternatives: int = 0  # plain text only: more translations, each a call of its own
+    options: Options = field(default_factory=Options)  # class, instruction, Best quality
 
     @property
     def chars(self) -> int:
@@ -65,9 +69,11 @@ def job_cost(job: Job, settings: Settings) -> Cost:
     text slots, a call each), once per translation asked for; billed its characters. CPU (a
     parse per markup text): run it in a thread. Raises MarkupError for broken markup."""
     calls = 0
+    times = (1 + job.alternatives) * (1 + settings.chimera_candidates
+                                      if job.options.quality else 1)
     for text in job.texts:
         plain = text if job.fmt == "text" else text_content(text, job.fmt, job.ignore_tags)
-        calls += text_cost(plain, settings, times=1 + job.alternatives).calls
+        calls += text_cost(plain, settings, times=times).calls
     return Cost(calls, job.chars)
 
 
@@ -149,13 +155,31 @@ def _best_guess(text: str) -> tuple[str | None, float]:
 
 async def _translate(translator: TranslatorLike, text: str, job: Job, source: str,
                      user: str) -> str:
-    if not job.glossary:
-        if is_universal(text):  # "42", "👍", "ok": the same in every language
-            return text
-        result = await translator.translate(text, job.target, source, user=user, klass=API)
-        return result.text
-    masked = mask(text, job.glossary)
-    if masked.only_spans or is_universal(strip_tokens(masked.text)):
-        return unmask(masked.text, masked).text
-    result = await translator.translate(masked.text, job.target, source, user=user, klass=API)
-    return unmask(result.text, masked).text
+    masked = None
+    if job.glossary:  # a dictionary of up to 100,000 terms: searched off the event loop
+        masked = await asyncio.to_thread(mask, text, job.glossary)
+        if masked.only_spans or is_universal(strip_tokens(masked.text)):
+            return unmask(masked.text, masked).text
+    elif is_universal(text):  # "42", "👍", "ok": the same in every language
+        return text
+    sent = masked.text if masked else text
+    if job.options.plain:
+        result = await translator.translate(sent, job.target, source, user=user,
+                                            klass=job.options.klass)
+        out = result.text
+    else:
+        with memory_use(read=False, write=False):  # not the default prompt's answer
+            out = await _instructed(translator, sent, job, source, user)
+    return unmask(out, masked).text if masked else out
+
+
+async def _instructed(translator: TranslatorLike, text: str, job: Job, source: str,
+                      user: str) -> str:
+    """Best quality (candidates fused by Chimera), or the family's instruction prompt."""
+    if job.options.quality:
+        inner = getattr(translator, "wrapped", translator)  # the metrics' wrapper counts it
+        fused = await chimera.translate_best(inner, text, job.target, source, user=user)
+        return fused.translation.text
+    result = await translator.translate(text, job.target, source, user=user,
+                                        klass=job.options.klass, prompt=job.options.prompt)
+    return result.text

@@ -57,7 +57,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 _log = logging.getLogger("hymt_chat.security")
 _MAX_LOGIN_BODY = 64 * 1024
 _STATE_USER = "hymt_agent"
-API_PATHS = ("/libretranslate/", "/deepl/")  # keys, not cookies: their own origins
+# keys, not cookies: their own origins (DeepL answers at the host root too, like DeepL)
+API_PATHS = ("/libretranslate/", "/deepl/", "/v2/", "/v3/")
 
 
 def origin_allowed(origin: str | None, host: str | None, forwarded_host: str | None,

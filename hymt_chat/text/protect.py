@@ -175,7 +175,9 @@ def find_spans(text: str, terms: Mapping[str, str] | None = None) -> list[Span]:
     def free(start: int, end: int) -> bool:
         return all(end <= s or start >= e for s, e in taken)
 
-    for term in sorted((t for t in (terms or {}) if t.strip()), key=len, reverse=True):
+    lowered = text.lower()  # a term that cannot occur is not searched (glossaries of 10,000)
+    for term in sorted((t for t in (terms or {}) if t.strip() and t.lower() in lowered),
+                       key=len, reverse=True):
         replacement = (terms or {})[term]
         kind = "term" if replacement == term else "glossary"
         for match in _term_pattern(term).finditer(text):

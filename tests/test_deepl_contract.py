@@ -1,0 +1,267 @@
+"""The DeepL dialect judged by DeepL's own Python client and its documented contract, against the
+real app (Chainlit, its catch-all page route and the guards) on an instant stand-in model: only
+the API's contract is judged here, the translations themselves in tests/test_e2e_api.py.
+
+The stand-in echoes the text it is given (after the instruction), so an answer shows what the
+model was sent: a glossary's placeholder, and each prompt is recorded (the style and
+personalization instructions of Hy-MT2, the family this app is told it serves).
+
+Where a behaviour comes from (deepl-python 1.30 read at DeepLcom/deepl-python 2cdf70f; 1.32 from PyPI runs here):
+* ``deepl/translator.py`` ``_api_call``: ``urllib.parse.urljoin(self._server_url, url)`` with
+  ``url = "v2/translate"``, so ``server_url="http://host/deepl"`` lands on ``/v2/translate``.
+* ``tests/test_translate_text.py``: ``test_model_type`` (``model_type_used`` is not None),
+  ``test_split_sentences_basic`` (``split_sentences="invalid"`` raises, naming the field),
+  ``test_formality`` (DE takes ``less``/``more``; EN-US refuses ``more``; ``prefer_*`` falls
+  back), ``test_custom_instructions``.
+* ``tests/test_glossary.py`` / ``tests/test_multilingual_glossary.py``:
+  ``INVALID_GLOSSARY_ID = "invalid_glossary_id"`` raises ``DeepLException`` but not
+  ``GlossaryNotFoundException``; ``NONEXISTENT_GLOSSARY_ID`` (a UUID) raises
+  ``GlossaryNotFoundException``; ``test_glossary_create_large`` sends 10,000 entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import deepl
+import httpx
+import pytest
+from deepl.api_data import MultilingualGlossaryDictionaryEntries as Dict
+
+from hymt_chat.api.keys import open_store
+from tests.support.stub_model import StubModel, echo_source
+from tests.support.tabs import app
+
+pytestmark = pytest.mark.slow
+
+INVALID_GLOSSARY_ID = "invalid_glossary_id"  # deepl-python tests/test_glossary.py:9
+NONEXISTENT_GLOSSARY_ID = "96ab91fd-e715-41a1-adeb-5d701f84a483"  # ... :10
+DE = "Guten Morgen, wann kommt mein Paket?"
+
+
+@dataclass
+class Running:
+    url: str
+    key: str
+    stub: StubModel
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    folder: Path = tmp_path_factory.mktemp("deepl")
+    keys = folder / "api-keys.db"
+    store = open_store(keys)
+    key = store.create("suite", per_minute=10_000)
+    store.close()
+    with app(folder, answer=echo_source, HYMT_API_KEYS_PATH=str(keys),
+             HYMT_MODEL_FAMILY="hy-mt2", HYMT_RATE_LIMIT_CALLS="") as (url, stub):
+        yield Running(url, key, stub)
+
+
+def client(run: Running, suffix: str = "/deepl/") -> deepl.DeepLClient:
+    return deepl.DeepLClient(run.key, server_url=run.url + suffix, send_platform_info=False)
+
+
+def raw(run: Running, method: str, path: str, **kwargs: object) -> httpx.Response:
+    headers = {"Authorization": f"DeepL-Auth-Key {run.key}"}
+    return httpx.request(method, run.url + path, headers=headers, timeout=30, **kwargs)  # type: ignore[arg-type]
+
+
+# --- where the API lives -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", ["", "/", "/deepl", "/deepl/"])
+def test_every_server_url_spelling_translates(running: Running, suffix: str) -> None:
+    """DeepL's docs write ``server_url`` without a trailing slash; the client's urljoin then
+    drops ``/deepl`` and calls the host root, where DeepL itself lives: both answer."""
+    result = client(running, suffix).translate_text(DE, target_lang="EN-US")
+    assert result.text == DE and result.detected_source_lang == "DE"
+
+
+@pytest.mark.parametrize("method, path, status", [
+    ("GET", "/deepl/v2/nothing", 404), ("GET", "/v3/nothing/at/all", 404),
+    ("GET", "/deepl", 404), ("GET", "/deepl/", 404), ("POST", "/v2", 404),
+    ("PUT", "/deepl/v2/translate", 405), ("PATCH", "/v2/glossaries", 405),
+    ("POST", "/deepl/v3/glossaries/96ab91fd-e715-41a1-adeb-5d701f84a483/entries", 405),
+])
+def test_no_path_under_the_deepl_roots_answers_the_chat_page(running: Running, method: str,
+                                                            path: str, status: int) -> None:
+    """Before, Chainlit's catch-all answered these GETs with the chat page's HTML (200): DeepL
+    answers 404/405 with a JSON ``message``, which is what its clients read."""
+    response = raw(running, method, path)
+    assert response.status_code == status, response.text[:200]
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["message"]
+    if status == 405:
+        assert response.headers["allow"] and method not in response.headers["allow"]
+
+
+def test_endpoints_deepl_has_and_this_server_does_not_say_so(running: Running) -> None:
+    for path in ("/v2/write/rephrase", "/deepl/v3/style_rules", "/v3/translation_memories"):
+        response = raw(running, "POST", path, json={"text": ["x"]})
+        assert response.status_code == 404 and "does not offer" in response.json()["message"]
+    with pytest.raises(deepl.DeepLException):
+        client(running).rephrase_text("Hello", target_lang="EN-US")
+
+
+def test_the_chat_page_is_still_the_chat_page(running: Running) -> None:
+    page = httpx.get(running.url + "/", timeout=30)
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+
+
+# --- /v2/translate's options -------------------------------------------------------------------
+
+
+def test_model_type_is_answered_and_latency_goes_in_the_interactive_class(
+        running: Running) -> None:
+    """latency_optimized: the interactive class (vLLM priority 0, ahead of API work at 25);
+    quality_optimized: Best quality (Hy-MT2: the consensus of several candidates, no fusion
+    model needed; refused where there is none: tests/test_deepl_options.py). DeepL names
+    ``model_type_used`` whenever it was asked, and only then."""
+    dl = client(running)
+    before = len(running.stub.requests)
+    fast = dl.translate_text(DE + " 1", target_lang="EN-US", model_type="latency_optimized")
+    assert fast.model_type_used == "latency_optimized"
+    assert running.stub.requests[before]["priority"] == 0
+    before = len(running.stub.requests)
+    plain = dl.translate_text(DE + " 2", target_lang="EN-US")
+    assert plain.model_type_used is None and running.stub.requests[before]["priority"] == 25
+    before = len(running.stub.requests)
+    best = dl.translate_text(DE + " 3", target_lang="EN-US", model_type="quality_optimized")
+    assert best.model_type_used == "quality_optimized" and best.text == DE + " 3"
+    assert running.stub.requests[before].get("n", 1) > 1  # several candidates at once
+    prefer = dl.translate_text(DE + " 4", target_lang="EN-US",
+                               model_type="prefer_quality_optimized")
+    assert prefer.model_type_used == "quality_optimized"
+    with pytest.raises(deepl.DeepLException, match="model_type"):
+        dl.translate_text(DE, target_lang="EN-US", model_type="fastest")
+
+
+def test_split_sentences_takes_deepls_values_only(running: Running) -> None:
+    dl = client(running)
+    for value in ("0", "1", "nonewlines"):
+        assert dl.translate_text(DE, target_lang="EN-US", split_sentences=value).text == DE
+    with pytest.raises(deepl.DeepLException, match="split_sentences"):
+        dl.translate_text(DE, target_lang="EN-US", split_sentences="invalid")
+
+
+def test_formality_becomes_hy_mt2s_style_instruction(running: Running) -> None:
+    dl = client(running)
+    targets = {lang.code: lang.supports_formality for lang in dl.get_target_languages()}
+    assert targets["DE"] is True and targets["EN-US"] is False and targets["TR"] is False
+    before = len(running.stub.prompts)
+    dl.translate_text("Hello, where is my parcel?", target_lang="DE", formality="more")
+    dl.translate_text("Hello, where is my order?", target_lang="DE", formality="less")
+    sent = running.stub.prompts[before:]
+    assert "must strictly conform to [formal]" in sent[0]
+    assert "must strictly conform to [informal]" in sent[1]
+    before = len(running.stub.prompts)
+    dl.translate_text("Hello, where is my box?", target_lang="TR", formality="prefer_more")
+    assert "conform to" not in running.stub.prompts[before]  # the default prompt
+    with pytest.raises(deepl.DeepLException, match="formality"):
+        dl.translate_text("Hello", target_lang="EN-US", formality="more")
+    with pytest.raises(deepl.DeepLException, match="formality"):
+        dl.translate_text("Hello", target_lang="DE", formality="invalid")
+
+
+def test_custom_instructions_become_hy_mt2s_numbered_preferences(running: Running) -> None:
+    before = len(running.stub.prompts)
+    client(running).translate_text(
+        "Your parcel ships tomorrow.", target_lang="DE",
+        custom_instructions=["Use informal language", "Be concise"])
+    prompt = running.stub.prompts[before]
+    assert "[Translation Tasks]\n1. Use informal language\n2. Be concise\n3. Translate" in prompt
+    with pytest.raises(deepl.DeepLException, match="custom instruction"):
+        client(running).translate_text("Hi", target_lang="DE",
+                                       custom_instructions=["x" * 301])
+
+
+def test_xml_tag_handling_takes_a_doctype(running: Running) -> None:
+    """DeepL answers 200 for a text that starts ``<!DOCTYPE html>`` with tag_handling=xml."""
+    text = "<!DOCTYPE html><html><body><p>Guten Morgen</p></body></html>"
+    result = client(running).translate_text(text, target_lang="EN-US", source_lang="DE",
+                                            tag_handling="xml")
+    assert result.text == text
+
+
+def test_an_entity_declared_in_the_doctype_is_never_expanded(running: Running) -> None:
+    text = '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><x>&e; Hallo</x>'
+    response = raw(running, "POST", "/v2/translate", json={
+        "text": [text], "target_lang": "EN-US", "tag_handling": "xml"})
+    assert "root:" not in response.text
+    assert response.status_code in (200, 400)
+
+
+# --- glossaries, v2 and v3 ---------------------------------------------------------------------
+
+
+def test_a_glossary_of_10000_entries_is_kept_whole(running: Running) -> None:
+    """deepl-python's test_glossary_create_large: 10,000 entries (before: 413, then 400)."""
+    entries = {f"Source-${i}": f"Target-${i}" for i in range(10_000)}
+    dl = client(running)
+    made = dl.create_glossary("large", "EN", "DE", entries)
+    try:
+        assert made.entry_count == 10_000 and dl.get_glossary_entries(made) == entries
+        result = dl.translate_text("Ship Source-$9999 today", source_lang="EN",
+                                   target_lang="DE", glossary=made)
+        assert result.text == "Ship Target-$9999 today"
+    finally:
+        dl.delete_glossary(made)
+
+
+def test_a_malformed_glossary_id_is_not_a_missing_one(running: Running) -> None:
+    dl = client(running)
+    for call in (dl.get_glossary, dl.get_multilingual_glossary):
+        with pytest.raises(deepl.DeepLException) as bad:
+            call(INVALID_GLOSSARY_ID)
+        assert not isinstance(bad.value, deepl.GlossaryNotFoundException)
+        with pytest.raises(deepl.GlossaryNotFoundException):
+            call(NONEXISTENT_GLOSSARY_ID)
+
+
+def test_a_multilingual_glossary_lives_its_whole_life(running: Running) -> None:
+    """create (two pairs) -> get/list -> merge entries (PATCH) -> rename -> replace a pair
+    (PUT) -> entries -> translate with it -> delete a pair -> delete: deepl-python's
+    DeepLClient against /v3/glossaries, each step's answer parsed by the client."""
+    dl = client(running, "")  # the host root, DeepL's own layout
+    made = dl.create_multilingual_glossary("support", [
+        Dict("EN", "DE", {"parcel": "Paket", "order": "Bestellung"}),
+        Dict("DE", "EN", {"Paket": "parcel"})])
+    assert [(d.source_lang, d.target_lang, d.entry_count) for d in made.dictionaries] == [
+        ("EN", "DE", 2), ("DE", "EN", 1)]
+    assert dl.get_multilingual_glossary(made.glossary_id).name == "support"
+    assert made.glossary_id in [g.glossary_id for g in dl.list_multilingual_glossaries()]
+    assert made.glossary_id in [g.glossary_id for g in dl.list_glossaries()]  # v2 sees it
+
+    merged = dl.update_multilingual_glossary_dictionary(
+        made, Dict("EN", "DE", {"order": "Auftrag", "refund": "Erstattung"}))
+    assert merged.dictionaries[0].entry_count == 3
+    assert dl.update_multilingual_glossary_name(made, "desk").name == "desk"
+    replaced = dl.replace_multilingual_glossary_dictionary(
+        made, Dict("DE", "EN", {"Rechnung": "invoice"}))
+    assert replaced.entry_count == 1
+    entries = dl.get_multilingual_glossary_entries(made, "EN", "DE").dictionaries[0].entries
+    assert deepl.util.convert_tsv_to_dict(entries) == {"parcel": "Paket", "order": "Auftrag", "refund": "Erstattung"}
+
+    result = dl.translate_text("Where is my parcel?", source_lang="EN", target_lang="DE",
+                               glossary=made.glossary_id)
+    assert result.text == "Where is my Paket?"
+    with pytest.raises(deepl.DeepLException, match="no dictionary"):
+        dl.translate_text("Hola", source_lang="ES", target_lang="DE", glossary=made.glossary_id)
+
+    dl.delete_multilingual_glossary_dictionary(made, source_lang="DE", target_lang="EN")
+    assert len(dl.get_multilingual_glossary(made.glossary_id).dictionaries) == 1
+    dl.delete_multilingual_glossary(made)
+    with pytest.raises(deepl.GlossaryNotFoundException):
+        dl.get_multilingual_glossary(made.glossary_id)
+
+
+def test_glossary_routes_need_a_key_and_keep_to_it(running: Running) -> None:
+    response = httpx.get(running.url + "/v3/glossaries", timeout=30)
+    assert response.status_code == 403 and response.json()["message"]
+    other = deepl.DeepLClient("hymt-unknown", server_url=running.url,
+                              send_platform_info=False)
+    with pytest.raises(deepl.AuthorizationException):
+        other.list_multilingual_glossaries()

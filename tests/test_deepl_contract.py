@@ -21,6 +21,8 @@ Where a behaviour comes from (deepl-python 1.30 read at DeepLcom/deepl-python 2c
 
 from __future__ import annotations
 
+import json
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,7 @@ import pytest
 from deepl.api_data import MultilingualGlossaryDictionaryEntries as Dict
 
 from hymt_chat.api.keys import open_store
+from tests.conftest import ROOT
 from tests.support.stub_model import StubModel, echo_source
 from tests.support.tabs import app
 
@@ -39,6 +42,7 @@ pytestmark = pytest.mark.slow
 INVALID_GLOSSARY_ID = "invalid_glossary_id"  # deepl-python tests/test_glossary.py:9
 NONEXISTENT_GLOSSARY_ID = "96ab91fd-e715-41a1-adeb-5d701f84a483"  # ... :10
 DE = "Guten Morgen, wann kommt mein Paket?"
+JS = ROOT / "tests" / "js"
 
 
 @dataclass
@@ -265,3 +269,41 @@ def test_glossary_routes_need_a_key_and_keep_to_it(running: Running) -> None:
                               send_platform_info=False)
     with pytest.raises(deepl.AuthorizationException):
         other.list_multilingual_glossaries()
+
+
+# --- deepl-node, DeepL's Node client (npm, pinned in tests/js/package-lock.json) ---------------
+
+
+def node_surface(running: Running, server_url: str) -> dict:
+    """tests/js/deepl_surface.mjs: every public call of deepl-node's DeepLClient, each answer
+    (or error class) as JSON."""
+    done = subprocess.run(["node", str(JS / "deepl_surface.mjs"), server_url, running.key],
+                          capture_output=True, text=True, timeout=120, cwd=JS)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("suffix", ["", "/deepl", "/deepl/"])
+def test_deepl_node_runs_its_public_surface(running: Running, suffix: str) -> None:
+    """deepl-node joins paths with axios' baseURL (src/client.ts: ``baseURL: this.serverUrl``),
+    so each spelling reaches the same routes. What each answer must be, from its types
+    (dist/types.d.ts) and errors (dist/errors.d.ts): before, ``GET /v3/glossaries`` answered
+    the chat page and deepl-node failed on ``'<!doctype' is not valid JSON``."""
+    got = node_surface(running, running.url + suffix)
+    assert got["text"] == {"text": "Guten Morgen, wann wird mein Paket geliefert?",
+                           "detected": "de", "billed": 45}
+    assert got["texts"] == [["Bonjour tout le monde", "fr"], ["Hola amigo, ¿cómo estás?", "es"],
+                            ["42", "en"]]  # DeepL names a language for every text
+    assert got["modelType"] == "latency_optimized"
+    assert got["sources"] == 38 and "en-US" in got["targets"] and "de" in got["targets"]
+    assert got["usage"]["count"] > 0 and got["usage"]["limit"] > 0
+    assert got["badTarget"]["error"] == "DeepLError" and "xx" in got["badTarget"]["message"]
+    assert got["v2glossary"] == {"count": 1, "listed": True, "entries": {"parcel": "Paket"},
+                                 "used": "Where is my Paket?",
+                                 "gone": "GlossaryNotFoundError"}
+    assert got["v3glossary"] == {"pairs": [["en", "de", 1], ["de", "en", 1]], "listed": True,
+                                 "entries": {"Bestellung": "order"}}
+    assert got["missingGlossary"]["error"] == "GlossaryNotFoundError"
+    assert got["rephrase"]["error"] == "DeepLError"
+    assert "does not offer" in got["rephrase"]["message"]
+    assert got["badKey"]["error"] == "AuthorizationError"

@@ -35,6 +35,9 @@ from hymt_chat.errors import InputError
 __all__ = ["PREFIXES", "deepl_router"]
 
 PREFIXES = ("", "/deepl")  # DeepL's own layout, and under /deepl
+# DeepL names a language for every text ("42" too) and its clients need one: deepl-node's
+# standardizeLanguageCode throws on "" (dist/utils.js). Where nothing is known: English.
+UNKNOWN_SOURCE = "en"
 UNLIMITED = 1_000_000_000_000  # what DeepL reports as the limit of an account without one
 _NOT_OFFERED = {"/v2/write": "DeepL Write (rephrasing)", "/v3/style_rules": "style rules",
                 "/v3/translation_memories": "translation memories",
@@ -109,7 +112,7 @@ def deepl_router(svc: ApiService) -> APIRouter:
         extra: dict[str, Any] = ({"model_type_used": options.model_type_used}
                                  if options.model_type_used else {})
         return JSONResponse({"translations": [
-            {"detected_source_language": deepl_source_code(r.source) if r.source else "",
+            {"detected_source_language": deepl_source_code(r.source or UNKNOWN_SOURCE),
              "text": r.text, "billed_characters": len(t), **extra}
             for r, t in zip(results, texts, strict=True)]})
 

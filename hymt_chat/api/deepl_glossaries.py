@@ -42,6 +42,7 @@ MAX_GLOSSARY_ENTRIES = 100_000  # per dictionary: only terms found in a text are
 MAX_DICTIONARIES = 38 * 37  # every pair of the 38 languages
 MAX_GLOSSARIES = 100  # per key: each is kept (entries and all) in the key store
 GLOSSARY_BODY = 10 * 1024 * 1024
+_FORM_FIELD = re.compile(r"^dictionaries\[(\d{1,4})\]\.(\w+)$")
 _ID = re.compile(r"^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$")
 
 
@@ -119,8 +120,20 @@ def _dictionary(item: object) -> Dictionary:
     return Dictionary(source, target, parse_entries(entries, fmt.lower()))
 
 
+def _form_dictionaries(fields: Fields) -> list[dict[str, object]]:
+    """deepl-node's form body: ``dictionaries[0].source_lang=…`` (its utils.js
+    ``appendDictionaryEntries``), one object per index, in index order."""
+    items: dict[int, dict[str, object]] = {}
+    for name in fields.names():
+        match = _FORM_FIELD.match(name)
+        if match:
+            items.setdefault(int(match.group(1)), {})[match.group(2)] = fields.get(name)
+    return [items[i] for i in sorted(items)]
+
+
 def _dictionaries(fields: Fields) -> list[Dictionary]:
-    found = [_dictionary(item) for item in fields.getlist("dictionaries")]
+    sent = fields.getlist("dictionaries") or _form_dictionaries(fields)
+    found = [_dictionary(item) for item in sent]
     pairs = [(d.source, d.target) for d in found]
     if len(set(pairs)) != len(pairs):
         raise InputError("Each language pair may appear once in 'dictionaries'.")

@@ -32,6 +32,9 @@ class Fields:
         """Sent as a JSON list (even of one value), or repeated in a form."""
         return name in self._lists or len(self._values.get(name, [])) > 1
 
+    def names(self) -> list[str]:
+        return list(self._values)
+
     def get(self, name: str) -> Any:
         values = self._values.get(name)
         return values[0] if values else None

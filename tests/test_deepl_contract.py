@@ -84,6 +84,31 @@ def test_every_server_url_spelling_translates(running: Running, suffix: str) -> 
     assert result.text == DE and result.detected_source_lang == "DE"
 
 
+@pytest.mark.parametrize("suffix", ["", "/deepl", "/deepl/"])
+def test_deepl_python_runs_its_public_surface(running: Running, suffix: str) -> None:
+    """Lists, languages, usage, a v2 glossary's life and the errors, at each base URL."""
+    dl = client(running, suffix)
+    texts = dl.translate_text(["Bonjour tout le monde", "42"], target_lang="DE")
+    assert [(r.text, r.detected_source_lang) for r in texts] == [
+        ("Bonjour tout le monde", "FR"), ("42", "EN")]
+    assert len(dl.get_source_languages()) == 38
+    assert {"EN-US", "EN-GB", "PT-BR", "ZH-HANS"} <= {t.code for t in dl.get_target_languages()}
+    assert dl.get_usage().character.count > 0
+    pairs = {(p.source_lang, p.target_lang) for p in dl.get_glossary_languages()}
+    assert ("en", "de") in pairs and len(pairs) == 38 * 37  # lower case, as DeepL answers
+    made = dl.create_glossary("desk", "EN", "DE", {"refund": "Erstattung"})
+    assert dl.get_glossary(made.glossary_id).entry_count == 1
+    assert dl.get_glossary_entries(made) == {"refund": "Erstattung"}
+    dl.delete_glossary(made)
+    with pytest.raises(deepl.GlossaryNotFoundException):
+        dl.get_glossary(made.glossary_id)
+    with pytest.raises(deepl.DeepLException, match="target_lang"):
+        dl.translate_text("Hallo", target_lang="XX", source_lang="DE")
+    with pytest.raises(deepl.AuthorizationException):
+        deepl.Translator("hymt-nobody", server_url=running.url + suffix,
+                         send_platform_info=False).get_usage()
+
+
 @pytest.mark.parametrize("method, path, status", [
     ("GET", "/deepl/v2/nothing", 404), ("GET", "/v3/nothing/at/all", 404),
     ("GET", "/deepl", 404), ("GET", "/deepl/", 404), ("POST", "/v2", 404),

@@ -61,7 +61,7 @@ async def test_without_keys_the_api_is_off_and_says_how_to_turn_it_on(
     async with client(app, "127.0.0.1") as http:
         lt = await http.post("/libretranslate/detect", data={"q": "Guten Tag, wie geht es?"})
         dl = await http.post("/deepl/v2/translate", json={"text": ["42"], "target_lang": "DE"})
-    assert lt.status_code == 403 and "hymt-chat api-key create" in lt.json()["error"]
+    assert lt.status_code == 400 and "hymt-chat api-key create" in lt.json()["error"]  # no key
     assert dl.status_code == 403 and "HYMT_API_OPEN_LOCAL" in dl.json()["message"]
     body = metrics.render()[0].decode()
     assert 'hymt_api_requests_total{dialect="deepl",key="none",outcome="denied"} 1.0' in body
@@ -83,7 +83,8 @@ async def test_open_local_serves_127_0_0_1_without_a_key_and_nobody_else(
         assert wrong.status_code == 403  # a bad key is refused even where no key is needed
     async with client(app) as remote:
         far = await remote.post("/libretranslate/detect", data={"q": "Guten Tag, wie geht es?"})
-        assert far.status_code == 403 and "key is required" in far.json()["error"]
+        assert far.status_code == 400  # LibreTranslate's answer to a missing key
+        assert far.json()["error"] == "Please contact the server operator to get an API key"
         key = store.create("far", per_minute=5)
         near = await remote.post("/libretranslate/detect",
                                  data={"q": "Guten Tag, wie geht es Ihnen heute?", "api_key": key})
@@ -94,7 +95,7 @@ async def test_open_local_serves_127_0_0_1_without_a_key_and_nobody_else(
 
 
 async def test_bodies_over_the_cap_are_refused_before_they_are_read(tmp_path: Path) -> None:
-    app, store, _ = app_for(tmp_path, api_max_body=4096)
+    app, store, _ = app_for(tmp_path, api_max_body=4096, max_input_chars=1000)
     key = store.create("k", per_minute=50)
     auth = {"Authorization": f"DeepL-Auth-Key {key}"}
 
@@ -109,8 +110,12 @@ async def test_bodies_over_the_cap_are_refused_before_they_are_read(tmp_path: Pa
                                               "4,096 bytes. Send less text per request.")
         streamed = await http.post("/deepl/v2/translate", headers=auth, content=chunks())
         assert streamed.status_code == 413 and "4,096" in streamed.json()["message"]
-        lt = await http.post("/libretranslate/translate", data={"q": "a" * 5000, "api_key": key})
-        assert lt.status_code == 413 and lt.json()["error"].endswith("Send less text per request.")
+        # LibreTranslate's cap is its charLimit (HYMT_MAX_INPUT_CHARS) at 12 bytes a character
+        # and 64 KiB of fields; over it, its 400 (libretranslate.py: body_limit).
+        lt = await http.post("/libretranslate/translate", data={"q": "a" * 100_000,
+                                                                "api_key": key})
+        assert lt.status_code == 400 and lt.json()["error"].endswith(
+            " bytes) exceeds text limit (77536 bytes)")
 
 
 async def test_bad_json_and_form_bodies_get_one_sentence(tmp_path: Path) -> None:

@@ -248,10 +248,13 @@ def test_libretranslate_errors(api: ApiApp) -> None:
         assert post(q="Hello", source="klingon", target="fr").status_code == 400
         assert post(q="Hello", source="en", target="fr", format="pdf").status_code == 400
         big = http.post(url, data={"q": "a" * 1_048_576, "source": "en", "target": "fr",
-                                   "api_key": key})
-        assert big.status_code == 413 and "131,072" in big.json()["error"]
-        assert http.post(url, json={"q": "Hi", "source": "en", "target": "fr"}
-                         ).status_code == 403
+                                   "api_key": key})  # LibreTranslate's 400 over charLimit
+        assert big.status_code == 400
+        assert big.json()["error"] == ("Invalid request: request (1048576) exceeds text limit "
+                                       "(200000)")
+        keyless = http.post(url, json={"q": "Hi", "source": "en", "target": "fr"})
+        assert keyless.status_code == 400  # LibreTranslate's answer to a missing key
+        assert keyless.json() == {"error": "Please contact the server operator to get an API key"}
         slow_key = new_key(api, "lt-slow", per_minute=1)
         assert http.post(url, json={"q": "42", "source": "en", "target": "fr",
                                     "api_key": slow_key}).status_code == 200

@@ -35,6 +35,10 @@ class Fields:
     def names(self) -> list[str]:
         return list(self._values)
 
+    def json_list(self, name: str) -> bool:
+        """Sent as a JSON list (LibreTranslate's batch; a repeated form field is not one)."""
+        return name in self._lists
+
     def get(self, name: str) -> Any:
         values = self._values.get(name)
         return values[0] if values else None

@@ -1,11 +1,33 @@
 """The LibreTranslate dialect, under ``/libretranslate``: what its clients send and expect.
 
-``POST /translate`` (``q`` one text or a list, ``source`` a code or ``auto``, ``target``,
-``format`` text|html, ``alternatives``, ``api_key``; JSON or form), ``POST /detect``,
+``POST /translate`` (``q`` one text, or a JSON list of them; ``source`` a code or ``auto``,
+``target``, ``format`` text|html, ``alternatives``, ``api_key``; JSON or form), ``POST /detect``,
 ``GET /languages``, ``POST /translate_file`` (multipart ``file``; the answer names a download
-URL), ``GET /download_file/{name}``, ``GET /frontend/settings``. Errors are
-``{"error": "..."}`` with LibreTranslate's codes: 400 bad input, 403 bad or missing key,
-429 slow down (also a spent quota: LibreTranslate has no 456), 500 translation failed.
+URL), ``GET /download_file/{name}``, ``GET /frontend/settings``, ``GET /health``, ``GET /spec``
+(:mod:`~hymt_chat.api.libre_spec`), ``POST /suggest`` (suggestions are off: 403, as
+LibreTranslate answers without ``--suggestions``). Errors are ``{"error": "..."}`` with
+LibreTranslate's codes: 400 bad input (also a text over ``charLimit`` and a missing key), 403 a
+bad key, 429 slow down (also a spent quota: LibreTranslate has no 456), 500 translation failed;
+any other path under the root 404 and a known one's wrong method 405 with ``Allow``
+(:mod:`.fallback`), never the chat page.
+
+Each endpoint answers at ``ROOT/name`` and where clients join it: ``ROOTname`` (deep-translator
+appends the name to the base URL as given) and ``ROOT//name`` ('/name' joined onto a base URL
+that ends in a slash); libretranslatepy adds the slash itself.
+
+Like LibreTranslate (app.py: ``request.values.get("q")``), a form field sent twice is read once,
+its first value; only a JSON list is a batch. ``charLimit`` is :attr:`Settings.max_input_chars`,
+for one text and for a request's texts together, and the body may be as large as that many
+characters take at their worst encoding (:func:`body_limit`): a text the settings allow is
+never refused for its bytes, and one over it gets LibreTranslate's 400 "exceeds text limit".
+
+**Keys and other origins.** Any page may call these paths from a browser (CORS ``*``, no
+cookies: :class:`hymt_chat.service.web.ApiCors`), with a key. Without one, a request from a
+browser page on another origin (an ``Origin`` that is neither this server's nor listed in
+``HYMT_API_ORIGINS``) is never the keyless "local" caller of ``HYMT_API_OPEN_LOCAL``: it gets
+LibreTranslate's answer to a missing key, 400 "Please contact the server operator to get an API
+key" — else any web page a local user visits could spend the local API. LibreTranslate does
+the same with ``--require-api-key-origin`` (app.py, ``access_check``).
 """
 
 from __future__ import annotations
@@ -14,15 +36,19 @@ import asyncio
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from hymt_chat import __version__
+from hymt_chat.api.access import OFF_MESSAGE
 from hymt_chat.api.codes import from_libre, libre_code, libre_codes
+from hymt_chat.api.fallback import add_fallback
 from hymt_chat.api.fields import Fields, read_fields
+from hymt_chat.api.libre_spec import libre_spec
 from hymt_chat.api.service import ApiService, Context
 from hymt_chat.api.work import MAX_ALTERNATIVES, MAX_TEXTS, Job
 from hymt_chat.engine.priority import BULK
@@ -39,18 +65,47 @@ from hymt_chat.lang.languages import LANGUAGES, get_language
 from hymt_chat.modes import documents
 from hymt_chat.modes.cost import document_cost
 from hymt_chat.service.ratelimit import Cost
-from hymt_chat.text.cleanup import is_blank
+from hymt_chat.service.web import api_origins
+from hymt_chat.service.web_guard import LIBRE_ENDPOINTS, LIBRE_ROOT, origin_allowed
+from hymt_chat.settings import Settings
 
-__all__ = ["FileStore", "libretranslate_router"]
+__all__ = ["KEY_NEEDED", "FileStore", "KeyMissingError", "body_limit", "char_limit",
+           "detections", "libretranslate_router"]
 
 DIALECT = "libretranslate"
+ROOT = LIBRE_ROOT
 FILE_SLACK = 64 * 1024  # multipart headers and the other fields around the file
+FORM_SLACK = 64 * 1024  # the fields around the texts: keys, codes, JSON's quotes and commas
+WORST_BYTES = 12  # a character at its worst: an emoji as two \uXXXX escapes, or %F0%9F%98%80
+KEY_NEEDED = "Please contact the server operator to get an API key"  # LibreTranslate's words
+NO_SUGGESTIONS = "Suggestions are disabled on this server."  # ditto
+UNKNOWN = {"confidence": 0.0, "language": "en"}  # LibreTranslate's guess when it has none
+
+
+class KeyMissingError(AccessDeniedError):
+    """No key where one is needed: LibreTranslate answers 400, not 403 (a bad key's)."""
+
+
+def char_limit(settings: Settings) -> int:
+    """``charLimit``: the characters one request may carry (the chat's own limit)."""
+    return settings.max_input_chars
+
+
+def body_limit(settings: Settings) -> int:
+    """The largest body: ``charLimit`` characters at their worst encoding, and the fields."""
+    return WORST_BYTES * char_limit(settings) + FORM_SLACK
+
+
+def _too_long(size: int, limit: int, unit: str = "") -> InputError:
+    """LibreTranslate's sentence (app.py, its char_limit check), numbers as it prints them."""
+    return InputError(f"Invalid request: request ({size}{unit}) exceeds text limit "
+                      f"({limit}{unit})")
 
 
 def error_response(err: BaseException) -> Response:
     if isinstance(err, BodyTooLargeError):
-        return JSONResponse({"error": str(err)}, status_code=413)
-    if isinstance(err, InputError):
+        err = _too_long(err.size, err.limit, " bytes")
+    if isinstance(err, InputError | KeyMissingError):
         return JSONResponse({"error": str(err)}, status_code=400)
     if isinstance(err, AccessDeniedError):
         return JSONResponse({"error": str(err)}, status_code=403)
@@ -61,6 +116,10 @@ def error_response(err: BaseException) -> Response:
         return JSONResponse({"error": f"Slowdown: {err}"}, status_code=429, headers=headers)
     message = public_text(err)  # never the model server's address, nor a bug's text
     return JSONResponse({"error": f"Cannot translate text: {message}"}, status_code=500)
+
+
+def _error(status: int, sentence: str, headers: dict[str, str] | None = None) -> Response:
+    return JSONResponse({"error": sentence}, status_code=status, headers=headers)
 
 
 class FileStore:
@@ -98,8 +157,34 @@ def _key(fields: Fields, request: Request) -> str | None:
     return key or None
 
 
-def _texts(fields: Fields) -> list[str]:
-    values = fields.getlist("q")
+def from_elsewhere(request: Request, listed: frozenset[str]) -> bool:
+    """Sent by a browser page on an origin neither this server's nor *listed*. (A page cannot
+    forge ``Origin``, nor send ``X-Forwarded-Host`` without a preflight, which the API's CORS
+    refuses: that header is not among those it allows.)"""
+    headers = request.headers
+    if "origin" not in headers:  # browsers send one with every cross-origin POST and fetch()
+        return headers.get("sec-fetch-site") == "cross-site"
+    return not origin_allowed(headers["origin"], headers.get("host"),
+                              headers.get("x-forwarded-host"), listed)
+
+
+async def _authenticate(svc: ApiService, ctx: Context, fields: Fields) -> None:
+    """The caller, or LibreTranslate's 400 for a missing key (403 for a bad one)."""
+    key = _key(fields, ctx.request)
+    if key is None and from_elsewhere(ctx.request, api_origins(svc.settings)):
+        raise KeyMissingError(KEY_NEEDED)  # never the local caller: see the module docstring
+    try:
+        await svc.authenticate(ctx, key)
+    except AccessDeniedError as err:
+        if key is None:
+            raise KeyMissingError(OFF_MESSAGE if str(err) == OFF_MESSAGE else KEY_NEEDED) from None
+        raise
+
+
+def _texts(fields: Fields, limit: int) -> tuple[list[str], bool]:
+    """The texts, and whether they came as a batch (a JSON list)."""
+    batch = fields.json_list("q")
+    values = fields.getlist("q") if batch else fields.getlist("q")[:1]
     if not values or (len(values) == 1 and values[0] in (None, "")):
         raise InputError("Invalid request: missing q parameter")
     if len(values) > MAX_TEXTS:  # LibreTranslate's own wording (its --batch-limit)
@@ -107,26 +192,56 @@ def _texts(fields: Fields) -> list[str]:
                          f"({MAX_TEXTS}): send at most {MAX_TEXTS} texts per request.")
     if not all(isinstance(v, str) for v in values):
         raise InputError("Invalid request: q must be a string or a list of strings")
-    return values
+    longest = max(len(v) for v in values)
+    if longest > limit or sum(len(v) for v in values) > limit:
+        raise _too_long(max(longest, sum(len(v) for v in values)), limit)
+    return values, batch
+
+
+def _alternatives(fields: Fields) -> int:
+    """LibreTranslate's reading: a number, below 0 taken as 0 (app.py: ``max(0, int(n))``)."""
+    value = fields.get("alternatives")
+    try:
+        wanted = max(0, int(value if value not in (None, "") else 0))
+    except (TypeError, ValueError):
+        raise InputError("Invalid request: alternatives parameter is not a number") from None
+    if wanted > MAX_ALTERNATIVES:
+        raise InputError(f"Invalid request: alternatives parameter must be <= {MAX_ALTERNATIVES}")
+    return wanted
 
 
 def _detected(code: str | None, confidence: float) -> dict[str, Any]:
-    return {"confidence": round(confidence * 100, 1), "language": libre_code(code) if code
-            else "auto"}
+    if not code:
+        return dict(UNKNOWN)
+    return {"confidence": round(confidence * 100, 1), "language": libre_code(code)}
 
 
 def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> APIRouter:
-    router = APIRouter(prefix="/libretranslate", include_in_schema=False)
+    router = APIRouter(include_in_schema=False)
     store = files or FileStore()
-    limit = svc.settings.api_max_body
+    limit = body_limit(svc.settings)
+    chars = char_limit(svc.settings)
 
-    @router.post("/translate")
+    def endpoint(name: str, method: str) -> Callable[[Callable[..., Awaitable[Response]]],
+                                                      Callable[..., Awaitable[Response]]]:
+        """Register a handler at ``ROOT/name`` and at the paths clients join it to (the Guard
+        and the CORS know the joined ones by :data:`LIBRE_ENDPOINTS`)."""
+        if name not in LIBRE_ENDPOINTS:
+            raise ValueError(f"{name} is not in web_guard.LIBRE_ENDPOINTS")
+
+        def register(handler: Callable[..., Awaitable[Response]]
+                     ) -> Callable[..., Awaitable[Response]]:
+            for path in (f"{ROOT}/{name}", f"{ROOT}{name}", f"{ROOT}//{name}"):
+                router.add_api_route(path, handler, methods=[method])
+            return handler
+        return register
+
+    @endpoint("translate", "POST")
     async def translate(request: Request) -> Response:
         async def work(ctx: Context) -> Response:
             fields = await read_fields(request, limit)
-            await svc.authenticate(ctx, _key(fields, request))
-            texts = _texts(fields)
-            batch = fields.was_list("q") or len(texts) > 1
+            await _authenticate(svc, ctx, fields)
+            texts, batch = _texts(fields, chars)
             source = fields.text("source")
             target = fields.text("target")
             if not source:
@@ -136,9 +251,7 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             fmt = fields.text("format", "text")
             if fmt not in ("text", "html"):
                 raise InputError(f"{fmt} format is not supported")
-            alternatives = fields.integer("alternatives")
-            if not 0 <= alternatives <= MAX_ALTERNATIVES:
-                raise InputError(f"Invalid request: alternatives is 0 to {MAX_ALTERNATIVES}.")
+            alternatives = _alternatives(fields)
             job = Job(texts, from_libre(target, "target"),
                       "auto" if source == "auto" else from_libre(source, "source"),
                       fmt, alternatives=alternatives if fmt == "text" else 0)  # type: ignore[arg-type]
@@ -155,31 +268,33 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
 
         return await svc.guard(DIALECT, request, work, error_response)
 
-    @router.post("/detect")
+    @endpoint("detect", "POST")
     async def detect(request: Request) -> Response:
         async def work(ctx: Context) -> Response:
             fields = await read_fields(request, limit)
-            await svc.authenticate(ctx, _key(fields, request))
+            await _authenticate(svc, ctx, fields)
             q = fields.text("q")
-            if not q or is_blank(q):
+            if not q:
                 raise InputError("Invalid request: missing q parameter")
+            if len(q) > chars:
+                raise _too_long(len(q), chars)
             await svc.access.admit(ctx.caller)  # type: ignore[arg-type]
             return JSONResponse(await asyncio.to_thread(detections, q))  # CPU: off the loop
 
         return await svc.guard(DIALECT, request, work, error_response)
 
-    @router.get("/languages")
+    @endpoint("languages", "GET")
     async def languages() -> Response:
         codes = libre_codes()
         return JSONResponse([{"code": libre_code(lang.code), "name": lang.english,
                               "targets": [c for c in codes if c != libre_code(lang.code)]}
                              for lang in LANGUAGES])
 
-    @router.get("/frontend/settings")
+    @endpoint("frontend/settings", "GET")
     async def frontend_settings() -> Response:
         target = get_language(svc.settings.default_target)
         return JSONResponse({
-            "charLimit": svc.settings.max_input_chars,
+            "charLimit": chars,
             "frontendTimeout": 500,
             "apiKeys": True,
             "keyRequired": not svc.access.open_local,
@@ -190,11 +305,24 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
                          "target": {"code": libre_code(target.code), "name": target.english}},
         })
 
-    @router.post("/translate_file")
+    @endpoint("health", "GET")
+    async def health() -> Response:
+        """LibreTranslate's answer: the API is up (the model's state is the app's /health)."""
+        return JSONResponse({"status": "ok"})
+
+    @endpoint("spec", "GET")
+    async def spec() -> Response:
+        return JSONResponse(libre_spec(ROOT, __version__, MAX_ALTERNATIVES))
+
+    @endpoint("suggest", "POST")
+    async def suggest() -> Response:
+        return _error(403, NO_SUGGESTIONS)
+
+    @endpoint("translate_file", "POST")
     async def translate_file(request: Request) -> Response:
         async def work(ctx: Context) -> Response:
             fields = await read_fields(request, documents.MAX_FILE_BYTES + FILE_SLACK)
-            await svc.authenticate(ctx, _key(fields, request))
+            await _authenticate(svc, ctx, fields)
             upload = fields.file("file")
             if upload is None:
                 raise InputError("Invalid request: missing file parameter")
@@ -221,32 +349,33 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             ctx.billed = len(doc.text)
             file_id = store.put(documents.output_name(doc.name, target), doc.encode(out),
                                 doc.mime)
-            url = f"{str(request.base_url).rstrip('/')}/libretranslate/download_file/{file_id}"
+            url = f"{str(request.base_url).rstrip('/')}{ROOT}/download_file/{file_id}"
             return JSONResponse({"translatedFileUrl": url})
 
         return await svc.guard(DIALECT, request, work, error_response)
 
-    @router.get("/download_file/{file_id}")
+    @router.get(f"{ROOT}/download_file/{{file_id}}")
     async def download_file(file_id: str) -> Response:
         found = store.get(file_id)
         if found is None:
-            return JSONResponse({"error": "Invalid filename (unknown or expired)."},
-                                status_code=400)
+            return _error(400, "Invalid filename (unknown or expired).")
         data, mime = found
         name = file_id.split(".", 1)[1]
         return Response(data, media_type=mime,
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
+    add_fallback(router, [ROOT], _error)  # last: every other path under the root, in JSON
     return router
 
 
 def detections(text: str) -> list[dict[str, Any]]:
     """LibreTranslate's ``/detect`` answer: our detector's verdict first (confidence 0-100),
-    then langdetect's other candidates among the 38; empty when nothing is known."""
+    then langdetect's other candidates among the 38; never empty: with no candidate at all,
+    LibreTranslate's own fallback, English at confidence 0 (its language.py)."""
     code, confidence = detect_with_confidence(text)
     out = [_detected(code, confidence)] if code else []
     known = {lang.code for lang in LANGUAGES}
     for other, prob in detect_candidates(text, min_prob=0.05):
         if other in known and other != code:
             out.append(_detected(other, prob))
-    return out[:3]
+    return out[:3] or [dict(UNKNOWN)]

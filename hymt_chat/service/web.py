@@ -26,8 +26,8 @@ from hymt_chat.service.ratelimit import client_address
 from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
 
-__all__ = ["add_routes", "address_key", "allowed_hosts", "allowed_origins", "cookie",
-           "frame_cap", "install_guards", "page_url", "peer_key", "to_front", "trusted_proxies"]
+__all__ = ["add_routes", "address_key", "allowed_hosts", "allowed_origins", "api_origins",
+           "cookie", "frame_cap", "install_guards", "page_url", "peer_key", "to_front", "trusted_proxies"]
 
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 _LOOPBACK_BINDS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
@@ -41,6 +41,12 @@ def _listed(value: str, *, origins: bool = False) -> frozenset[str]:
 def allowed_origins(settings: Settings) -> frozenset[str]:
     """Other origins that may call the signed-in app with its cookies."""
     return _listed(settings.allowed_origins, origins=True)
+
+
+def api_origins(settings: Settings) -> frozenset[str]:
+    """Other origins whose pages may call the APIs (HYMT_API_ORIGINS): for LibreTranslate, those
+    that may call it without a key where the local caller may (any origin may with one)."""
+    return _listed(settings.api_origins, origins=True)
 
 
 def trusted_proxies(settings: Settings) -> frozenset[str]:
@@ -126,10 +132,9 @@ def install_guards(server: FastAPI, settings: Settings, *,
     for middleware in server.user_middleware:
         if middleware.cls is CORSMiddleware:
             middleware.kwargs["allow_origins"] = sorted(origins)
-    api_origins = _listed(settings.api_origins, origins=True)
-    server.add_middleware(ApiCors, origins=api_origins)
+    server.add_middleware(ApiCors, origins=api_origins(settings))
     server.add_middleware(
-        web_guard.Guard, allowed_origins=origins, api_origins=api_origins,
+        web_guard.Guard, allowed_origins=origins, api_origins=api_origins(settings),
         allowed_hosts=allowed_hosts(settings, os.environ.get("CHAINLIT_HOST")),
         user_of=user_of, is_allowed=is_allowed,
         throttle=web_guard.LoginThrottle(storage=settings.redis_url) if sign_in else None,
@@ -161,17 +166,30 @@ def install_guards(server: FastAPI, settings: Settings, *,
 
 
 class ApiCors:
-    """CORS for ``/libretranslate`` and ``/deepl`` (HYMT_API_ORIGINS, no credentials: the
-    APIs take keys, never cookies); every other path goes to the app's own CORS."""
+    """CORS for the APIs, no credentials (they take keys, never cookies): ``/deepl`` for
+    HYMT_API_ORIGINS; every other path goes to the app's own CORS.
+
+    ``/libretranslate`` for any origin (``*``), as LibreTranslate answers (its app.py's
+    ``after_request``: ``Access-Control-Allow-Origin: *``, headers Authorization and
+    Content-Type, methods GET and POST, max age 20 days). It also sends ``Allow-Credentials:
+    true``, which browsers ignore beside ``*``: none here. Our memory headers are allowed too."""
 
     def __init__(self, app: Any, *, origins: frozenset[str]) -> None:
         self.app = app
         self.cors = CORSMiddleware(app, allow_origins=sorted(origins), allow_credentials=False,
                                    allow_methods=["GET", "POST", "DELETE"],
                                    allow_headers=["Authorization", "Content-Type"])
+        self.libre = CORSMiddleware(
+            app, allow_origins=["*"], allow_credentials=False, allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "X-Hymt-Memory"],
+            expose_headers=["X-Hymt-Memory", "X-Hymt-Memory-Segments"], max_age=20 * 86400)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        api = scope["type"] == "http" and scope.get("path", "").startswith(web_guard.API_PATHS)
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if web_guard.is_libre(path):
+            await self.libre(scope, receive, send)
+            return
+        api = scope["type"] == "http" and path.startswith(web_guard.API_PATHS)
         await (self.cors if api else self.app)(scope, receive, send)
 
 

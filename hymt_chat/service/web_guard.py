@@ -9,8 +9,10 @@ An ASGI middleware in front of everything Chainlit serves:
 * **Origins.** A request whose ``Origin`` is neither the app's own (its ``Host``, or the
   ``X-Forwarded-Host`` a proxy set) nor listed is refused — the page's fetches, the
   socket.io handshake and the websocket. The signed-in app lists ``HYMT_ALLOWED_ORIGINS``,
-  the APIs (``/libretranslate``, ``/deepl``: keys, no cookies) ``HYMT_API_ORIGINS``: an origin
-  let in for an API client cannot read an agent's threads.
+  the DeepL API (``/deepl``: keys, no cookies) ``HYMT_API_ORIGINS``: an origin let in for an
+  API client cannot read an agent's threads. ``/libretranslate`` lets every origin in, as
+  LibreTranslate does (a page elsewhere without a key is refused there, never served as the
+  keyless local caller: :mod:`hymt_chat.api.libretranslate`).
 * **Revoked sign-ins.** A token whose user is no longer an agent (dropped from
   ``HYMT_AGENTS``), or whose password changed since it was issued, is refused at the next
   request or connect, and its cookie cleared.
@@ -46,8 +48,8 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from hymt_chat.service.ratelimit import client_address
 
-__all__ = ["API_PATHS", "Guard", "LoginThrottle", "SignedUser", "host_allowed",
-           "origin_allowed", "signed_in"]
+__all__ = ["API_PATHS", "LIBRE_ENDPOINTS", "LIBRE_ROOT", "Guard", "LoginThrottle", "SignedUser",
+           "host_allowed", "is_libre", "origin_allowed", "signed_in"]
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -59,6 +61,18 @@ _MAX_LOGIN_BODY = 64 * 1024
 _STATE_USER = "hymt_agent"
 # keys, not cookies: their own origins (DeepL answers at the host root too, like DeepL)
 API_PATHS = ("/libretranslate/", "/deepl/", "/v2/", "/v3/")
+# LibreTranslate: any origin, as LibreTranslate itself answers (CORS "*"). Its paths: the root,
+# what lies under it, and its endpoints joined onto a base URL without the slash (deep-translator
+# appends "translate" to the URL as given: /libretranslatetranslate).
+LIBRE_ROOT = "/libretranslate"
+LIBRE_ENDPOINTS = ("translate", "detect", "languages", "translate_file", "frontend/settings",
+                   "health", "spec", "suggest")
+_LIBRE_JOINED = frozenset(LIBRE_ROOT + name for name in LIBRE_ENDPOINTS)
+
+
+def is_libre(path: str) -> bool:
+    """A LibreTranslate path: the root, under it, or an endpoint joined without the slash."""
+    return path == LIBRE_ROOT or path.startswith(LIBRE_ROOT + "/") or path in _LIBRE_JOINED
 
 
 def origin_allowed(origin: str | None, host: str | None, forwarded_host: str | None,
@@ -210,10 +224,11 @@ class Guard:
             await _refuse(scope, send, 421, "This server does not answer for that host name "
                           "(HYMT_ALLOWED_HOSTS).")
             return
-        api = path.startswith(API_PATHS)
+        libre = is_libre(path)  # any origin: keys in the body, no cookies (libretranslate.py)
+        api = libre or path.startswith(API_PATHS)
         origins = self.api_origins if api else self.allowed_origins
-        if not origin_allowed(headers.get("origin"), headers.get("host"),
-                              headers.get("x-forwarded-host"), origins):
+        if not libre and not origin_allowed(headers.get("origin"), headers.get("host"),
+                                            headers.get("x-forwarded-host"), origins):
             _log.warning("refused a request from origin %s to %s", headers.get("origin"), path)
             await _refuse(scope, send, 403, "This origin may not use the app.")
             return

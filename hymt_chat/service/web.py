@@ -27,7 +27,8 @@ from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
 
 __all__ = ["add_routes", "address_key", "allowed_hosts", "allowed_origins", "api_origins",
-           "cookie", "frame_cap", "install_guards", "page_url", "peer_key", "to_front", "trusted_proxies"]
+           "cookie", "frame_cap", "install_guards", "page_url", "peer_key", "to_front",
+           "trusted_proxies"]
 
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 _LOOPBACK_BINDS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})

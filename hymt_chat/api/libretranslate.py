@@ -58,6 +58,7 @@ from hymt_chat.errors import (
     InputError,
     QuotaExceededError,
     RateLimitedError,
+    UnknownLanguageError,
     public_text,
 )
 from hymt_chat.lang.detect import detect_candidates, detect_with_confidence
@@ -198,6 +199,15 @@ def _texts(fields: Fields, limit: int) -> tuple[list[str], bool]:
     return values, batch
 
 
+def _code(value: str, field: str) -> str:
+    """Our code of LibreTranslate's; else its sentence, "zz is not supported" (app.py:805-811,
+    word for word: its own test compares it; the codes are at ``/languages``)."""
+    try:
+        return from_libre(value, field)
+    except UnknownLanguageError:
+        raise UnknownLanguageError(f"{value.lower()[:40]} is not supported") from None
+
+
 def _alternatives(fields: Fields) -> int:
     """LibreTranslate's reading: a number, below 0 taken as 0 (app.py: ``max(0, int(n))``)."""
     value = fields.get("alternatives")
@@ -252,8 +262,8 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             if fmt not in ("text", "html"):
                 raise InputError(f"{fmt} format is not supported")
             alternatives = _alternatives(fields)
-            job = Job(texts, from_libre(target, "target"),
-                      "auto" if source == "auto" else from_libre(source, "source"),
+            job = Job(texts, _code(target, "target"),
+                      "auto" if source == "auto" else _code(source, "source"),
                       fmt, alternatives=alternatives if fmt == "text" else 0)  # type: ignore[arg-type]
             results = await svc.translate(ctx, job)
             body: dict[str, Any] = {"translatedText": [r.text for r in results] if batch
@@ -327,13 +337,16 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             if upload is None:
                 raise InputError("Invalid request: missing file parameter")
             source = fields.text("source") or "auto"
-            target = from_libre(fields.text("target") or "", "target")
+            target = fields.text("target")
+            if not target:
+                raise InputError("Invalid request: missing target parameter")
+            target = _code(target, "target")
             data = await upload.read()
             doc = await asyncio.to_thread(  # decoding, parsing, detecting: off the event loop
                 documents.load_document, upload.filename or "file.txt", data,
                 max_chars=svc.settings.max_input_chars)
             code = (await asyncio.to_thread(documents.detect_document_language, doc)
-                    if source == "auto" else from_libre(source, "source"))
+                    if source == "auto" else _code(source, "source"))
             calls = (await asyncio.to_thread(document_cost, doc, svc.settings)).calls
             ctx.charge = await svc.access.admit(ctx.caller,  # type: ignore[arg-type]
                                                 Cost(calls, len(doc.text)))  # a call a value

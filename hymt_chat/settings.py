@@ -120,8 +120,9 @@ class Settings(BaseSettings):
         "app with its cookies."
     )
     api_origins: str = Field(
-        default="", description="Origins whose pages may call /libretranslate and /deepl from "
-        "a browser (no cookies; never the signed-in app)."
+        default="", description="Origins whose pages may call /deepl from a browser (no "
+        "cookies; never the signed-in app), and /libretranslate without a key where 127.0.0.1 "
+        "may (any origin may with one)."
     )
     allowed_hosts: str = Field(
         default="", description="Host names the app answers to ('*': any); unset: the loopback "

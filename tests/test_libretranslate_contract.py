@@ -25,6 +25,7 @@ from libretranslatepy import LibreTranslateAPI
 
 from hymt_chat.api.keys import KeyStore
 from hymt_chat.api.libre_spec import PATHS
+from hymt_chat.service.web_guard import LIBRE_ENDPOINTS
 from tests.support.tabs import app
 
 LIMIT = 2000  # HYMT_MAX_INPUT_CHARS, LibreTranslate's charLimit here
@@ -138,8 +139,10 @@ def test_health_spec_and_suggest_answer_as_libretranslate_does(lt: Lt) -> None:
     assert set(spec["paths"]) == set(PATHS) == {
         "/translate", "/translate_file", "/detect", "/languages", "/frontend/settings",
         "/suggest", "/health"}
+    assert {"/" + name for name in LIBRE_ENDPOINTS} == set(PATHS) | {"/spec"}  # every one
     for path, methods in spec["paths"].items():
-        allowed = httpx.options(lt.root + path, timeout=30)  # what the route takes
+        other = "GET" if "post" in methods else "POST"
+        allowed = httpx.request(other, lt.root + path, timeout=30)  # 405: what the route takes
         assert allowed.headers["allow"] == ", ".join(m.upper() for m in methods), path
         for method in methods.values():
             for answer in method["responses"].values():

@@ -27,7 +27,7 @@ browser page on another origin (an ``Origin`` that is neither this server's nor 
 ``HYMT_API_ORIGINS``) is never the keyless "local" caller of ``HYMT_API_OPEN_LOCAL``: it gets
 LibreTranslate's answer to a missing key, 400 "Please contact the server operator to get an API
 key" — else any web page a local user visits could spend the local API. LibreTranslate does
-the same with ``--require-api-key-origin`` (app.py, ``access_check``).
+the same with ``--require-api-key-origin`` (app.py:352-356 and 380-387, ``access_check``).
 """
 
 from __future__ import annotations
@@ -193,9 +193,9 @@ def _texts(fields: Fields, limit: int) -> tuple[list[str], bool]:
                          f"({MAX_TEXTS}): send at most {MAX_TEXTS} texts per request.")
     if not all(isinstance(v, str) for v in values):
         raise InputError("Invalid request: q must be a string or a list of strings")
-    longest = max(len(v) for v in values)
-    if longest > limit or sum(len(v) for v in values) > limit:
-        raise _too_long(max(longest, sum(len(v) for v in values)), limit)
+    total = sum(len(v) for v in values)  # LibreTranslate counts each text; here also together
+    if total > limit:
+        raise _too_long(total, limit)
     return values, batch
 
 

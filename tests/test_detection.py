@@ -209,3 +209,50 @@ def test_the_numpy_detector_gives_langdetects_own_probabilities_bit_for_bit() ->
         assert results[0] == results[1], text
         compared += isinstance(results[0], list)
     assert compared >= len(CASES)  # the statistical path ran, not only the failures
+
+
+def test_the_checks_early_stop_gives_the_full_detections_verdict() -> None:
+    """detect_other_than stops langdetect's trials once no language outside the target's can
+    reach the threshold: for every sentence and every target, the question the answer check
+    asks ("confidently another language?") gets the full detection's answer, and whatever
+    language it does name is the full detection's."""
+    from hymt_chat.lang.detect import detect_other_than
+    from hymt_chat.text.checks import LANGUAGE_CONFIDENCE, _family_of
+
+    cases = CASES + [("mixed", "Merci beaucoup! See you tomorrow at the office, d'accord?"),
+                     ("mixed", "Your order ships tomorrow; the Lieferung arrives Friday."),
+                     ("mixed", "ok thanks")]
+    early: set[tuple[str, str]] = set()
+    for target in ("en", "fr", "de", "es", "ru", "ja", "zh", "id", "nl", "tr"):
+        family = _family_of(target)
+        for code, text in cases:
+            full = detect_with_confidence(text)
+            fast = detect_other_than(text, family, LANGUAGE_CONFIDENCE)
+
+            def other(found: tuple[str | None, float]) -> bool:
+                return (found[0] is not None and found[1] >= LANGUAGE_CONFIDENCE
+                        and found[0] not in family)
+
+            assert other(fast) == other(full), (target, text, full, fast)
+            assert fast == full or fast == (None, 0.0), (target, text)
+            if fast != full:
+                early.add((target, code))
+    # A reply in a Latin-script target left to langdetect stops early (Spanish, Indonesian:
+    # re-decided by markers afterwards, so never; Russian, Japanese, Chinese: decided by script)
+    assert {(t, t) for t in ("en", "fr", "de", "nl", "tr")} <= early, early
+
+
+def test_the_detector_stops_after_the_trial_that_settles_it() -> None:
+    from hymt_chat.lang.detect import _profiles
+
+    asked: list[float] = []
+
+    def stop(mean_so_far) -> bool:  # type: ignore[no-untyped-def]
+        asked.append(float(mean_so_far.sum()))
+        return len(asked) == 2
+
+    detector = _profiles().create(stop)
+    detector.append("Your parcel has left our warehouse and arrives on Friday.")
+    detector.get_probabilities()
+    assert detector.stopped and len(asked) == 2
+    assert asked[1] == pytest.approx(2 / detector.n_trial)  # two trials' shares of the mean

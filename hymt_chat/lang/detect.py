@@ -12,7 +12,9 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
+from collections.abc import Callable, Collection
 
+import numpy as np
 from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
 from langdetect.lang_detect_exception import LangDetectException
 
@@ -21,7 +23,8 @@ from hymt_chat.lang.ngram_detector import Detector, Profiles
 from hymt_chat.settings import Shared
 from hymt_chat.text.cleanup import clean_text
 
-__all__ = ["detect_language", "detect_with_confidence", "script_of", "warm_up"]
+__all__ = ["detect_language", "detect_other_than", "detect_with_confidence", "script_of",
+           "warm_up"]
 
 SAMPLE_CHARS = 4000
 """Only the start of a long text is examined: enough for a stable answer, cheap on 200k."""
@@ -196,8 +199,8 @@ def _profiles() -> Profiles:
     return _PROFILES.get(_load_profiles)
 
 
-def _detector() -> Detector:
-    return _profiles().create()
+def _detector(stop: Callable[[np.ndarray], bool] | None = None) -> Detector:
+    return _profiles().create(stop)
 
 
 def _load_profiles() -> Profiles:
@@ -212,12 +215,17 @@ def warm_up() -> None:
     _profiles()
 
 
-def _langdetect(text: str, letters: int) -> tuple[str | None, float]:
-    detector = _detector()
+def _langdetect(text: str, letters: int, settled: _Settled | None = None
+                ) -> tuple[str | None, float]:
+    detector = _detector(settled.stop if settled else None)
     detector.append(text)
     try:
         ranked = detector.get_probabilities()
     except LangDetectException:  # no usable features (URLs only, digits...)
+        return None, 0.0
+    if detector.stopped:
+        assert settled is not None
+        settled.reached = True
         return None, 0.0
     if not ranked:
         return None, 0.0
@@ -309,8 +317,46 @@ def _spanish_or_portuguese(text: str, guess: str | None) -> str | None:
     return "es" if spanish > portuguese else "pt"
 
 
+class _Settled:
+    """When a question "is the text, at *threshold* or more, in a language outside *codes*?"
+    is answered before langdetect's trials end: the answer is the mean of its trials, each
+    summing to 1, so once the finished trials gave *codes* a share S, no other language can
+    end above 1 - S."""
+
+    def __init__(self, codes: Collection[str], threshold: float) -> None:
+        self.threshold = threshold
+        self.reached = False  # stopped early: no language outside *codes* can be the answer
+        langs = _profiles().factory.langlist
+        self.columns = [i for i, lang in enumerate(langs)
+                        if _FROM_LANGDETECT.get(lang, lang) in codes]
+
+    def stop(self, mean_so_far: np.ndarray) -> bool:
+        return 1.0 - float(mean_so_far[self.columns].sum()) < self.threshold
+
+
+_REDECIDED = frozenset({"es", "pt", "id", "ms"})  # langdetect's verdict re-decided by markers
+
+
+def detect_other_than(text: str, codes: Collection[str],
+                      threshold: float) -> tuple[str | None, float]:
+    """:func:`detect_with_confidence` for a caller who only asks whether *text* is, with
+    *threshold* confidence or more, in a language outside *codes* (the answer check: "is this
+    reply in the target?"): ``(None, 0.0)`` as soon as that cannot be, which for a reply in
+    the target is after one of langdetect's seven trials (the check's CPU per message halved).
+    Any answer it does give is :func:`detect_with_confidence`'s. Spanish, Portuguese, Malay
+    and Indonesian are re-decided by markers after langdetect, so for them it does not stop
+    early."""
+    if set(codes) & _REDECIDED:
+        return detect_with_confidence(text)
+    return _detect(text, _Settled(codes, threshold))
+
+
 def detect_with_confidence(text: str) -> tuple[str | None, float]:
     """Like :func:`detect_language`, with how sure the answer is (0-1; 0.0 with None)."""
+    return _detect(text, None)
+
+
+def _detect(text: str, settled: _Settled | None) -> tuple[str | None, float]:
     sample = _URL_OR_HANDLE.sub(" ", clean_text(text[:SAMPLE_CHARS]))
     letters = [ch for ch in sample if ch.isalpha()]
     if len(letters) < MIN_LETTERS:
@@ -335,7 +381,9 @@ def detect_with_confidence(text: str) -> tuple[str | None, float]:
             return code, confidence
     if len(letters) < MIN_LETTERS_STATISTICAL:
         return None, 0.0
-    code, prob = _langdetect(sample, len(letters))
+    code, prob = _langdetect(sample, len(letters), settled)
+    if settled is not None and settled.reached:
+        return None, 0.0
     if code is None:  # unsure between Spanish and Portuguese only: the markers may decide
         ranked = detect_candidates(sample)[:2]
         if {c for c, _ in ranked} == {"es", "pt"} and sum(p for _, p in ranked) >= 0.9:

@@ -13,6 +13,8 @@ langdetect's lists of floats).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from langdetect.detector import Detector as _LangDetector
 from langdetect.detector_factory import DetectorFactory
@@ -34,16 +36,22 @@ class Profiles:
         self.matrix = np.array(list(table.values()), dtype=np.float64)
         factory.word_lang_prob_map = {word: row for row, word in enumerate(table)}
 
-    def create(self) -> Detector:
-        return Detector(self)
+    def create(self, stop: Callable[[np.ndarray], bool] | None = None) -> Detector:
+        return Detector(self, stop)
 
 
 class Detector(_LangDetector):  # type: ignore[misc]
     """One text's detection (``append`` then ``get_probabilities``, as langdetect's)."""
 
-    def __init__(self, profiles: Profiles) -> None:
+    def __init__(self, profiles: Profiles,
+                 stop: Callable[[np.ndarray], bool] | None = None) -> None:
+        """*stop*: asked after each trial with the mean so far (each finished trial's share
+        added); True ends the detection there (``stopped``), for a caller whose question is
+        already answered (:func:`hymt_chat.lang.detect.detect_other_than`)."""
         super().__init__(profiles.factory)
         self.matrix = profiles.matrix
+        self.stop = stop
+        self.stopped = False
 
     def _detect_block(self) -> None:
         self.cleaning_text()
@@ -69,4 +77,7 @@ class Detector(_LangDetector):  # type: ignore[misc]
                         break
                 i += 1
             langprob += prob / self.n_trial
+            if self.stop is not None and self.stop(langprob):
+                self.stopped = True
+                break
         self.langprob = langprob.tolist()

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hymt_chat.lang.detect import detect_with_confidence, script_of
-from hymt_chat.lang.languages import find_language
+from hymt_chat.lang.detect import detect_other_than, script_of
+from hymt_chat.lang.languages import CODES, find_language
 from hymt_chat.text.protect import find_spans, strip_tokens
 from hymt_chat.text.values import (
     NUMBER,
@@ -66,6 +66,15 @@ _TARGET_SCRIPTS: dict[str, frozenset[str]] = {
     "te": frozenset({"telugu"}), "ta": frozenset({"tamil"}), "bn": frozenset({"bengali"}),
 }
 _FAMILY = {"zh-Hant": "zh", "yue": "zh", "ms": "id"}
+
+
+def _family_of(target: str) -> frozenset[str]:
+    """The table codes an answer in *target* may be detected as (zh, zh-Hant and yue are one
+    family; so are id and ms)."""
+    family = _FAMILY.get(target, target)
+    return frozenset(c for c in CODES if _FAMILY.get(c, c) == family)
+
+
 _PAREN = re.compile(r"\([^()\n]{2,}\)|（[^（）\n]+）")
 _NUMBER_RE = re.compile(NUMBER)
 _LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
@@ -246,7 +255,8 @@ def check_translation(source: str, answer: str, source_lang: str | None, target:
     plain = strip_tokens(answer)
     # An answer mostly in the target's own script is in the target: no detection needed.
     written_in, confidence = ((None, 0.0) if _written_in_target(plain, target)
-                              else detect_with_confidence(plain))
+                              else detect_other_than(plain, _family_of(target),
+                                                     LANGUAGE_CONFIDENCE))
     if (written_in and confidence >= LANGUAGE_CONFIDENCE
             and _FAMILY.get(written_in, written_in) != _FAMILY.get(target, target)):
         findings.append(Finding("language", f"This translation looks like "

@@ -224,3 +224,39 @@ def test_up_refuses_model_and_app_ports_that_overlap_before_starting_anything() 
     assert result.returncode == 4, result.stderr
     assert "overlap at 9700, 9701, 9702, 9703" in result.stderr
     assert not (Settings(port=9700).cache_dir / "run" / "sidecar-9700.json").exists()
+
+
+def test_pinned_app_replicas_get_disjoint_cores_and_run_on_them(tmp_path) -> None:
+    """``up --pin-apps``: each replica its own share of the cores up may use; the process the
+    supervisor starts is held to them (read back from the kernel, /proc/<pid>/status)."""
+    import os
+
+    from hymt_chat.cli.apps import app_cores
+
+    assert app_cores(2, [0, 1, 2, 3]) == [(0, 1), (2, 3)]
+    assert app_cores(3, [4, 5]) == [(4,), (5,), (4,)]  # fewer cores: spread round-robin
+    allowed = sorted(os.sched_getaffinity(0))
+    settings = Settings(cache_dir=tmp_path)
+    pinned = plan_apps(settings, {}, host="127.0.0.1", port=free_port(), replicas=2, pin=True)
+    shares = [a.spec.cpus for a in pinned.apps]
+    assert shares == app_cores(2, allowed) and all(shares)
+    if len(allowed) >= 2:
+        assert not set(shares[0]) & set(shares[1])
+    assert plan_apps(settings, {}, host="127.0.0.1", port=free_port(),
+                     replicas=2).apps[0].spec.cpus == ()
+    spec = LaunchSpec([sys.executable, "-c", "import os, time; print(sorted("
+                       "os.sched_getaffinity(0)), flush=True); time.sleep(30)"], {},
+                      cpus=shares[-1])
+    supervisor = Supervisor(spec, health_url="http://127.0.0.1:9/none",
+                            log_path=tmp_path / "pinned.log", name="pinned")
+    supervisor._spawn()
+    try:
+        proc = supervisor._proc
+        assert proc is not None
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        line = next(x for x in status.splitlines() if x.startswith("Cpus_allowed_list"))
+        listed = line.split(":")[1].strip()
+        assert listed == ",".join(map(str, shares[-1])) or listed == (
+            f"{shares[-1][0]}-{shares[-1][-1]}")
+    finally:
+        supervisor.stop()

@@ -3,14 +3,16 @@
 One replica is the plain case: Chainlit on ``--app-port``.
 With ``--app-replicas M`` each replica listens on the next port up (``--app-port`` + 1 … + M,
 on 127.0.0.1), HAProxy takes ``--app-port`` with cookie affinity, and a Redis started here
-(unless ``HYMT_REDIS_URL`` names one) holds the rate limits they share. Each of them has a
+(unless ``HYMT_REDIS_URL`` names one) holds the rate limits they share. ``--pin-apps`` gives
+each app process its own cores. Each of them has a
 supervisor: a replica that dies is restarted while its browsers reconnect to another one.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,6 +20,7 @@ from typing import Any, Protocol
 from hymt_chat.errors import SidecarError
 from hymt_chat.settings import PROJECT_DIR, Settings
 from hymt_chat.sidecar.endpoint import connect_host
+from hymt_chat.sidecar.fleet import cpu_groups
 from hymt_chat.sidecar.launch import require_free
 from hymt_chat.sidecar.private import write_private
 from hymt_chat.sidecar.probe import RedisPing
@@ -26,7 +29,7 @@ from hymt_chat.sidecar.proxy import ProxyPlan, plan_proxy
 from hymt_chat.sidecar.redis_server import plan_redis
 from hymt_chat.sidecar.supervisor import Supervisor, start_together
 
-__all__ = ["Apps", "plan_apps"]
+__all__ = ["Apps", "app_cores", "plan_apps"]
 
 _COOKIE = "hymt-route"  # the proxy's affinity cookie when HYMT_AFFINITY_COOKIE is empty
 
@@ -38,11 +41,20 @@ class _Stop(Protocol):
     runners: list[Any]  # cli/sidecar.py's Runners: Supervisors and Fleets
 
 
-def _chainlit(host: str, port: int, env: Mapping[str, str]) -> LaunchSpec:
+def _chainlit(host: str, port: int, env: Mapping[str, str],
+              cpus: tuple[int, ...] = ()) -> LaunchSpec:
     """One app process: this venv's ``chainlit run app.py``, from the project folder."""
     return LaunchSpec([str(Path(sys.executable).with_name("chainlit")), "run",
                        str(PROJECT_DIR / "app.py"), "--headless", "--host", host,
-                       "--port", str(port)], dict(env), cwd=str(PROJECT_DIR))
+                       "--port", str(port)], dict(env), cwd=str(PROJECT_DIR), cpus=cpus)
+
+
+def app_cores(replicas: int, cores: Sequence[int]) -> list[tuple[int, ...]]:
+    """``up --pin-apps``: each app replica's own share of *cores* (the ones ``up`` may use),
+    as :func:`~hymt_chat.sidecar.fleet.cpu_groups` splits them for vLLM replicas. One app
+    process runs its event loop on one core at a time; pinned, two replicas never take turns
+    on the same core while another sits idle."""
+    return [tuple(int(c) for c in group.split(",")) for group in cpu_groups(replicas, cores)]
 
 
 def _status_url(host: str, port: int) -> str:
@@ -86,10 +98,13 @@ class Apps:
 
 
 def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: int,
-              replicas: int) -> Apps:
-    """The app process(es) for *replicas*, checked: ports free, HAProxy and Redis installed."""
+              replicas: int, pin: bool = False) -> Apps:
+    """The app process(es) for *replicas*, checked: ports free, HAProxy and Redis installed;
+    *pin*: each on its own cores (:func:`app_cores`)."""
     if replicas < 1:
         raise SidecarError("--app-replicas is 1 or more")
+    cpus = (app_cores(replicas, sorted(os.sched_getaffinity(0))) if pin
+            else [()] * replicas)
     logs = settings.cache_dir / "logs"
     connect = connect_host(host)
     ports = [port + i for i in range(1, replicas + 1)] if replicas > 1 else []
@@ -97,7 +112,7 @@ def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: in
         require_free(host if taken == port else "127.0.0.1", taken,
                      "stop what uses it or pick --app-port")
     if replicas == 1:
-        app = Supervisor(_chainlit(host, port, env), health_url=_status_url(host, port),
+        app = Supervisor(_chainlit(host, port, env, cpus[0]), health_url=_status_url(host, port),
                          log_path=logs / f"app-{port}.log", name="the chat app")
         return Apps(f"http://{connect}:{port}", [app], ports=(port,))
     redis_port = port + replicas + 1
@@ -118,7 +133,8 @@ def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: in
     if allowed_hosts(settings, host) is None:  # the proxy, beyond loopback, takes any name:
         shared["HYMT_ALLOWED_HOSTS"] = "*"  # the replicas (on loopback) would refuse them
     apps = [Supervisor(_chainlit("127.0.0.1", p, {**shared,
-                                                  "HYMT_LOG_FILE": str(logs / f"app-{p}.jsonl")}),
+                                                  "HYMT_LOG_FILE": str(logs / f"app-{p}.jsonl")},
+                                 cpus[i - 1]),
                        health_url=_status_url("127.0.0.1", p), log_path=logs / f"app-{p}.log",
                        name=f"app replica {i}")
             for i, p in enumerate(ports, start=1)]

@@ -238,7 +238,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         model = _plan(settings, args)
         env.update(_model_env(settings, model))
     apps = plan_apps(settings, env, host=args.app_host, port=args.app_port,
-                     replicas=args.app_replicas or settings.app_replicas)
+                     replicas=args.app_replicas or settings.app_replicas, pin=args.pin_apps)
     if model is not None:
         # Each plan checked its own ports; together they may still collide (--app-replicas 21
         # with the defaults would put a replica on the router's 8021).
@@ -298,4 +298,6 @@ def add_sidecar_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
     p.add_argument("--app-replicas", type=int, default=None, metavar="M",
                    help="M chat app processes behind HAProxy on --app-port, sharing a Redis "
                         "(HYMT_APP_REPLICAS)")
+    p.add_argument("--pin-apps", action="store_true",
+                   help="give each app process its own share of the cores up may use")
     p.set_defaults(func=cmd_up)

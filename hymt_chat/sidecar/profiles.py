@@ -327,6 +327,7 @@ class LaunchSpec:
     env: dict[str, str]
     cwd: str | None = None  # None: the supervisor's own
     dropped: tuple[str, ...] = ()  # one line per flag this vLLM lacks (vllm_flags.fit_flags)
+    cpus: tuple[int, ...] = ()  # the cores the process may run on (empty: the supervisor's)
 
     def shell_line(self) -> str:
         prefix = [f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items())]

@@ -5,6 +5,7 @@ the whole group on the way out: no orphans holding the port or the memory."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import signal
 import subprocess
@@ -24,13 +25,16 @@ WarmStart = Callable[[], str]  # sends the warm-up requests; the line to log (Si
 _PR_SET_PDEATHSIG = 1
 
 
-def _child_setup() -> None:
-    """In the child: a new session (own process group), and SIGTERM if the supervisor dies."""
+def _child_setup(cpus: tuple[int, ...] = ()) -> None:
+    """In the child: a new session (own process group), SIGTERM if the supervisor dies, and
+    the cores it may use (*cpus*; inherited by every thread and child it starts)."""
     os.setsid()
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     except OSError:
         pass
+    if cpus:
+        os.sched_setaffinity(0, cpus)
 
 
 def tail(path: Path, lines: int = 30) -> str:
@@ -104,7 +108,7 @@ class Supervisor:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=_child_setup,  # noqa: PLW1509 - setsid + parent-death signal
+                preexec_fn=functools.partial(_child_setup, self.spec.cpus),  # noqa: PLW1509 - setsid + parent-death signal + cores
             )
         log.close()
 

@@ -7,10 +7,10 @@ drops a last path part without a slash — that lands at the root, which answers
 ``model_type``, ``custom_instructions``, ``glossary_id``, ``tag_handling`` xml|html,
 ``ignore_tags``, ``split_sentences``; JSON or form; other DeepL fields such as ``context`` are
 accepted and have no effect; :mod:`.deepl_options` says what each option does here),
-``/v2/languages`` (``type=source|target``), ``/v2/usage``, and the glossaries of
-:mod:`.deepl_glossaries`. Every other path under the three roots is a JSON 404, or a 405 for a
+``/v2/languages`` (``type=source|target``), ``/v2/usage``, the glossaries of
+:mod:`.deepl_glossaries` and the documents of :mod:`.deepl_documents`. Every other path under the three roots is a JSON 404, or a 405 for a
 known path and another method (:mod:`.fallback`); the endpoints DeepL has and this server does
-not (Write, style rules, translation memories, documents) say so in their 404.
+not (Write, style rules, translation memories) say so in their 404.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from fastapi import APIRouter
 from starlette.responses import JSONResponse, Response
 
 from hymt_chat.api.codes import deepl_source_code, deepl_sources, deepl_targets, from_deepl
-from hymt_chat.api.deepl_door import DeepLDoor, GlossaryNotFoundError, message
-from hymt_chat.api.deepl_glossaries import GLOSSARY_BODY, add_glossary_routes, resolve
+from hymt_chat.api.deepl_documents import add_document_routes
+from hymt_chat.api.deepl_door import DeepLDoor, message
+from hymt_chat.api.deepl_glossaries import GLOSSARY_BODY, add_glossary_routes, glossary_terms
 from hymt_chat.api.deepl_options import parse_options, supports_formality
 from hymt_chat.api.fallback import add_fallback
 from hymt_chat.api.fields import Fields
@@ -40,8 +41,7 @@ PREFIXES = ("", "/deepl")  # DeepL's own layout, and under /deepl
 UNKNOWN_SOURCE = "en"
 UNLIMITED = 1_000_000_000_000  # what DeepL reports as the limit of an account without one
 _NOT_OFFERED = {"/v2/write": "DeepL Write (rephrasing)", "/v3/style_rules": "style rules",
-                "/v3/translation_memories": "translation memories",
-                "/v2/document": "document translation"}
+                "/v3/translation_memories": "translation memories"}
 
 
 def _not_offered(path: str) -> str | None:
@@ -94,18 +94,7 @@ def deepl_router(svc: ApiService) -> APIRouter:
         tags = fields.text("tag_handling")
         if tags not in (None, "xml", "html"):
             raise InputError(f"Value for 'tag_handling' not supported: {tags!r} (xml or html).")
-        terms = None
-        glossary_id = fields.text("glossary_id")
-        if glossary_id:
-            if source == "auto":
-                raise InputError("Use of a glossary requires the source_lang parameter to be "
-                                 "specified.")
-            assert ctx.caller is not None
-            glossary = await svc.access.keys(svc.access.store.glossary, ctx.caller.name,
-                                             glossary_id)
-            if glossary is None:
-                raise GlossaryNotFoundError("Glossary not found.")
-            terms = resolve(glossary, source, target)
+        terms = await glossary_terms(svc, ctx, fields.text("glossary_id"), source, target)
         job = Job(texts, target, source, tags or "text", terms,  # type: ignore[arg-type]
                   tuple(_strings(fields, "ignore_tags")), options=options)
         results = await svc.translate(ctx, job)
@@ -137,6 +126,7 @@ def deepl_router(svc: ApiService) -> APIRouter:
         return JSONResponse({"character_count": used,
                              "character_limit": caller.chars_per_month or UNLIMITED})
 
+    jobs = None  # one document worker for every prefix
     for prefix in PREFIXES:
         # GET too (older clients; DeepL itself now takes POST only), the key in the header
         for path, work in (("/v2/translate", translate), ("/v2/languages", languages),
@@ -144,6 +134,7 @@ def deepl_router(svc: ApiService) -> APIRouter:
             router.add_api_route(prefix + path, door.route(work), methods=["GET", "POST"],
                                  include_in_schema=False)
         add_glossary_routes(router, door, prefix)
+        jobs = add_document_routes(router, door, prefix, jobs)
     add_fallback(router, ["/v2", "/v3", "/deepl"],
                  lambda status, text, headers: message(status, text, headers), _not_offered)
     return router

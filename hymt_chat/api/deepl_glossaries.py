@@ -30,13 +30,13 @@ from hymt_chat.api.codes import deepl_source_code, from_deepl
 from hymt_chat.api.deepl_door import DeepLDoor, GlossaryNotFoundError
 from hymt_chat.api.fields import Fields
 from hymt_chat.api.keys import Dictionary, Glossary
-from hymt_chat.api.service import Context
+from hymt_chat.api.service import ApiService, Context
 from hymt_chat.errors import InputError
 from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.modes.agent.glossary import MAX_TERM_CHARS
 
-__all__ = ["GLOSSARY_BODY", "MAX_GLOSSARY_ENTRIES", "add_glossary_routes", "parse_entries",
-           "resolve"]
+__all__ = ["GLOSSARY_BODY", "MAX_GLOSSARY_ENTRIES", "add_glossary_routes", "glossary_terms",
+           "parse_entries", "resolve"]
 
 MAX_GLOSSARY_ENTRIES = 100_000  # per dictionary: only terms found in a text are searched
 MAX_DICTIONARIES = 38 * 37  # every pair of the 38 languages
@@ -151,6 +151,20 @@ def resolve(glossary: Glossary, source: str, target: str) -> dict[str, str]:
         raise InputError(f"The glossary has no dictionary for {deepl_source_code(source)} -> "
                          f"{deepl_source_code(target)} (it has {have}).")
     return dict(found.entries)
+
+
+async def glossary_terms(svc: ApiService, ctx: Context, glossary_id: str | None, source: str,
+                         target: str) -> dict[str, str] | None:
+    """The terms of the caller's glossary *glossary_id* for this pair (None: no glossary)."""
+    if not glossary_id:
+        return None
+    if source == "auto":
+        raise InputError("Use of a glossary requires the source_lang parameter to be specified.")
+    assert ctx.caller is not None
+    glossary = await svc.access.keys(svc.access.store.glossary, ctx.caller.name, glossary_id)
+    if glossary is None:
+        raise GlossaryNotFoundError("Glossary not found.")
+    return resolve(glossary, source, target)
 
 
 def add_glossary_routes(router: APIRouter, door: DeepLDoor, prefix: str) -> None:

@@ -33,7 +33,7 @@ from hymt_chat.settings import Settings
 from hymt_chat.text.cleanup import is_blank
 
 __all__ = ["MAX_ALTERNATIVES", "MAX_TEXTS", "Job", "Result", "TranslatorLike", "job_cost",
-           "run_job"]
+           "run_job", "translate_piece"]
 
 Format = Literal["text", "html", "xml"]
 MAX_ALTERNATIVES = 3
@@ -122,7 +122,7 @@ async def _one(translator: TranslatorLike, job: Job, text: str, found: _Source,
     detected = None if source == "auto" else source
 
     async def piece(value: str) -> str:
-        return await _translate(translator, value, job, source, user)
+        return await translate_piece(translator, value, job, source, user)
 
     if is_blank(text) or detected == job.target:
         return Result(text, reported, confidence)
@@ -153,8 +153,10 @@ def _best_guess(text: str) -> tuple[str | None, float]:
     return None, 0.0
 
 
-async def _translate(translator: TranslatorLike, text: str, job: Job, source: str,
-                     user: str) -> str:
+async def translate_piece(translator: TranslatorLike, text: str, job: Job, source: str,
+                          user: str) -> str:
+    """One piece of text of *job* (a text, a markup slot, a document's part): the glossary
+    masked in, the job's class, instruction or Best quality."""
     masked = None
     if job.glossary:  # a dictionary of up to 100,000 terms: searched off the event loop
         masked = await asyncio.to_thread(mask, text, job.glossary)

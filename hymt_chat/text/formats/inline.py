@@ -1,0 +1,326 @@
+"""Inline markup <-> one tagged sentence: how a paragraph cut by formatting reaches the model whole.
+
+A paragraph whose words carry different formatting (``Hello <b>bold</b> world``) is sent as ONE
+sentence with numbered tags, ``Hello <g1>bold</g1> world``, and written back by reading the tags
+of the answer: the words inside ``<gN>…</gN>`` get element N's formatting again, ``<xN/>`` puts
+element N (an image, a tab, a footnote, a field) back where it stands. Two shapes of markup:
+
+* **runs** (OOXML: ``w:r``/``a:r``/``r``): a flat list of runs, each with its properties; runs of
+  the paragraph's most common formatting are plain text, the others are tagged. Written back,
+  each piece of text is a copy of its template run with the new text.
+* **mixed content** (ODF, HTML, XLIFF): text, child elements and tails, nested; paired elements
+  become ``<gN>…</gN>`` (nesting kept), the others ``<xN/>``.
+
+The tags are the ones ``hymt_chat.modes.documents`` protects: the caller lists them
+(:func:`tags_of`) and a translation that lost one is translated around them instead, so the
+tags reaching :func:`read_tagged` are the source's, in the source's nesting.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from lxml import etree
+
+__all__ = ["Mixed", "Runs", "TAG", "plain_of", "read_tagged", "tags_of"]
+
+TAG = re.compile(r"<(/?)([gx])(\d+)(/?)>")
+"""The tags this module writes: ``<g1>``, ``</g1>``, ``<x2/>``."""
+
+Token = tuple[Literal["text", "open", "close", "atom"], str | int]
+
+
+def escape(text: str) -> str:
+    """Text as it goes into a tagged sentence (a literal ``<`` cannot be read as a tag)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def tags_of(tagged: str) -> list[str]:
+    """The tags of *tagged*, each occurrence: the spans the translation must keep."""
+    return [m.group(0) for m in TAG.finditer(tagged)]
+
+
+def plain_of(tagged: str) -> str:
+    """The words of *tagged* without its tags (what is counted and checked for letters)."""
+    return html.unescape(TAG.sub("", tagged))
+
+
+def read_tagged(tagged: str) -> list[Token]:
+    """Tokens of a tagged sentence; text unescaped."""
+    tokens: list[Token] = []
+    pos = 0
+    for m in TAG.finditer(tagged):
+        if m.start() > pos:
+            tokens.append(("text", html.unescape(tagged[pos:m.start()])))
+        number = int(m.group(3))
+        if m.group(2) == "x":
+            tokens.append(("atom", number))
+        else:
+            tokens.append(("close" if m.group(1) else "open", number))
+        pos = m.end()
+    if pos < len(tagged):
+        tokens.append(("text", html.unescape(tagged[pos:])))
+    return tokens
+
+
+def _local(el: etree._Element) -> str:
+    return etree.QName(el).localname if isinstance(el.tag, str) else ""
+
+
+# --- runs (OOXML) -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RunRules:
+    """What the runs of one OOXML flavour look like (namespace-qualified tags)."""
+
+    run: frozenset[str]  # text runs: w:r, a:r, r — or the bare text element itself (xlsx <t>)
+    text: str  # the text element inside a run (w:t, a:t, t)
+    props: str  # the properties element of a run (w:rPr, a:rPr, rPr)
+    head: frozenset[str]  # children kept first, in place (w:pPr, a:pPr)
+    tail: frozenset[str] = frozenset()  # children kept last (a:endParaRPr, rPh, phoneticPr)
+    silent: frozenset[str] = frozenset()  # invisible marks moved to the head (bookmarks)
+    dropped: frozenset[str] = frozenset()  # marks that mean nothing once the text changes
+    ignorable: frozenset[str] = frozenset()  # run children that are no content (w:lastRenderedPageBreak)
+    containers: frozenset[str] = frozenset()  # elements holding runs (w:hyperlink): paired tags
+    preserve: bool = False  # write xml:space="preserve" on text elements (WordprocessingML)
+
+
+_XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
+
+
+@dataclass(slots=True)
+class Runs:
+    """One OOXML paragraph's runs as a tagged sentence, and the way back."""
+
+    para: etree._Element
+    rules: RunRules
+    tagged: str = ""
+    _head: list[etree._Element] = field(default_factory=list)
+    _tail: list[etree._Element] = field(default_factory=list)
+    _body: list[etree._Element] = field(default_factory=list)
+    _templates: dict[int, etree._Element] = field(default_factory=dict)  # gN -> run to copy
+    _atoms: dict[int, etree._Element] = field(default_factory=dict)  # xN -> element kept
+    _base: etree._Element | None = None  # the run of the most common formatting
+
+    def __post_init__(self) -> None:
+        r = self.rules
+        children = [c for c in self.para if isinstance(c.tag, str)]
+        self._head = [c for c in children if c.tag in r.head or c.tag in r.silent]
+        self._tail = [c for c in children if c.tag in r.tail]
+        self._body = [c for c in children if c not in self._head and c not in self._tail
+                      and c.tag not in r.dropped]
+        items: list[tuple[str, etree._Element, str]] = []  # (kind, element, text)
+        for child in self._body:
+            text = self._run_text(child)
+            if text is not None:
+                items.append(("run", child, text))
+            elif child.tag in r.containers and self._container_text(child) is not None:
+                items.append(("box", child, self._container_text(child) or ""))
+            else:
+                items.append(("atom", child, ""))
+        weight: dict[bytes, int] = {}
+        for kind, el, text in items:
+            if kind == "run":
+                weight[self._key(el)] = weight.get(self._key(el), 0) + len(text)
+        base_key = max(weight, key=lambda k: weight[k]) if weight else None
+        out: list[str] = []
+        number = 0
+        last_key: bytes | None = None
+        for kind, el, text in items:
+            if kind == "run" and self._key(el) == base_key:
+                if self._base is None:
+                    self._base = el
+                if last_key is not None:
+                    out.append(f"</g{number}>")
+                    last_key = None
+                out.append(escape(text))
+                continue
+            if kind == "run" and last_key == self._key(el):
+                out.append(escape(text))  # the same formatting continues: one tag, not two
+                continue
+            if last_key is not None:
+                out.append(f"</g{number}>")
+                last_key = None
+            number += 1
+            if kind == "atom":
+                self._atoms[number] = el
+                out.append(f"<x{number}/>")
+            elif kind == "box":
+                self._templates[number] = el
+                out.append(f"<g{number}>{escape(text)}</g{number}>")
+            else:
+                self._templates[number] = el
+                last_key = self._key(el)
+                out.append(f"<g{number}>{escape(text)}")
+        if last_key is not None:
+            out.append(f"</g{number}>")
+        self.tagged = "".join(out)
+
+    def _run_text(self, el: etree._Element) -> str | None:
+        """The text of a plain text run; None for anything else (a tab, a drawing, a field)."""
+        r = self.rules
+        if el.tag not in r.run:
+            return None
+        if el.tag == r.text:
+            return el.text or ""
+        parts = []
+        for child in el:
+            if child.tag == r.text:
+                parts.append(child.text or "")
+            elif child.tag != r.props and child.tag not in r.ignorable:
+                return None
+        return "".join(parts)
+
+    def _container_text(self, el: etree._Element) -> str | None:
+        texts = []
+        for child in el:
+            text = self._run_text(child)
+            if text is None:
+                return None
+            texts.append(text)
+        return "".join(texts) if texts else None
+
+    def _key(self, el: etree._Element) -> bytes:
+        props = el.find(self.rules.props)
+        return etree.tostring(props) if props is not None else b""
+
+    def _new_run(self, template: etree._Element | None, text: str) -> etree._Element:
+        r = self.rules
+        if template is None:  # a paragraph without a plain run: a bare run
+            template = etree.Element(next(iter(sorted(r.run))))
+        run = copy.deepcopy(template)
+        run.tail = None
+        if run.tag == r.text:
+            run.text = text
+            return run
+        for child in list(run):
+            if child.tag != r.props:
+                run.remove(child)
+        t = etree.SubElement(run, r.text)
+        t.text = text
+        if r.preserve:
+            t.set(_XML_SPACE, "preserve")
+        return run
+
+    def write(self, translated: str) -> None:
+        """Put *translated* (this paragraph's tagged sentence, translated) into the paragraph."""
+        for child in list(self.para):
+            if isinstance(child.tag, str) and child.tag not in self.rules.dropped:
+                self.para.remove(child)
+        out: list[etree._Element] = list(self._head)
+        used: set[int] = set()
+        current: int | None = None
+        for kind, value in read_tagged(translated):
+            if kind == "atom" and isinstance(value, int) and value in self._atoms:
+                out.append(self._atoms[value])
+                used.add(value)
+            elif kind == "open" and isinstance(value, int) and value in self._templates:
+                current = value
+            elif kind == "close":
+                current = None
+            elif kind == "text" and value:
+                template = self._templates.get(current) if current is not None else None
+                if template is not None and template.tag in self.rules.containers:
+                    box = copy.deepcopy(template)
+                    box.tail = None
+                    inner = next((c for c in box if self._run_text(c) is not None), None)
+                    for child in list(box):
+                        box.remove(child)
+                    box.append(self._new_run(inner, str(value)))
+                    out.append(box)
+                else:
+                    out.append(self._new_run(template if template is not None else self._base,
+                                             str(value)))
+        out.extend(el for n, el in self._atoms.items() if n not in used)  # never lose an image
+        out.extend(self._tail)
+        for el in out:
+            self.para.append(el)
+
+
+# --- mixed content (ODF, HTML, XLIFF) ----------------------------------------------------------
+
+Classify = Callable[[etree._Element], Literal["pair", "atom"]]
+
+
+@dataclass(slots=True)
+class Mixed:
+    """An element's mixed content as a tagged sentence, and the way back into an element.
+
+    *classify* says which children are paired (their content is part of the sentence) and which
+    are atoms (kept whole). *copy_atoms*: write copies (XLIFF's target beside its source) rather
+    than the elements themselves (which keeps a footnote's own paragraphs, translated apart).
+    """
+
+    root: etree._Element
+    classify: Classify
+    copy_atoms: bool = False
+    tagged: str = ""
+    _table: dict[int, etree._Element] = field(default_factory=dict)
+    _top: list[int] = field(default_factory=list)  # numbers of the root's own children
+
+    def __post_init__(self) -> None:
+        self.tagged = "".join(self._encode(self.root, [0]))
+
+    def _encode(self, el: etree._Element, counter: list[int]) -> list[str]:
+        out = [escape(el.text or "")]
+        for child in el:
+            counter[0] += 1
+            number = counter[0]
+            self._table[number] = child
+            if el is self.root:
+                self._top.append(number)
+            if not isinstance(child.tag, str):  # a comment or processing instruction
+                out.append(f"<x{number}/>")
+            elif self.classify(child) == "pair":
+                out += [f"<g{number}>", *self._encode(child, counter), f"</g{number}>"]
+            else:
+                out.append(f"<x{number}/>")
+            out.append(escape(child.tail or ""))
+        return out
+
+    def write(self, translated: str, into: etree._Element | None = None) -> None:
+        """Write *translated* into *into* (default: the element it was read from)."""
+        target = self.root if into is None else into
+        for child in list(target):
+            target.remove(child)
+        target.text = None
+        stack = [target]
+        used: set[int] = set()
+
+        def add_text(text: str) -> None:
+            parent = stack[-1]
+            if len(parent):
+                last = parent[-1]
+                last.tail = (last.tail or "") + text
+            else:
+                parent.text = (parent.text or "") + text
+
+        def add(el: etree._Element) -> None:
+            el.tail = None
+            stack[-1].append(el)
+
+        for kind, value in read_tagged(translated):
+            if kind == "text":
+                add_text(str(value))
+            elif kind == "atom" and value in self._table and value not in used:
+                used.add(int(value))
+                original = self._table[int(value)]
+                add(copy.deepcopy(original) if self.copy_atoms else original)
+            elif kind == "open" and value in self._table:
+                used.add(int(value))
+                original = self._table[int(value)]
+                shell = etree.SubElement(stack[-1], original.tag, dict(original.attrib))
+                stack.append(shell)
+            elif kind == "close" and len(stack) > 1:
+                stack.pop()
+        for number in self._top:  # never lose an image or a footnote the answer left out
+            if number not in used and isinstance(self._table[number].tag, str):
+                original = self._table[number]
+                if self.classify(original) == "atom":
+                    add(copy.deepcopy(original) if self.copy_atoms else original)

@@ -1,0 +1,132 @@
+"""Word, PowerPoint and Excel files (Office Open XML, ECMA-376): only their text is touched.
+
+The package is read by :mod:`hymt_chat.text.formats.safety` and every part that is not text is
+copied byte for byte (images, charts, styles, relationships): python-docx, python-pptx and
+openpyxl read and write the same parts, but openpyxl drops shapes and images on a round trip, so
+the parts are edited here with lxml and the libraries check the result in the tests.
+
+* **.docx** (ECMA-376 Part 1 §17): the ``w:p`` paragraphs of the body (tables included), of
+  headers and footers, footnotes, endnotes and comments; a paragraph's runs go as one tagged
+  sentence (``w:r`` with its ``w:rPr``), hyperlinks as paired tags, tabs, breaks, drawings and
+  fields as kept atoms.
+* **.pptx** (§19, §21.1.2): the ``a:p`` paragraphs of the slides and of their notes (tables and
+  grouped shapes included), ``a:br`` and ``a:fld`` (slide numbers, dates) kept.
+* **.xlsx** (§18.4): the shared strings table (``xl/sharedStrings.xml``) and inline strings
+  (``t="inlineStr"``); a cell that holds a number, a date, a boolean or a formula holds no
+  string there and is never touched. A sheet without inline strings is never parsed (a sheet of
+  a million empty cells costs a byte search).
+* ``.docm``/``.xlsm``/``.pptm`` and any package with a VBA project are refused.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from hymt_chat.text.formats.base import Source, Unit
+from hymt_chat.text.formats.inline import RunRules, Runs
+from hymt_chat.text.formats.safety import FormatError, open_package, parse_xml, refuse_macros
+
+__all__ = ["read_docx", "read_pptx", "read_refused", "read_xlsx"]
+
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+S = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+
+
+def _q(ns: str, *names: str) -> frozenset[str]:
+    return frozenset(f"{{{ns}}}{n}" for n in names)
+
+
+WORD = RunRules(
+    run=_q(W, "r"), text=f"{{{W}}}t", props=f"{{{W}}}rPr", head=_q(W, "pPr"),
+    silent=_q(W, "bookmarkStart", "bookmarkEnd", "commentRangeStart", "commentRangeEnd"),
+    dropped=_q(W, "proofErr"), ignorable=_q(W, "lastRenderedPageBreak"),
+    containers=_q(W, "hyperlink", "smartTag", "ins"), preserve=True)
+SLIDE = RunRules(run=_q(A, "r"), text=f"{{{A}}}t", props=f"{{{A}}}rPr", head=_q(A, "pPr"),
+                 tail=_q(A, "endParaRPr"))
+CELL = RunRules(run=_q(S, "r", "t"), text=f"{{{S}}}t", props=f"{{{S}}}rPr", head=frozenset(),
+                tail=_q(S, "rPh", "phoneticPr"), preserve=True)
+
+_WORD_PARTS = re.compile(r"^word/(document|header\d*|footer\d*|footnotes|endnotes|comments)\.xml$")
+_SLIDE_PARTS = re.compile(r"^ppt/(slides/slide|notesSlides/notesSlide)\d+\.xml$")
+_SHEETS = re.compile(r"^xl/worksheets/sheet\d+\.xml$")
+
+
+def _has_letters(tagged: str) -> bool:
+    return any(ch.isalpha() for ch in re.sub(r"<[^<>]*>|&\w+;", "", tagged))
+
+
+def _read(data: bytes, label: str, parts: re.Pattern[str], para: str, rules: RunRules,
+          main: str, *, only_if: bytes | None = None) -> Source:
+    package = open_package(data, label)
+    refuse_macros(package, label)
+    if main not in package.data:
+        raise FormatError(f"{label} is damaged or not what its name says ({main} is missing).")
+    trees: dict[str, etree._ElementTree] = {}
+    units: list[Unit] = []
+    for name in package.names():
+        if not parts.match(name):
+            continue
+        raw = package.data[name]
+        if only_if is not None and only_if not in raw:
+            continue  # nothing to translate in it: never parsed
+        tree = parse_xml(raw, f"{label} ({name})")
+        trees[name] = tree
+        for p in tree.iter(para):
+            runs = Runs(p, rules)
+            if _has_letters(runs.tagged):
+                units.append(Unit.of(runs))
+
+    def serialize() -> bytes:
+        return package.write({name: etree.tostring(tree, xml_declaration=True, encoding="UTF-8",
+                                                   standalone=True)
+                              for name, tree in trees.items()})
+
+    return Source(units, serialize)
+
+
+def read_refused(label: str) -> Source:
+    """A macro-enabled Office file (.docm, .xlsm, .pptm…): refused by its name alone."""
+    raise FormatError(f"{label} is a macro-enabled Office file; documents with macros are not "
+                      "translated. Save it as .docx, .xlsx or .pptx and send it again.")
+
+
+def read_docx(data: bytes, label: str) -> Source:
+    return _read(data, label, _WORD_PARTS, f"{{{W}}}p", WORD, "word/document.xml")
+
+
+def read_pptx(data: bytes, label: str) -> Source:
+    return _read(data, label, _SLIDE_PARTS, f"{{{A}}}p", SLIDE, "ppt/presentation.xml")
+
+
+def read_xlsx(data: bytes, label: str) -> Source:
+    """Shared strings, then the inline strings of the sheets that have any."""
+    package = open_package(data, label)
+    refuse_macros(package, label)
+    if "xl/workbook.xml" not in package.data:
+        raise FormatError(f"{label} is damaged or not an Excel workbook (xl/workbook.xml is "
+                          "missing).")
+    trees: dict[str, etree._ElementTree] = {}
+    units: list[Unit] = []
+    for name in package.names():
+        if name == "xl/sharedStrings.xml":
+            tag = f"{{{S}}}si"
+        elif _SHEETS.match(name) and b"inlineStr" in package.data[name]:
+            tag = f"{{{S}}}is"
+        else:
+            continue
+        tree = parse_xml(package.data[name], f"{label} ({name})")
+        trees[name] = tree
+        for item in tree.iter(tag):
+            runs = Runs(item, CELL)
+            if _has_letters(runs.tagged):
+                units.append(Unit.of(runs))
+
+    def serialize() -> bytes:
+        return package.write({name: etree.tostring(tree, xml_declaration=True, encoding="UTF-8",
+                                                   standalone=True)
+                              for name, tree in trees.items()})
+
+    return Source(units, serialize, ["formulas, numbers and dates"])

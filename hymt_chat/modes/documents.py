@@ -87,6 +87,7 @@ __all__ = [
     "Piece",
     "StructuredCall",
     "detect_document_language",
+    "file_summary",
     "kept_summary",
     "load_document",
     "output_name",
@@ -94,6 +95,7 @@ __all__ = [
     "split_document",
     "translate_document",
     "translate_document_rest",
+    "untranslated",
 ]
 
 Kind = str  # "txt", "md", "srt", "json", "yaml", "po", or a kind of formats.FORMATS ("docx"…)
@@ -220,6 +222,22 @@ def _load_formatted(name: str, data: bytes, kind: Kind, mime: str,
     if max_chars is not None and len(text) > max_chars:
         raise InputTooLongError(len(text), max_chars)
     return Document(PurePath(name).name, kind, mime, text, source=source)
+
+
+def untranslated(doc: Document) -> str:
+    """The text :meth:`Document.encode` turns back into the document as it came (what to send
+    when the document is already in the target language)."""
+    if doc.source is not None:
+        return UNIT_SEPARATOR.join(_without_separator(u.tagged) for u in doc.source.units)
+    return doc.text
+
+
+def file_summary(doc: Document) -> str:
+    """One line on what a translated document held: parts, characters, what was kept."""
+    parts = sum(1 for p in split_document(doc) if p.translate)
+    line = f"{parts:,} part{'s' if parts != 1 else ''}, {len(doc.text):,} characters"
+    kept = kept_summary(doc)
+    return f"{line}; kept as they were: {', '.join(kept)}" if kept else line
 
 
 def kept_summary(doc: Document) -> list[str]:

@@ -117,9 +117,8 @@ class Runs:
                       and c.tag not in r.dropped]
         items: list[tuple[str, etree._Element, str]] = []  # (kind, element, text)
         for child in self._body:
-            text = self._run_text(child)
-            if text is not None:
-                items.append(("run", child, text))
+            if child.tag in r.run:
+                items += self._split_run(child)
             elif child.tag in r.containers and self._container_text(child) is not None:
                 items.append(("box", child, self._container_text(child) or ""))
             else:
@@ -161,6 +160,32 @@ class Runs:
         if last_key is not None:
             out.append(f"</g{number}>")
         self.tagged = "".join(out)
+
+    def _split_run(self, run: etree._Element) -> list[tuple[str, etree._Element, str]]:
+        """A run's text pieces (the run their template) and, between them, what else it holds
+        (a tab, a break, a drawing, a field code), each kept as an atom in a run of its own
+        with the same properties."""
+        r = self.rules
+        if run.tag == r.text:
+            return [("run", run, run.text or "")]
+        items: list[tuple[str, etree._Element, str]] = []
+        for child in run:
+            if child.tag == r.props or child.tag in r.ignorable or not isinstance(child.tag, str):
+                continue
+            if child.tag == r.text:
+                if items and items[-1][0] == "run":
+                    items[-1] = ("run", run, items[-1][2] + (child.text or ""))
+                else:
+                    items.append(("run", run, child.text or ""))
+                continue
+            holder = copy.deepcopy(run)
+            holder.tail = None
+            for inner in list(holder):
+                if inner.tag != r.props:
+                    holder.remove(inner)
+            holder.append(copy.deepcopy(child))
+            items.append(("atom", holder, ""))
+        return items or [("atom", run, "")]
 
     def _run_text(self, el: etree._Element) -> str | None:
         """The text of a plain text run; None for anything else (a tab, a drawing, a field)."""

@@ -12,9 +12,9 @@ the parts are edited here with lxml and the libraries check the result in the te
 * **.pptx** (§19, §21.1.2): the ``a:p`` paragraphs of the slides and of their notes (tables and
   grouped shapes included), ``a:br`` and ``a:fld`` (slide numbers, dates) kept.
 * **.xlsx** (§18.4): the shared strings table (``xl/sharedStrings.xml``) and inline strings
-  (``t="inlineStr"``); a cell that holds a number, a date, a boolean or a formula holds no
-  string there and is never touched. A sheet without inline strings is never parsed (a sheet of
-  a million empty cells costs a byte search).
+  (``t="inlineStr"``, each ``<is>`` parsed alone and spliced back into the sheet's bytes: a
+  sheet of a million empty cells is never parsed whole); a cell that holds a number, a date, a
+  boolean or a formula holds no string there and is never touched.
 * ``.docm``/``.xlsm``/``.pptm`` and any package with a VBA project are refused.
 """
 
@@ -101,6 +101,36 @@ def read_pptx(data: bytes, label: str) -> Source:
     return _read(data, label, _SLIDE_PARTS, f"{{{A}}}p", SLIDE, "ppt/presentation.xml")
 
 
+_INLINE = re.compile(rb"<(?:(\w+):)?is>.*?</(?:\w+:)?is>", re.DOTALL)
+_ENTITY = re.compile(rb"<!ENTITY", re.IGNORECASE)
+
+
+class _InlineStrings:
+    """A sheet's inline strings, each ``<is>`` element parsed alone; the rest stays bytes."""
+
+    def __init__(self, raw: bytes, label: str) -> None:
+        if _ENTITY.search(raw):
+            raise FormatError(f"{label} declares XML entities: refused.")
+        self.raw = raw
+        self.spans: list[tuple[int, int, etree._Element]] = []
+        for m in _INLINE.finditer(raw):
+            prefix = m.group(1)
+            attr = b"xmlns:" + prefix if prefix else b"xmlns"
+            opening = b"<" + (prefix + b":" if prefix else b"") + b"is"
+            fragment = m.group(0).replace(opening, opening + b" " + attr + b'="'
+                                          + S.encode() + b'"', 1)
+            self.spans.append((m.start(), m.end(), parse_xml(fragment, label).getroot()))
+
+    def serialize(self) -> bytes:
+        out, pos = [], 0
+        for start, end, element in self.spans:
+            out += [self.raw[pos:start], etree.tostring(element, encoding="UTF-8",
+                                                        xml_declaration=False)]
+            pos = end
+        out.append(self.raw[pos:])
+        return b"".join(out)
+
+
 def read_xlsx(data: bytes, label: str) -> Source:
     """Shared strings, then the inline strings of the sheets that have any."""
     package = open_package(data, label)
@@ -108,25 +138,29 @@ def read_xlsx(data: bytes, label: str) -> Source:
     if "xl/workbook.xml" not in package.data:
         raise FormatError(f"{label} is damaged or not an Excel workbook (xl/workbook.xml is "
                           "missing).")
-    trees: dict[str, etree._ElementTree] = {}
+    shared: dict[str, etree._ElementTree] = {}
+    sheets: dict[str, _InlineStrings] = {}
     units: list[Unit] = []
     for name in package.names():
         if name == "xl/sharedStrings.xml":
-            tag = f"{{{S}}}si"
+            tree = parse_xml(package.data[name], f"{label} ({name})")
+            shared[name] = tree
+            items = list(tree.iter(f"{{{S}}}si"))
         elif _SHEETS.match(name) and b"inlineStr" in package.data[name]:
-            tag = f"{{{S}}}is"
+            sheet = _InlineStrings(package.data[name], f"{label} ({name})")
+            sheets[name] = sheet
+            items = [element for _, _, element in sheet.spans]
         else:
             continue
-        tree = parse_xml(package.data[name], f"{label} ({name})")
-        trees[name] = tree
-        for item in tree.iter(tag):
+        for item in items:
             runs = Runs(item, CELL)
             if _has_letters(runs.tagged):
                 units.append(Unit.of(runs))
 
     def serialize() -> bytes:
-        return package.write({name: etree.tostring(tree, xml_declaration=True, encoding="UTF-8",
-                                                   standalone=True)
-                              for name, tree in trees.items()})
+        changed = {name: etree.tostring(tree, xml_declaration=True, encoding="UTF-8",
+                                        standalone=True) for name, tree in shared.items()}
+        changed.update({name: sheet.serialize() for name, sheet in sheets.items()})
+        return package.write(changed)
 
     return Source(units, serialize, ["formulas, numbers and dates"])

@@ -1,0 +1,455 @@
+"""Office, OpenDocument, HTML, XLIFF and EPUB files come back the same kind, layout kept.
+
+Each test builds a file with the format's own library (python-docx, python-pptx, openpyxl,
+odfpy, ebooklib, lxml), translates it through :mod:`hymt_chat.modes.documents` with an instant
+stand-in for the model (the translate callback: it upper-cases the words and keeps the tags, so
+only the mapping of text to units and back is judged), then walks input and output with the same
+library and compares structure and formatting.
+"""
+
+import asyncio
+import io
+import re
+import zipfile
+
+import docx
+import openpyxl
+import pptx
+import pytest
+from ebooklib import epub
+from lxml import etree
+from lxml import html as lxml_html
+from odf import teletype
+from odf.opendocument import OpenDocumentSpreadsheet, OpenDocumentText, load
+from odf.style import Style, TextProperties
+from odf.table import Table, TableCell, TableRow
+from odf.text import P, Span
+from openpyxl.cell.rich_text import CellRichText, TextBlock
+from openpyxl.cell.text import InlineFont
+
+from hymt_chat.errors import IncompleteTranslationError, ModelError
+from hymt_chat.modes.documents import (
+    file_summary,
+    load_document,
+    translate_document,
+    translate_document_rest,
+    untranslated,
+)
+
+_WORDS = re.compile(r"(<[^<>]*>|&\w+;)|([^<&]+)")
+
+
+def upper(text: str) -> str:
+    """The stand-in 'translation': words upper-cased, tags and entities as they came."""
+    return _WORDS.sub(lambda m: m.group(1) or m.group(2).upper(), text)
+
+
+class Model:
+    def __init__(self, fn=upper):
+        self.calls: list[str] = []
+        self.fn = fn
+
+    async def __call__(self, text, *, on_progress=None):
+        self.calls.append(text)
+        return self.fn(text)
+
+
+def round_trip(name, data, model=None):
+    doc = load_document(name, data)
+    model = model or Model()
+    out = asyncio.run(translate_document(doc, model))
+    return doc, doc.encode(out), model
+
+
+# --- .docx ---------------------------------------------------------------------------------------
+
+
+def _docx() -> bytes:
+    d = docx.Document()
+    d.add_heading("Quarterly letter", level=1)
+    p = d.add_paragraph("Dear customer, your order is ")
+    r = p.add_run("ready")
+    r.bold = True
+    p.add_run(" and ships\ttomorrow ")
+    r = p.add_run("by courier")
+    r.italic = True
+    r.underline = True
+    p.add_run(".")
+    table = d.add_table(rows=2, cols=2)
+    table.cell(0, 0).text = "Item"
+    table.cell(0, 1).text = "Price"
+    table.cell(1, 0).text = "Blue chair"
+    table.cell(1, 1).text = "259.00"
+    d.sections[0].header.paragraphs[0].text = "Acme support"
+    d.sections[0].footer.paragraphs[0].text = "Page footer"
+    buf = io.BytesIO()
+    d.save(buf)
+    return buf.getvalue()
+
+
+def _formatting(paragraph):
+    """(text, bold, italic, underline) with neighbouring runs of the same formatting merged."""
+    out: list[list] = []
+    for run in paragraph.runs:
+        key = (run.bold, run.italic, run.underline)
+        if out and tuple(out[-1][1:]) == key:
+            out[-1][0] += run.text
+        else:
+            out.append([run.text, *key])
+    return [tuple(x) for x in out]
+
+
+def test_docx_paragraphs_runs_tables_headers_and_footers_keep_their_formatting():
+    source = _docx()
+    doc, data, model = round_trip("letter.docx", source)
+    before, after = docx.Document(io.BytesIO(source)), docx.Document(io.BytesIO(data))
+    assert len(after.paragraphs) == len(before.paragraphs)
+    for a, b in zip(before.paragraphs, after.paragraphs, strict=True):
+        assert b.style.name == a.style.name
+        assert _formatting(b) == [(t.upper(), *k) for t, *k in _formatting(a)]
+    cells = [[c.text for c in row.cells] for row in after.tables[0].rows]
+    assert cells == [["ITEM", "PRICE"], ["BLUE CHAIR", "259.00"]]
+    assert after.sections[0].header.paragraphs[0].text == "ACME SUPPORT"
+    assert after.sections[0].footer.paragraphs[0].text == "PAGE FOOTER"
+    # The formatted sentence went to the model once, whole, its formatting as tags.
+    assert "Dear customer, your order is <g1>ready</g1> and ships<x2/>tomorrow " \
+           "<g3>by courier</g3>." in model.calls
+    assert "259.00" not in model.calls  # no letters: nothing to translate
+
+
+def test_docx_footnotes_are_translated_in_their_own_part():
+    """python-docx writes no footnotes: the part is added as ECMA-376 §17.11 defines it
+    (``word/footnotes.xml``, ``w:footnote`` holding ``w:p``), and read back with lxml."""
+    buf = io.BytesIO()
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    notes = (f'<w:footnotes xmlns:w="{w}"><w:footnote w:id="1"><w:p><w:r><w:t>See the terms'
+             '</w:t></w:r></w:p></w:footnote></w:footnotes>').encode()
+    with zipfile.ZipFile(io.BytesIO(_docx())) as src, zipfile.ZipFile(buf, "w") as out:
+        for info in src.infolist():
+            out.writestr(info, src.read(info))
+        out.writestr("word/footnotes.xml", notes)
+    _, data, _ = round_trip("notes.docx", buf.getvalue())
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        tree = etree.fromstring(z.read("word/footnotes.xml"))
+    assert "".join(tree.itertext()) == "SEE THE TERMS"
+
+
+def test_a_model_that_drops_the_tags_still_gets_the_formatting_right():
+    """The tags are protected spans: an answer without them is translated around them."""
+    model = Model(lambda text: re.sub(r"<[^<>]*>", "", upper(text)))
+    source = _docx()
+    _, data, _ = round_trip("letter.docx", source, model)
+    before, after = docx.Document(io.BytesIO(source)), docx.Document(io.BytesIO(data))
+    assert _formatting(after.paragraphs[1]) == [(t.upper(), *k)
+                                                for t, *k in _formatting(before.paragraphs[1])]
+
+
+def test_a_failed_part_leaves_a_partial_docx_and_retry_sends_only_it():
+    source = _docx()
+    doc = load_document("letter.docx", source)
+
+    async def flaky(text, *, on_progress=None):
+        if "Blue chair" in text:
+            raise ModelError("the model timed out")
+        return upper(text)
+
+    with pytest.raises(IncompleteTranslationError) as caught:
+        asyncio.run(translate_document(doc, flaky))
+    partial = caught.value.partial
+    half = docx.Document(io.BytesIO(doc.encode(partial.text)))
+    assert half.tables[0].cell(1, 0).text.endswith("Blue chair")  # marked, in place
+    assert half.tables[0].cell(1, 0).text != "Blue chair"
+    assert half.tables[0].cell(0, 0).text == "ITEM"
+    model = Model()
+    done = asyncio.run(translate_document_rest(partial, model))
+    assert model.calls == ["Blue chair"]
+    assert docx.Document(io.BytesIO(doc.encode(done))).tables[0].cell(1, 0).text == "BLUE CHAIR"
+
+
+def test_a_file_already_in_the_target_language_comes_back_as_it_was():
+    source = _docx()
+    doc = load_document("letter.docx", source)
+    again = docx.Document(io.BytesIO(doc.encode(untranslated(doc))))
+    assert [p.text for p in again.paragraphs] == [
+        p.text for p in docx.Document(io.BytesIO(source)).paragraphs]
+
+
+# --- .pptx ---------------------------------------------------------------------------------------
+
+
+def _pptx() -> bytes:
+    prs = pptx.Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[1])
+    slide.shapes.title.text = "Product sheet"
+    body = slide.placeholders[1].text_frame
+    body.text = "Light and strong"
+    para = body.add_paragraph()
+    run = para.add_run()
+    run.text = "Made of "
+    run = para.add_run()
+    run.text = "recycled aluminium"
+    run.font.bold = True
+    rows = slide.shapes.add_table(2, 2, 0, 0, 3000000, 1000000).table
+    rows.cell(0, 0).text = "Weight"
+    rows.cell(0, 1).text = "2 kg"
+    rows.cell(1, 0).text = "Colour"
+    rows.cell(1, 1).text = "42"
+    slide.notes_slide.notes_text_frame.text = "Mention the warranty"
+    buf = io.BytesIO()
+    prs.save(buf)
+    return buf.getvalue()
+
+
+def _slide_walk(data):
+    out = []
+    for slide in pptx.Presentation(io.BytesIO(data)).slides:
+        for shape in slide.shapes:
+            frames = [shape.text_frame] if shape.has_text_frame else []
+            if shape.has_table:
+                frames = [c.text_frame for row in shape.table.rows for c in row.cells]
+            for frame in frames:
+                for p in frame.paragraphs:
+                    out.append([(r.text, r.font.bold, r.font.size) for r in p.runs])
+        out.append(slide.notes_slide.notes_text_frame.text)
+    return out
+
+
+def test_pptx_slides_tables_and_notes_keep_their_runs():
+    source = _pptx()
+    _, data, _ = round_trip("sheet.pptx", source)
+    before, after = _slide_walk(source), _slide_walk(data)
+
+    def up(item):
+        return item.upper() if isinstance(item, str) else [(t.upper(), *k) for t, *k in item]
+
+    assert after == [up(x) for x in before]
+    assert "MENTION THE WARRANTY" in after and [("2 KG", None, None)] in after
+
+
+# --- .xlsx ---------------------------------------------------------------------------------------
+
+
+def test_xlsx_translates_text_cells_never_numbers_dates_or_formulas():
+    import datetime
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Prices"
+    ws["A1"] = "Blue chair"
+    ws["B1"] = 259
+    ws["C1"] = datetime.date(2026, 3, 12)
+    ws["D1"] = "=B1*2"
+    ws["A2"] = CellRichText(["Only ", TextBlock(InlineFont(b=True), "today")])
+    ws["B2"] = "12345"
+    buf = io.BytesIO()
+    wb.save(buf)
+    doc, data, model = round_trip("prices.xlsx", buf.getvalue())
+    out = openpyxl.load_workbook(io.BytesIO(data), rich_text=True)["Prices"]
+    assert out["A1"].value == "BLUE CHAIR"
+    assert out["B1"].value == 259
+    assert out["C1"].value.date() == datetime.date(2026, 3, 12)
+    assert out["D1"].value == "=B1*2"
+    assert out["B2"].value == "12345"
+    rich = out["A2"].value
+    assert str(rich) == "ONLY TODAY"
+    assert [(b.text, b.font.b) for b in rich if isinstance(b, TextBlock)] == [("TODAY", True)]
+    assert "formulas, numbers and dates" in file_summary(doc)
+
+
+def test_xlsx_with_a_million_empty_cells_reads_only_the_strings():
+    """A sheet of 1,000,000 styled empty cells (``<c s="0"/>``, ECMA-376 §18.3.1.4: ``r`` is
+    optional) beside an inline string (openpyxl writes ``t="inlineStr"``): only the ``<is>``
+    element is parsed and replaced, every other byte of the sheet comes back as it was."""
+    wb = openpyxl.Workbook()
+    wb.active["A1"] = "Hello world"
+    buf = io.BytesIO()
+    wb.save(buf)
+    big = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as src, \
+            zipfile.ZipFile(big, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in src.infolist():
+            raw = src.read(info)
+            if info.filename == "xl/worksheets/sheet1.xml":
+                cells = '<c s="0"/>' * 1_000_000
+                raw = raw.replace(b"</sheetData>", b"<row r=\"2\">" + cells.encode()
+                                  + b"</row></sheetData>")
+                sheet = raw
+            out.writestr(info, raw)
+    doc, data, model = round_trip("empty.xlsx", big.getvalue())
+    assert model.calls == ["Hello world"]
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        out = z.read("xl/worksheets/sheet1.xml")
+    strings = re.compile(rb"<is\b.*?</is>")
+    assert strings.sub(b"", out) == strings.sub(b"", sheet)
+    assert openpyxl.load_workbook(io.BytesIO(data), read_only=True).active["A1"].value == \
+        "HELLO WORLD"
+
+
+# --- .html ---------------------------------------------------------------------------------------
+
+PAGE = b"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Opening hours</title>
+<meta name="description" content="When we are open"><style>p { color: red }</style></head>
+<body><h1>Opening hours</h1>
+<p>We are open <b>every day</b> from <a href="/map" class="x">our shop</a> in town.</p>
+<p translate="no">Acme GmbH</p><p class="notranslate">ACME-42</p>
+<ul><li>Monday</li><li>Tuesday <img src="t.png" alt="a small map"></li></ul>
+<pre>keep this code</pre><script>var greeting = "hello";</script>
+</body></html>"""
+
+
+def test_html_blocks_inline_tags_attributes_and_translate_no():
+    doc, data, model = round_trip("hours.html", PAGE)
+    before, after = lxml_html.fromstring(PAGE), lxml_html.fromstring(data)
+    assert [(e.tag, {k: v for k, v in e.attrib.items() if k not in ("alt", "content")})
+            for e in before.iter()] == [
+        (e.tag, {k: v for k, v in e.attrib.items() if k not in ("alt", "content")})
+        for e in after.iter()]
+    p = after.xpath("//p")[0]
+    assert p.text_content() == "WE ARE OPEN EVERY DAY FROM OUR SHOP IN TOWN."
+    assert p.find("b").text == "EVERY DAY" and p.find("a").get("href") == "/map"
+    assert after.xpath("//p[@translate='no']")[0].text == "Acme GmbH"
+    assert after.xpath("//p[@class='notranslate']")[0].text == "ACME-42"
+    assert after.xpath("//pre")[0].text == "keep this code"
+    assert 'var greeting = "hello";' in after.xpath("//script")[0].text
+    assert after.xpath("//img")[0].get("alt") == "A SMALL MAP"
+    assert after.xpath("//title")[0].text == "OPENING HOURS"
+    assert after.xpath("//meta[@name='description']")[0].get("content") == "WHEN WE ARE OPEN"
+    assert "We are open <g1>every day</g1> from <g2>our shop</g2> in town." in model.calls
+
+
+# --- XLIFF ---------------------------------------------------------------------------------------
+
+XLIFF12 = b"""<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+ <file original="app" source-language="en" target-language="de" datatype="plaintext">
+  <body>
+   <trans-unit id="1"><source>Save <g id="b1">all</g> files<x id="br"/> now</source></trans-unit>
+   <trans-unit id="2" translate="no"><source>Acme</source></trans-unit>
+   <trans-unit id="3"><source>Cancel</source><target state="new">old</target></trans-unit>
+  </body>
+ </file>
+</xliff>"""
+
+XLIFF20 = b"""<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en" trgLang="fr">
+ <file id="f1">
+  <unit id="u1"><segment><source>Click <pc id="1">here</pc> to start<ph id="2"/></source></segment>
+   <ignorable><source> </source></ignorable>
+   <segment><source>Then wait.</source></segment></unit>
+  <unit id="u2" translate="no"><segment><source>Acme</source></segment></unit>
+ </file>
+</xliff>"""
+
+
+def test_xliff_12_targets_are_filled_with_state_translated_and_inline_codes_kept():
+    """XLIFF 1.2 §2.4.1 translate="no" units are left alone; §4.2.3 state "translated"."""
+    _, data, _ = round_trip("app.xlf", XLIFF12)
+    ns = {"x": "urn:oasis:names:tc:xliff:document:1.2"}
+    root = etree.fromstring(data)
+    t1 = root.find(".//x:trans-unit[@id='1']/x:target", ns)
+    assert t1.get("state") == "translated"
+    assert "".join(t1.itertext()) == "SAVE ALL FILES NOW"
+    assert [(etree.QName(e).localname, e.get("id")) for e in t1.iter() if e is not t1] == [
+        ("g", "b1"), ("x", "br")]
+    assert root.find(".//x:trans-unit[@id='2']/x:target", ns) is None
+    t3 = root.findall(".//x:trans-unit[@id='3']/x:target", ns)
+    assert len(t3) == 1 and t3[0].text == "CANCEL" and t3[0].get("state") == "translated"
+    source = root.find(".//x:trans-unit[@id='1']/x:source", ns)
+    assert "".join(source.itertext()) == "Save all files now"  # the source is untouched
+
+
+def test_xliff_20_segments_get_targets_and_state():
+    """XLIFF 2.0 §4.3.1.43 segment state "translated"; ``<ignorable>`` and translate="no"
+    (§4.3.1.49) left alone."""
+    _, data, _ = round_trip("app.xliff", XLIFF20)
+    ns = {"x": "urn:oasis:names:tc:xliff:document:2.0"}
+    root = etree.fromstring(data)
+    segments = root.findall(".//x:unit[@id='u1']/x:segment", ns)
+    assert [s.get("state") for s in segments] == ["translated", "translated"]
+    first = segments[0].find("x:target", ns)
+    assert "".join(first.itertext()) == "CLICK HERE TO START"
+    assert [etree.QName(e).localname for e in first.iter() if e is not first] == ["pc", "ph"]
+    assert segments[1].find("x:target", ns).text == "THEN WAIT."
+    assert root.find(".//x:unit[@id='u2']//x:target", ns) is None
+    assert root.find(".//x:ignorable/x:target", ns) is None
+
+
+# --- OpenDocument --------------------------------------------------------------------------------
+
+
+def test_odt_paragraphs_and_styled_spans():
+    text = OpenDocumentText()
+    bold = Style(name="Bold", family="text")
+    bold.addElement(TextProperties(fontweight="bold"))
+    text.automaticstyles.addElement(bold)
+    p = P(text="Your parcel is ")
+    p.addElement(Span(stylename=bold, text="on its way"))
+    p.addText(" today.")
+    text.text.addElement(p)
+    text.text.addElement(P(text="Kind regards"))
+    buf = io.BytesIO()
+    text.write(buf)
+    _, data, model = round_trip("letter.odt", buf.getvalue())
+    out = load(io.BytesIO(data))
+    paras = out.getElementsByType(P)
+    assert [teletype.extractText(x) for x in paras] == ["YOUR PARCEL IS ON ITS WAY TODAY.",
+                                                        "KIND REGARDS"]
+    spans = paras[0].getElementsByType(Span)
+    assert [(teletype.extractText(s), s.getAttribute("stylename")) for s in spans] == [
+        ("ON ITS WAY", "Bold")]
+    assert "Your parcel is <g1>on its way</g1> today." in model.calls
+
+
+def test_ods_string_cells_only():
+    sheet = OpenDocumentSpreadsheet()
+    table = Table(name="Prices")
+    row = TableRow()
+    for kind, value, shown in (("string", None, "Blue chair"), ("float", "259", "259"),
+                               ("date", "2026-03-12", "12 March 2026")):
+        cell = TableCell(valuetype=kind, value=value) if value else TableCell(valuetype=kind)
+        if kind == "date":
+            cell = TableCell(valuetype="date", datevalue=value)
+        cell.addElement(P(text=shown))
+        row.addElement(cell)
+    table.addElement(row)
+    sheet.spreadsheet.addElement(table)
+    buf = io.BytesIO()
+    sheet.write(buf)
+    doc, data, _ = round_trip("prices.ods", buf.getvalue())
+    out = load(io.BytesIO(data))
+    assert [teletype.extractText(x) for x in out.getElementsByType(P)] == [
+        "BLUE CHAIR", "259", "12 March 2026"]
+    assert "numbers, dates and formulas" in file_summary(doc)
+
+
+# --- EPUB ----------------------------------------------------------------------------------------
+
+
+def test_epub_chapters_are_translated_and_the_book_still_opens(tmp_path):
+    book = epub.EpubBook()
+    book.set_identifier("id1")
+    book.set_title("A tale")
+    book.set_language("en")
+    chapter = epub.EpubHtml(title="One", file_name="one.xhtml", lang="en")
+    chapter.content = "<h1>Chapter one</h1><p>It was a <em>dark</em> night.</p>"
+    book.add_item(chapter)
+    book.toc = [chapter]
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    book.spine = ["nav", chapter]
+    path = tmp_path / "tale.epub"
+    epub.write_epub(str(path), book)
+    _, data, _ = round_trip("tale.epub", path.read_bytes())
+    out_path = tmp_path / "out.epub"
+    out_path.write_bytes(data)
+    again = epub.read_epub(str(out_path))
+    content = again.get_item_with_href("one.xhtml").get_content()
+    page = etree.fromstring(content)
+    ns = {"h": "http://www.w3.org/1999/xhtml"}
+    assert page.find(".//h:h1", ns).text == "CHAPTER ONE"
+    p = page.find(".//h:p", ns)
+    assert "".join(p.itertext()) == "IT WAS A DARK NIGHT." and p.find("h:em", ns).text == "DARK"
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        first = z.infolist()[0]
+        assert (first.filename, first.compress_type) == ("mimetype", zipfile.ZIP_STORED)

@@ -10,7 +10,6 @@ central directory, a lie stops at the declared size); ``benchmarks/document_bomb
 import io
 import struct
 import zipfile
-import zlib
 
 import docx
 import pytest

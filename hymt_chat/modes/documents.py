@@ -169,12 +169,15 @@ class Piece:
 # --------------------------------------------------------------------------------------------
 
 
+_ALIASES = frozenset({".markdown", ".yml", ".htm", ".xliff"})  # not named in the refusal
+
+
 def _kind_of(name: str) -> tuple[Kind, str]:
     suffix = PurePath(name).suffix.lower()
     if suffix in formats.REFUSED:
         formats.read_source(name, b"")  # raises: macros are refused by name, saying why
     if suffix not in DOCUMENT_TYPES:
-        allowed = ", ".join(sorted({s for s in DOCUMENT_TYPES if s not in (".markdown", ".yml")}))
+        allowed = ", ".join(sorted({s for s in DOCUMENT_TYPES if s not in _ALIASES}))
         shown = suffix or "no extension"
         raise DocumentError(
             f"I can translate {allowed} files; "

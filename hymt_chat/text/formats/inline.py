@@ -27,7 +27,7 @@ from typing import Literal
 
 from lxml import etree
 
-__all__ = ["Mixed", "Runs", "TAG", "plain_of", "read_tagged", "tags_of"]
+__all__ = ["TAG", "Mixed", "RunRules", "Runs", "escape", "plain_of", "read_tagged", "tags_of"]
 
 TAG = re.compile(r"<(/?)([gx])(\d+)(/?)>")
 """The tags this module writes: ``<g1>``, ``</g1>``, ``<x2/>``."""

@@ -44,7 +44,7 @@ def _value_cell(p: etree._Element) -> bool:
 def read_odf(data: bytes, label: str) -> Source:
     package = open_package(data, label)
     refuse_macros(package, label)
-    if any(n.startswith("Basic/") or n.startswith("Scripts/") for n in package.names()):
+    if any(n.startswith(("Basic/", "Scripts/")) for n in package.names()):
         raise FormatError(f"{label} contains macros; documents with macros are not translated.")
     if "content.xml" not in package.data:
         raise FormatError(f"{label} is damaged or not an OpenDocument file (content.xml is "

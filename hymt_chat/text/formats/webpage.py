@@ -100,9 +100,9 @@ def html_units(root: etree._Element) -> tuple[list[Unit], int]:
         for attr in _ATTRS:
             if _has_letters(el.get(attr) or ""):
                 units.append(Unit.of(_Attr(el, attr)))
-        if name == "meta" and (el.get("name") or "").lower() == "description":
-            if _has_letters(el.get("content") or ""):
-                units.append(Unit.of(_Attr(el, "content")))
+        if name == "meta" and (el.get("name") or "").lower() == "description" and \
+                _has_letters(el.get("content") or ""):
+            units.append(Unit.of(_Attr(el, "content")))
         if name in ("html", "body") or not _inline_only(el):
             if name not in ("html",) and _has_letters(el.text or ""):
                 units.append(Unit.of(_Loose(el, "text")))
@@ -149,8 +149,8 @@ def read_html(data: bytes, label: str) -> Source:
     units, kept = html_units(doc)
 
     def serialize() -> bytes:
-        return lxml_html.tostring(tree, doctype=tree.docinfo.doctype or "<!DOCTYPE html>",
-                                  encoding="utf-8", method="html")
+        return bytes(lxml_html.tostring(tree, doctype=tree.docinfo.doctype or "<!DOCTYPE html>",
+                                        encoding="utf-8", method="html"))
 
     return Source(units, serialize, _summary(kept))
 

@@ -116,7 +116,7 @@ def read_xliff(data: bytes, label: str) -> Source:
         raise FormatError(f"{label} is not XLIFF 1.2 or 2.0 (its root is {root.tag!r}).")
 
     def serialize() -> bytes:
-        return etree.tostring(tree, xml_declaration=True, encoding="UTF-8")
+        return bytes(etree.tostring(tree, xml_declaration=True, encoding="UTF-8"))
 
     return Source(units, serialize, [f'{kept} units marked translate="no"'] if kept else [])
 

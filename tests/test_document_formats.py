@@ -35,13 +35,7 @@ from hymt_chat.modes.documents import (
     translate_document_rest,
     untranslated,
 )
-
-_WORDS = re.compile(r"(<[^<>]*>|&\w+;)|([^<&]+)")
-
-
-def upper(text: str) -> str:
-    """The stand-in 'translation': words upper-cased, tags and entities as they came."""
-    return _WORDS.sub(lambda m: m.group(1) or m.group(2).upper(), text)
+from tests.support.office_files import PAGE, XLIFF12, XLIFF20, docx_letter, pptx_sheet, upper
 
 
 class Model:
@@ -64,29 +58,6 @@ def round_trip(name, data, model=None):
 # --- .docx ---------------------------------------------------------------------------------------
 
 
-def _docx() -> bytes:
-    d = docx.Document()
-    d.add_heading("Quarterly letter", level=1)
-    p = d.add_paragraph("Dear customer, your order is ")
-    r = p.add_run("ready")
-    r.bold = True
-    p.add_run(" and ships\ttomorrow ")
-    r = p.add_run("by courier")
-    r.italic = True
-    r.underline = True
-    p.add_run(".")
-    table = d.add_table(rows=2, cols=2)
-    table.cell(0, 0).text = "Item"
-    table.cell(0, 1).text = "Price"
-    table.cell(1, 0).text = "Blue chair"
-    table.cell(1, 1).text = "259.00"
-    d.sections[0].header.paragraphs[0].text = "Acme support"
-    d.sections[0].footer.paragraphs[0].text = "Page footer"
-    buf = io.BytesIO()
-    d.save(buf)
-    return buf.getvalue()
-
-
 def _formatting(paragraph):
     """(text, bold, italic, underline) with neighbouring runs of the same formatting merged."""
     out: list[list] = []
@@ -100,7 +71,7 @@ def _formatting(paragraph):
 
 
 def test_docx_paragraphs_runs_tables_headers_and_footers_keep_their_formatting():
-    source = _docx()
+    source = docx_letter()
     doc, data, model = round_trip("letter.docx", source)
     before, after = docx.Document(io.BytesIO(source)), docx.Document(io.BytesIO(data))
     assert len(after.paragraphs) == len(before.paragraphs)
@@ -124,7 +95,7 @@ def test_docx_footnotes_are_translated_in_their_own_part():
     w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
     notes = (f'<w:footnotes xmlns:w="{w}"><w:footnote w:id="1"><w:p><w:r><w:t>See the terms'
              '</w:t></w:r></w:p></w:footnote></w:footnotes>').encode()
-    with zipfile.ZipFile(io.BytesIO(_docx())) as src, zipfile.ZipFile(buf, "w") as out:
+    with zipfile.ZipFile(io.BytesIO(docx_letter())) as src, zipfile.ZipFile(buf, "w") as out:
         for info in src.infolist():
             out.writestr(info, src.read(info))
         out.writestr("word/footnotes.xml", notes)
@@ -137,7 +108,7 @@ def test_docx_footnotes_are_translated_in_their_own_part():
 def test_a_model_that_drops_the_tags_still_gets_the_formatting_right():
     """The tags are protected spans: an answer without them is translated around them."""
     model = Model(lambda text: re.sub(r"<[^<>]*>", "", upper(text)))
-    source = _docx()
+    source = docx_letter()
     _, data, _ = round_trip("letter.docx", source, model)
     before, after = docx.Document(io.BytesIO(source)), docx.Document(io.BytesIO(data))
     assert _formatting(after.paragraphs[1]) == [(t.upper(), *k)
@@ -145,7 +116,7 @@ def test_a_model_that_drops_the_tags_still_gets_the_formatting_right():
 
 
 def test_a_failed_part_leaves_a_partial_docx_and_retry_sends_only_it():
-    source = _docx()
+    source = docx_letter()
     doc = load_document("letter.docx", source)
 
     async def flaky(text, *, on_progress=None):
@@ -167,7 +138,7 @@ def test_a_failed_part_leaves_a_partial_docx_and_retry_sends_only_it():
 
 
 def test_a_file_already_in_the_target_language_comes_back_as_it_was():
-    source = _docx()
+    source = docx_letter()
     doc = load_document("letter.docx", source)
     again = docx.Document(io.BytesIO(doc.encode(untranslated(doc))))
     assert [p.text for p in again.paragraphs] == [
@@ -175,29 +146,6 @@ def test_a_file_already_in_the_target_language_comes_back_as_it_was():
 
 
 # --- .pptx ---------------------------------------------------------------------------------------
-
-
-def _pptx() -> bytes:
-    prs = pptx.Presentation()
-    slide = prs.slides.add_slide(prs.slide_layouts[1])
-    slide.shapes.title.text = "Product sheet"
-    body = slide.placeholders[1].text_frame
-    body.text = "Light and strong"
-    para = body.add_paragraph()
-    run = para.add_run()
-    run.text = "Made of "
-    run = para.add_run()
-    run.text = "recycled aluminium"
-    run.font.bold = True
-    rows = slide.shapes.add_table(2, 2, 0, 0, 3000000, 1000000).table
-    rows.cell(0, 0).text = "Weight"
-    rows.cell(0, 1).text = "2 kg"
-    rows.cell(1, 0).text = "Colour"
-    rows.cell(1, 1).text = "42"
-    slide.notes_slide.notes_text_frame.text = "Mention the warranty"
-    buf = io.BytesIO()
-    prs.save(buf)
-    return buf.getvalue()
 
 
 def _slide_walk(data):
@@ -215,7 +163,7 @@ def _slide_walk(data):
 
 
 def test_pptx_slides_tables_and_notes_keep_their_runs():
-    source = _pptx()
+    source = pptx_sheet()
     _, data, _ = round_trip("sheet.pptx", source)
     before, after = _slide_walk(source), _slide_walk(data)
 
@@ -287,17 +235,6 @@ def test_xlsx_with_a_million_empty_cells_reads_only_the_strings():
 
 # --- .html ---------------------------------------------------------------------------------------
 
-PAGE = b"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Opening hours</title>
-<meta name="description" content="When we are open"><style>p { color: red }</style></head>
-<body><h1>Opening hours</h1>
-<p>We are open <b>every day</b> from <a href="/map" class="x">our shop</a> in town.</p>
-<p translate="no">Acme GmbH</p><p class="notranslate">ACME-42</p>
-<ul><li>Monday</li><li>Tuesday <img src="t.png" alt="a small map"></li></ul>
-<pre>keep this code</pre><script>var greeting = "hello";</script>
-</body></html>"""
-
-
 def test_html_blocks_inline_tags_attributes_and_translate_no():
     doc, data, model = round_trip("hours.html", PAGE)
     before, after = lxml_html.fromstring(PAGE), lxml_html.fromstring(data)
@@ -319,28 +256,6 @@ def test_html_blocks_inline_tags_attributes_and_translate_no():
 
 
 # --- XLIFF ---------------------------------------------------------------------------------------
-
-XLIFF12 = b"""<?xml version="1.0" encoding="UTF-8"?>
-<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
- <file original="app" source-language="en" target-language="de" datatype="plaintext">
-  <body>
-   <trans-unit id="1"><source>Save <g id="b1">all</g> files<x id="br"/> now</source></trans-unit>
-   <trans-unit id="2" translate="no"><source>Acme</source></trans-unit>
-   <trans-unit id="3"><source>Cancel</source><target state="new">old</target></trans-unit>
-  </body>
- </file>
-</xliff>"""
-
-XLIFF20 = b"""<?xml version="1.0" encoding="UTF-8"?>
-<xliff version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en" trgLang="fr">
- <file id="f1">
-  <unit id="u1"><segment><source>Click <pc id="1">here</pc> to start<ph id="2"/></source></segment>
-   <ignorable><source> </source></ignorable>
-   <segment><source>Then wait.</source></segment></unit>
-  <unit id="u2" translate="no"><segment><source>Acme</source></segment></unit>
- </file>
-</xliff>"""
-
 
 def test_xliff_12_targets_are_filled_with_state_translated_and_inline_codes_kept():
     """XLIFF 1.2 §2.4.1 translate="no" units are left alone; §4.2.3 state "translated"."""

@@ -368,3 +368,26 @@ def test_epub_chapters_are_translated_and_the_book_still_opens(tmp_path):
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         first = z.infolist()[0]
         assert (first.filename, first.compress_type) == ("mimetype", zipfile.ZIP_STORED)
+
+
+def test_html_keeps_its_own_encoding_and_gains_no_doctype():
+    """A page says its encoding in ``<meta charset>`` (HTML §4.2.5.4): it is written back in
+    that encoding, and a page without a doctype is not given one (lxml's parser would add
+    HTML 4.0's, which switches browsers to quirks mode)."""
+    page = ('<html><head><meta charset="iso-8859-1"><title>Café</title></head>'
+            "<body><p>Un café &amp; un thé</p></body></html>").encode("latin-1")
+    _, data, _ = round_trip("menu.html", page)
+    assert data.startswith(b"<html>")
+    assert "<p>UN CAFÉ &amp; UN THÉ</p>" in data.decode("latin-1")
+
+
+def test_xhtml_named_entities_are_read_without_loading_the_dtd():
+    """EPUB 2 chapters are XHTML 1.1, whose ``&nbsp;`` the DTD defines; the DTD is never
+    loaded, the entity is read as the character HTML names (U+00A0)."""
+    from hymt_chat.text.formats.webpage import read_xhtml
+
+    page = (b'<?xml version="1.0"?><!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN" '
+            b'"http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd"><html xmlns="http://www.w3.org/'
+            b'1999/xhtml"><body><p>Hello&nbsp;world &amp; more</p></body></html>')
+    _, units, _ = read_xhtml(page, "'c.xhtml'")
+    assert [u.tagged for u in units] == ["Hello\xa0world &amp; more"]

@@ -337,6 +337,7 @@ class TranslatorSession(Session):
         result = Translation(out, job.source, target, job.detected, False,
                              max(1, progress.total), progress.seconds)
         meta = wording.format_meta(result, demo=self.services.demo())
+        data = await asyncio.to_thread(doc.encode, out)  # an office file is zipped: off the loop
         await self.show(Reply(wording.file_answer_markdown(doc.name, name, meta,
                                                            documents.file_summary(doc)),
-                              files=(Attachment(name, doc.encode(out), doc.mime),)))
+                              files=(Attachment(name, data, doc.mime),)))

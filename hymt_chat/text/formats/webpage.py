@@ -16,6 +16,7 @@ HTML is parsed by lxml's HTML parser without network access, XHTML by the safe X
 from __future__ import annotations
 
 import re
+from html.entities import name2codepoint
 from typing import Literal
 
 from lxml import etree
@@ -36,6 +37,8 @@ INLINE = frozenset({"a", "abbr", "b", "bdi", "bdo", "cite", "data", "dfn", "em",
 _ATOMS = frozenset({"br", "img", "wbr", "code", "kbd", "samp", "var", "ruby"})
 _ATTRS = ("alt", "title", "placeholder")
 _ENTITY = re.compile(rb"<!ENTITY", re.IGNORECASE)
+_DOCTYPE = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<!doctype",
+                      re.IGNORECASE | re.DOTALL)
 
 
 def _local(el: etree._Element) -> str:
@@ -146,17 +149,35 @@ def read_html(data: bytes, label: str) -> Source:
     except (etree.ParserError, ValueError) as err:
         raise FormatError(f"{label} could not be read as HTML ({err}).") from None
     tree = doc.getroottree()
+    has_doctype = bool(_DOCTYPE.match(data))
     units, kept = html_units(doc)
 
     def serialize() -> bytes:
-        return bytes(lxml_html.tostring(tree, doctype=tree.docinfo.doctype or "<!DOCTYPE html>",
-                                        encoding="utf-8", method="html"))
+        # In the page's own encoding (its <meta charset> stays true); a character it cannot
+        # hold is written as a character reference.
+        # lxml gives a page without a doctype HTML 4's: only the page's own is written.
+        encoding = tree.docinfo.encoding or "utf-8"
+        if not has_doctype:
+            return bytes(lxml_html.tostring(tree.getroot(), encoding=encoding, method="html"))
+        return bytes(lxml_html.tostring(tree, doctype=tree.docinfo.doctype, encoding=encoding,
+                                        method="html"))
 
     return Source(units, serialize, _summary(kept))
 
 
+_NAMED = re.compile(rb"&([A-Za-z][A-Za-z0-9]*);")
+_XML_NAMED = frozenset({b"amp", b"lt", b"gt", b"quot", b"apos"})
+
+
+def _numeric(m: re.Match[bytes]) -> bytes:
+    code = name2codepoint.get(m.group(1).decode())
+    return m.group(0) if code is None or m.group(1) in _XML_NAMED else b"&#%d;" % code
+
+
 def read_xhtml(data: bytes, label: str) -> tuple[etree._ElementTree, list[Unit], int]:
-    """An XHTML document (an EPUB chapter): the parsed tree and its units."""
-    tree = parse_xml(data, label)
+    """An XHTML document (an EPUB chapter): the parsed tree and its units. XHTML 1.1's named
+    entities (``&nbsp;``, defined by its DTD, which is never loaded) are read as the characters
+    they name (HTML's list, :data:`html.entities.name2codepoint`)."""
+    tree = parse_xml(_NAMED.sub(_numeric, data), label)
     units, kept = html_units(tree.getroot())
     return tree, units, kept

@@ -235,8 +235,8 @@ class Runs:
 
     def write(self, translated: str) -> None:
         """Put *translated* (this paragraph's tagged sentence, translated) into the paragraph."""
-        for child in list(self.para):
-            if isinstance(child.tag, str) and child.tag not in self.rules.dropped:
+        for child in list(self.para):  # dropped marks go for good (w:pPr must stay first)
+            if isinstance(child.tag, str):
                 self.para.remove(child)
         out: list[etree._Element] = list(self._head)
         used: set[int] = set()

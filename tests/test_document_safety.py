@@ -17,7 +17,7 @@ import pytest
 from hymt_chat.errors import InputError, InputTooLongError
 from hymt_chat.modes.documents import load_document
 from hymt_chat.text.formats import FormatError
-from hymt_chat.text.formats.safety import MAX_UNPACKED, open_package
+from hymt_chat.text.formats.safety import MAX_UNPACKED, MAX_XML, open_package
 
 
 def _docx(text="Hello world") -> bytes:
@@ -109,6 +109,16 @@ def test_a_bomb_that_lies_about_its_size_stops_at_the_declared_size():
             pos = bomb.find(sig, pos + 4)
     with pytest.raises(FormatError, match="damaged|decompression bomb"):
         open_package(bytes(bomb), "'bomb.docx'")
+
+
+def test_a_package_with_more_markup_than_is_parsed_is_refused_before_parsing():
+    """Under the unpacked cap but over MAX_XML (lxml's tree is ~16 times its XML): refused by
+    size, so that a parse's memory stays bounded."""
+    filler = b"<w:p/>" * (MAX_XML // 6 + 1)
+    body = (b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/'
+            b'main"><w:body><w:p><w:r><w:t>Hi there</w:t></w:r></w:p>' + filler
+            + b"</w:body></w:document>")
+    _refused("big.docx", _rezip(_docx(), {"word/document.xml": body}), "MB of text markup")
 
 
 @pytest.mark.parametrize("name", ["a.docm", "a.xlsm", "a.pptm", "A.DOCM"])

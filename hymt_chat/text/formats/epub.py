@@ -45,6 +45,7 @@ def read_epub(data: bytes, label: str) -> Source:
     for name in chapters:
         if name not in package.data:
             continue
+        package.charge(len(package.data[name]))
         tree, found, marked = read_xhtml(package.data[name], f"{label} ({name})")
         trees[name] = tree
         units += found

@@ -18,7 +18,7 @@ from lxml import etree
 
 from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.inline import Mixed, plain_of
-from hymt_chat.text.formats.safety import FormatError, open_package, parse_xml, refuse_macros
+from hymt_chat.text.formats.safety import FormatError, open_package, refuse_macros
 
 __all__ = ["read_odf"]
 
@@ -55,7 +55,7 @@ def read_odf(data: bytes, label: str) -> Source:
     for name in ("content.xml", "styles.xml"):
         if name not in package.data:
             continue
-        tree = parse_xml(package.data[name], f"{label} ({name})")
+        tree = package.parse(name)
         trees[name] = tree
         for p in tree.iter(*_PARAS):
             if _value_cell(p):

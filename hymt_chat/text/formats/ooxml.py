@@ -72,7 +72,7 @@ def _read(data: bytes, label: str, parts: re.Pattern[str], para: str, rules: Run
         raw = package.data[name]
         if only_if is not None and only_if not in raw:
             continue  # nothing to translate in it: never parsed
-        tree = parse_xml(raw, f"{label} ({name})")
+        tree = package.parse(name)
         trees[name] = tree
         for p in tree.iter(para):
             runs = Runs(p, rules)
@@ -143,11 +143,12 @@ def read_xlsx(data: bytes, label: str) -> Source:
     units: list[Unit] = []
     for name in package.names():
         if name == "xl/sharedStrings.xml":
-            tree = parse_xml(package.data[name], f"{label} ({name})")
+            tree = package.parse(name)
             shared[name] = tree
             items = list(tree.iter(f"{{{S}}}si"))
         elif _SHEETS.match(name) and b"inlineStr" in package.data[name]:
             sheet = _InlineStrings(package.data[name], f"{label} ({name})")
+            package.charge(sum(end - start for start, end, _ in sheet.spans))
             sheets[name] = sheet
             items = [element for _, _, element in sheet.spans]
         else:

@@ -83,8 +83,8 @@ def test_docx_paragraphs_runs_tables_headers_and_footers_keep_their_formatting()
     assert after.sections[0].header.paragraphs[0].text == "ACME SUPPORT"
     assert after.sections[0].footer.paragraphs[0].text == "PAGE FOOTER"
     # The formatted sentence went to the model once, whole, its formatting as tags.
-    assert "Dear customer, your order is <g1>ready</g1> and ships<x2/>tomorrow " \
-           "<g3>by courier</g3>." in model.calls
+    assert ('Dear customer, your order is <b id="1">ready</b> and ships<x id="2"/>tomorrow '
+            '<b id="3">by courier</b>.') in model.calls
     assert "259.00" not in model.calls  # no letters: nothing to translate
 
 
@@ -252,7 +252,8 @@ def test_html_blocks_inline_tags_attributes_and_translate_no():
     assert after.xpath("//img")[0].get("alt") == "A SMALL MAP"
     assert after.xpath("//title")[0].text == "OPENING HOURS"
     assert after.xpath("//meta[@name='description']")[0].get("content") == "WHEN WE ARE OPEN"
-    assert "We are open <g1>every day</g1> from <g2>our shop</g2> in town." in model.calls
+    assert ('We are open <b id="1">every day</b> from <b id="2">our shop</b> in town.'
+            in model.calls)
 
 
 # --- XLIFF ---------------------------------------------------------------------------------------
@@ -313,7 +314,7 @@ def test_odt_paragraphs_and_styled_spans():
     spans = paras[0].getElementsByType(Span)
     assert [(teletype.extractText(s), s.getAttribute("stylename")) for s in spans] == [
         ("ON ITS WAY", "Bold")]
-    assert "Your parcel is <g1>on its way</g1> today." in model.calls
+    assert 'Your parcel is <b id="1">on its way</b> today.' in model.calls
 
 
 def test_ods_string_cells_only():

@@ -65,7 +65,7 @@ async def test_a_docx_uploaded_in_the_chat_comes_back_a_docx_with_a_summary(stub
         (LETTRE[0].upper(), None), (LETTRE[1].upper(), True), (LETTRE[2].upper(), None)]
     assert "2 parts" in reply.markdown and "characters" in reply.markdown
     # The formatted sentence reached the model once, whole, its bold word tagged.
-    assert any("Cher client, votre commande est <g1>prête</g1> et part demain." in p
+    assert any('Cher client, votre commande est <b id="1">prête</b> et part demain.' in p
                for p in stub.prompts)
 
 

@@ -22,7 +22,7 @@ model, so the structure is tested with a fake one.
   does not come back intact is translated alone.
 * office files, OpenDocument, HTML, XLIFF, EPUB — read by :func:`hymt_chat.text.formats.
   read_source` into units (a paragraph, a cell, a segment: one sentence with its inline
-  formatting as ``<gN>``/``<xN/>`` tags, which are protected spans); the units are the pieces,
+  formatting as ``<b id="N">``/``<x id="N"/>`` tags, which are protected spans); the units are the pieces,
   joined by :data:`UNIT_SEPARATOR`, and :meth:`Document.encode` writes them back into the file.
 
 The whole API, for any of these kinds (the chat, LibreTranslate's /translate_file and DeepL's

@@ -1,7 +1,7 @@
 """Documents of other kinds than text: read into units of tagged text, written back the same kind.
 
 The one entry point is :func:`read_source` (name and bytes -> :class:`Source`); a Source's
-``units`` are what to translate (``Hello <g1>bold</g1> world``), ``write(translations)`` the
+``units`` are what to translate (``Hello <b id="1">bold</b> world``), ``write(translations)`` the
 translated file's bytes. :mod:`hymt_chat.modes.documents` drives it like its text formats
 (pieces, limits, progress, a ``.partial`` file, Retry the rest), and so can any API.
 """

@@ -1,7 +1,7 @@
 """What every document format gives the translator: units of tagged text, and bytes back.
 
 A format module turns a file into a :class:`Source`: ``units`` (each a sentence or paragraph,
-inline formatting as ``<gN>``/``<xN/>`` tags, :mod:`hymt_chat.text.formats.inline`), and
+inline formatting as ``<b id="N">``/``<x id="N"/>`` tags, :mod:`hymt_chat.text.formats.inline`), and
 ``write(translations)``, which puts one translation per unit back into the parsed file and
 returns the file's bytes, of the same kind. ``write`` may be called again (a ``.partial`` file
 first, the finished one later): each call starts from the units as read.

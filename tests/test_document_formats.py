@@ -392,3 +392,29 @@ def test_xhtml_named_entities_are_read_without_loading_the_dtd():
             b'1999/xhtml"><body><p>Hello&nbsp;world &amp; more</p></body></html>')
     _, units, _ = read_xhtml(page, "'c.xhtml'")
     assert [u.tagged for u in units] == ["Hello\xa0world &amp; more"]
+
+
+def test_pptx_chart_titles_are_translated_and_chart_data_kept():
+    """A chart's title is DrawingML text in ``ppt/charts/chartN.xml`` (ECMA-376 §21.2.2.210
+    ``c:title``); its series and categories are data, left alone."""
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+
+    prs = pptx.Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[5])
+    slide.shapes.title.text = "Sales"
+    data = CategoryChartData()
+    data.categories = ["North", "South"]
+    data.add_series("Units", (19.2, 21.4))
+    chart = slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, 0, 0, 4000000, 3000000,
+                                   data).chart
+    chart.has_title = True
+    chart.chart_title.text_frame.text = "Units per region"
+    buf = io.BytesIO()
+    prs.save(buf)
+    _, out, _ = round_trip("sales.pptx", buf.getvalue())
+    after = pptx.Presentation(io.BytesIO(out)).slides[0]
+    chart = next(s for s in after.shapes if s.has_chart).chart
+    assert chart.chart_title.text_frame.text == "UNITS PER REGION"
+    assert list(chart.plots[0].categories) == ["North", "South"]
+    assert list(chart.plots[0].series[0].values) == [19.2, 21.4]

@@ -11,6 +11,8 @@ the parts are edited here with lxml and the libraries check the result in the te
   fields as kept atoms.
 * **.pptx** (§19, §21.1.2): the ``a:p`` paragraphs of the slides and of their notes (tables and
   grouped shapes included), ``a:br`` and ``a:fld`` (slide numbers, dates) kept.
+* in all three, DrawingML text outside the body: chart titles and axis titles, SmartArt, text
+  boxes on a sheet (a chart's category labels are cached cell values, left to the cells).
 * **.xlsx** (§18.4): the shared strings table (``xl/sharedStrings.xml``) and inline strings
   (``t="inlineStr"``, each ``<is>`` parsed alone and spliced back into the sheet's bytes: a
   sheet of a million empty cells is never parsed whole); a cell that holds a number, a date, a
@@ -51,6 +53,10 @@ CELL = RunRules(run=_q(S, "r", "t"), text=f"{{{S}}}t", props=f"{{{S}}}rPr", head
 
 _WORD_PARTS = re.compile(r"^word/(document|header\d*|footer\d*|footnotes|endnotes|comments)\.xml$")
 _SLIDE_PARTS = re.compile(r"^ppt/(slides/slide|notesSlides/notesSlide)\d+\.xml$")
+# DrawingML text in any of the three: chart titles and labels (c:rich, §21.2.2.156), SmartArt's
+# data and its drawing cache (both hold the text; PowerPoint shows the cache), sheet drawings.
+_DRAWING_PARTS = re.compile(r"^(word|ppt|xl)/(charts/chart|diagrams/(data|drawing)|drawings/"
+                            r"drawing)\d+\.xml$")
 _SHEETS = re.compile(r"^xl/worksheets/sheet\d+\.xml$")
 
 
@@ -58,8 +64,11 @@ def _has_letters(tagged: str) -> bool:
     return any(ch.isalpha() for ch in re.sub(r"<[^<>]*>|&\w+;", "", tagged))
 
 
-def _read(data: bytes, label: str, parts: re.Pattern[str], para: str, rules: RunRules,
-          main: str, *, only_if: bytes | None = None) -> Source:
+Flavour = tuple[re.Pattern[str], str, RunRules]  # which parts, their paragraph tag, their runs
+_DRAWING: Flavour = (_DRAWING_PARTS, f"{{{A}}}p", SLIDE)
+
+
+def _read(data: bytes, label: str, flavours: list[Flavour], main: str) -> Source:
     package = open_package(data, label)
     refuse_macros(package, label)
     if main not in package.data:
@@ -67,11 +76,10 @@ def _read(data: bytes, label: str, parts: re.Pattern[str], para: str, rules: Run
     trees: dict[str, etree._ElementTree] = {}
     units: list[Unit] = []
     for name in package.names():
-        if not parts.match(name):
+        found = next((f for f in flavours if f[0].match(name)), None)
+        if found is None:
             continue
-        raw = package.data[name]
-        if only_if is not None and only_if not in raw:
-            continue  # nothing to translate in it: never parsed
+        _, para, rules = found
         tree = package.parse(name)
         trees[name] = tree
         for p in tree.iter(para):
@@ -94,11 +102,12 @@ def read_refused(label: str) -> Source:
 
 
 def read_docx(data: bytes, label: str) -> Source:
-    return _read(data, label, _WORD_PARTS, f"{{{W}}}p", WORD, "word/document.xml")
+    return _read(data, label, [(_WORD_PARTS, f"{{{W}}}p", WORD), _DRAWING], "word/document.xml")
 
 
 def read_pptx(data: bytes, label: str) -> Source:
-    return _read(data, label, _SLIDE_PARTS, f"{{{A}}}p", SLIDE, "ppt/presentation.xml")
+    return _read(data, label, [(_SLIDE_PARTS, f"{{{A}}}p", SLIDE), _DRAWING],
+                 "ppt/presentation.xml")
 
 
 _INLINE = re.compile(rb"<(?:(\w+):)?is>.*?</(?:\w+:)?is>", re.DOTALL)
@@ -142,6 +151,14 @@ def read_xlsx(data: bytes, label: str) -> Source:
     sheets: dict[str, _InlineStrings] = {}
     units: list[Unit] = []
     for name in package.names():
+        if _DRAWING_PARTS.match(name):  # text boxes and chart titles: DrawingML paragraphs
+            tree = package.parse(name)
+            shared[name] = tree
+            for p in tree.iter(f"{{{A}}}p"):
+                runs = Runs(p, SLIDE)
+                if _has_letters(runs.tagged):
+                    units.append(Unit.of(runs))
+            continue
         if name == "xl/sharedStrings.xml":
             tree = package.parse(name)
             shared[name] = tree

@@ -75,6 +75,7 @@ def _read(data: bytes, label: str, flavours: list[Flavour], main: str) -> Source
         raise FormatError(f"{label} is damaged or not what its name says ({main} is missing).")
     trees: dict[str, etree._ElementTree] = {}
     units: list[Unit] = []
+    wordless = 0
     for name in package.names():
         found = next((f for f in flavours if f[0].match(name)), None)
         if found is None:
@@ -86,13 +87,17 @@ def _read(data: bytes, label: str, flavours: list[Flavour], main: str) -> Source
             runs = Runs(p, rules)
             if _has_letters(runs.tagged):
                 units.append(Unit.of(runs))
+            elif runs.tagged.strip():
+                wordless += 1
 
     def serialize() -> bytes:
         return package.write({name: etree.tostring(tree, xml_declaration=True, encoding="UTF-8",
                                                    standalone=True)
                               for name, tree in trees.items()})
 
-    return Source(units, serialize)
+    plural = "s" if wordless != 1 else ""
+    return Source(units, serialize,
+                  [f"{wordless} paragraph{plural} of numbers or codes"] if wordless else [])
 
 
 def read_refused(label: str) -> Source:

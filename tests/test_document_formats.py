@@ -418,3 +418,65 @@ def test_pptx_chart_titles_are_translated_and_chart_data_kept():
     assert chart.chart_title.text_frame.text == "UNITS PER REGION"
     assert list(chart.plots[0].categories) == ["North", "South"]
     assert list(chart.plots[0].series[0].values) == [19.2, 21.4]
+
+
+def test_docx_hyperlinks_keep_their_target_and_their_words():
+    """A ``w:hyperlink`` (ECMA-376 §17.16.22) holds runs: it goes as one paired tag, its
+    relationship id kept."""
+    from docx.oxml import parse_xml
+
+    d = docx.Document()
+    p = d.add_paragraph("Read our ")
+    rid = d.part.relate_to("https://example.com/terms", docx.opc.constants.RELATIONSHIP_TYPE
+                           .HYPERLINK, is_external=True)
+    p._p.append(parse_xml(
+        f'<w:hyperlink xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
+        f'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" '
+        f'r:id="{rid}"><w:r><w:rPr><w:u w:val="single"/></w:rPr><w:t>terms of sale</w:t>'
+        f"</w:r></w:hyperlink>"))
+    p.add_run(" before paying.")
+    buf = io.BytesIO()
+    d.save(buf)
+    _, data, model = round_trip("terms.docx", buf.getvalue())
+    assert 'Read our <b id="1">terms of sale</b> before paying.' in model.calls
+    out = docx.Document(io.BytesIO(data)).paragraphs[0]
+    [link] = out.hyperlinks
+    assert (link.text, link.address) == ("TERMS OF SALE", "https://example.com/terms")
+    assert link.runs[0].underline is True
+    assert out.text == "READ OUR TERMS OF SALE BEFORE PAYING."
+
+
+def test_odp_slides_and_their_notes():
+    """An ODF presentation's text is ``text:p`` in ``draw:frame``/``draw:text-box`` on a
+    ``draw:page``, its notes in ``presentation:notes`` (ODF 1.3 part 3 §16.17)."""
+    from odf.draw import Frame, Page, TextBox
+    from odf.opendocument import OpenDocumentPresentation
+    from odf.presentation import Notes
+    from odf.style import MasterPage, PageLayout
+
+    deck = OpenDocumentPresentation()
+    layout = PageLayout(name="L")
+    deck.automaticstyles.addElement(layout)
+    master = MasterPage(name="M", pagelayoutname=layout)
+    deck.masterstyles.addElement(master)
+    page = Page(masterpagename=master)
+    frame = Frame(width="20cm", height="3cm", x="1cm", y="1cm")
+    box = TextBox()
+    box.addElement(P(text="Welcome to the launch"))
+    frame.addElement(box)
+    page.addElement(frame)
+    notes = Notes()
+    note_frame = Frame(width="20cm", height="3cm", x="1cm", y="1cm")
+    note_box = TextBox()
+    note_box.addElement(P(text="Thank the team first"))
+    note_frame.addElement(note_box)
+    notes.addElement(note_frame)
+    page.addElement(notes)
+    deck.presentation.addElement(page)
+    buf = io.BytesIO()
+    deck.write(buf)
+    _, data, _ = round_trip("launch.odp", buf.getvalue())
+    out = load(io.BytesIO(data))
+    assert [teletype.extractText(x) for x in out.getElementsByType(P)] == [
+        "WELCOME TO THE LAUNCH", "THANK THE TEAM FIRST"]
+    assert len(out.getElementsByType(Notes)) == 1

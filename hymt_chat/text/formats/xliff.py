@@ -64,17 +64,13 @@ def _target_for(parent: etree._Element, source: etree._Element, ns: str) -> etre
     return target
 
 
-def _writer(mixed: Mixed, parent: etree._Element, source: etree._Element, ns: str,
-            state_on: etree._Element, lang: str | None) -> Unit:
+def _writer(mixed: Mixed, parent: etree._Element, source: etree._Element, ns: str) -> Unit:
+    """Fill the unit's ``<target>`` (its attributes kept) and set ``state``: on the target in
+    1.2, on the segment in 2.0."""
     def put(translated: str) -> None:
         target = _target_for(parent, source, ns)
-        keep = {k: v for k, v in target.attrib.items() if k != "state"}
         mixed.write(translated, into=target)
-        for k, v in keep.items():
-            target.set(k, v)
-        if lang and ns == V1 and not target.get("{http://www.w3.org/XML/1998/namespace}lang"):
-            target.set("{http://www.w3.org/XML/1998/namespace}lang", lang)
-        state_on.set("state", "translated")
+        (target if ns == V1 else parent).set("state", "translated")
 
     return Unit(mixed.tagged, put)
 
@@ -93,14 +89,8 @@ def read_xliff(data: bytes, label: str) -> Source:
             if _no(tu):
                 kept += 1
                 continue
-            mixed = Mixed(source, _classify, copy_atoms=True)
-            if not _has_letters("".join(source.itertext())):
-                continue
-            file_el = next(tu.iterancestors(f"{{{V1}}}file"), None)
-            lang = file_el.get("target-language") if file_el is not None else None
-            target = tu.find(f"{{{V1}}}target")
-            units.append(_writer(mixed, tu, source, V1,
-                                 target if target is not None else _Lazy(tu, source), lang))
+            if _has_letters("".join(source.itertext())):
+                units.append(_writer(Mixed(source, _classify, copy_atoms=True), tu, source, V1))
     elif ns == V2:
         for unit in root.iter(f"{{{V2}}}unit"):
             if _no(unit):
@@ -110,8 +100,8 @@ def read_xliff(data: bytes, label: str) -> Source:
                 source = segment.find(f"{{{V2}}}source")
                 if source is None or not _has_letters("".join(source.itertext())):
                     continue
-                mixed = Mixed(source, _classify, copy_atoms=True)
-                units.append(_writer(mixed, segment, source, V2, segment, None))
+                units.append(_writer(Mixed(source, _classify, copy_atoms=True), segment,
+                                     source, V2))
     else:
         raise FormatError(f"{label} is not XLIFF 1.2 or 2.0 (its root is {root.tag!r}).")
 
@@ -119,15 +109,3 @@ def read_xliff(data: bytes, label: str) -> Source:
         return bytes(etree.tostring(tree, xml_declaration=True, encoding="UTF-8"))
 
     return Source(units, serialize, [f'{kept} units marked translate="no"'] if kept else [])
-
-
-class _Lazy:
-    """1.2's state goes on the ``<target>``, which may not exist until the unit is written."""
-
-    def __init__(self, tu: etree._Element, source: etree._Element) -> None:
-        self.tu, self.source = tu, source
-
-    def set(self, key: str, value: str) -> None:
-        _target_for(self.tu, self.source, V1).set(key, value)
-
-

@@ -252,6 +252,8 @@ def test_html_blocks_inline_tags_attributes_and_translate_no():
     assert after.xpath("//img")[0].get("alt") == "A SMALL MAP"
     assert after.xpath("//title")[0].text == "OPENING HOURS"
     assert after.xpath("//meta[@name='description']")[0].get("content") == "WHEN WE ARE OPEN"
+    assert file_summary(doc).endswith('kept as they were: code and scripts, 2 elements marked '
+                                      'translate="no"')
     assert ('We are open <b id="1">every day</b> from <b id="2">our shop</b> in town.'
             in model.calls)
 

@@ -16,7 +16,7 @@ from lxml import etree
 
 from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.safety import FormatError, open_package, parse_xml
-from hymt_chat.text.formats.webpage import read_xhtml
+from hymt_chat.text.formats.webpage import read_xhtml, summary
 
 __all__ = ["read_epub"]
 
@@ -56,5 +56,7 @@ def read_epub(data: bytes, label: str) -> Source:
                                                    doctype=tree.docinfo.doctype or None)
                               for name, tree in trees.items()})
 
-    notes = ["code and scripts"] + ([f'{kept} elements marked translate="no"'] if kept else [])
+    code = any(summary(tree.getroot(), 0) for tree in trees.values())
+    notes = (["code and scripts"] if code else []) + (
+        [f'{kept} elements marked translate="no"'] if kept else [])
     return Source(units, serialize, notes)

@@ -26,7 +26,7 @@ from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.inline import Mixed, escape, plain_of
 from hymt_chat.text.formats.safety import FormatError, parse_xml
 
-__all__ = ["html_units", "read_html", "read_xhtml"]
+__all__ = ["html_units", "read_html", "read_xhtml", "summary"]
 
 NEVER = frozenset({"script", "style", "code", "pre", "kbd", "samp", "var", "textarea",
                    "noscript", "template", "math", "svg", "head"})
@@ -136,8 +136,11 @@ def html_units(root: etree._Element) -> tuple[list[Unit], int]:
     return units, kept
 
 
-def _summary(kept: int) -> list[str]:
-    return ["code and scripts"] + ([f'{kept} elements marked translate="no"'] if kept else [])
+def summary(root: etree._Element, kept: int) -> list[str]:
+    """What a page kept as it was: its code and scripts (if any), the elements marked."""
+    code = any(_local(el) in NEVER - {"head"} for el in root.iter() if isinstance(el.tag, str))
+    return (["code and scripts"] if code else []) + (
+        [f'{kept} elements marked translate="no"'] if kept else [])
 
 
 def read_html(data: bytes, label: str) -> Source:
@@ -162,7 +165,7 @@ def read_html(data: bytes, label: str) -> Source:
         return bytes(lxml_html.tostring(tree, doctype=tree.docinfo.doctype, encoding=encoding,
                                         method="html"))
 
-    return Source(units, serialize, _summary(kept))
+    return Source(units, serialize, summary(doc, kept))
 
 
 _NAMED = re.compile(rb"&([A-Za-z][A-Za-z0-9]*);")

@@ -482,3 +482,27 @@ def test_odp_slides_and_their_notes():
     assert [teletype.extractText(x) for x in out.getElementsByType(P)] == [
         "WELCOME TO THE LAUNCH", "THANK THE TEAM FIRST"]
     assert len(out.getElementsByType(Notes)) == 1
+
+
+def test_docx_content_controls_inside_a_paragraph_are_translated_in_place():
+    """An inline content control (``w:sdt``, ECMA-376 §17.5.2) keeps its properties
+    (``w:sdtPr``) and holds its runs in ``w:sdtContent``: one paired tag."""
+    from docx.oxml import parse_xml
+
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    d = docx.Document()
+    p = d.add_paragraph("Signed by ")
+    p._p.append(parse_xml(
+        f'<w:sdt xmlns:w="{w}"><w:sdtPr><w:alias w:val="Signer"/></w:sdtPr><w:sdtContent>'
+        f"<w:r><w:t>the customer</w:t></w:r></w:sdtContent></w:sdt>"))
+    p.add_run(" today.")
+    buf = io.BytesIO()
+    d.save(buf)
+    _, data, model = round_trip("signed.docx", buf.getvalue())
+    assert 'Signed by <b id="1">the customer</b> today.' in model.calls
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        body = etree.fromstring(z.read("word/document.xml"))
+    ns = {"w": w}
+    assert body.find(".//w:sdt/w:sdtPr/w:alias", ns).get(f"{{{w}}}val") == "Signer"
+    assert "".join(body.find(".//w:sdt/w:sdtContent", ns).itertext()) == "THE CUSTOMER"
+    assert docx.Document(io.BytesIO(data)).paragraphs[0].text.startswith("SIGNED BY")

@@ -108,6 +108,7 @@ class RunRules:
     dropped: frozenset[str] = frozenset()  # marks that mean nothing once the text changes
     ignorable: frozenset[str] = frozenset()  # run children that are no content (w:lastRenderedPageBreak)
     containers: frozenset[str] = frozenset()  # elements holding runs (w:hyperlink): paired tags
+    holders: tuple[tuple[str, str], ...] = ()  # container -> the child holding its runs (w:sdt)
     preserve: bool = False  # write xml:space="preserve" on text elements (WordprocessingML)
 
 
@@ -222,9 +223,17 @@ class Runs:
                 return None
         return "".join(parts)
 
+    def _holder(self, el: etree._Element) -> etree._Element | None:
+        """Where a container's runs are: itself, or its content child (w:sdt's w:sdtContent)."""
+        inner = dict(self.rules.holders).get(el.tag)
+        return el if inner is None else el.find(inner)
+
     def _container_text(self, el: etree._Element) -> str | None:
+        holder = self._holder(el)
+        if holder is None:
+            return None
         texts = []
-        for child in el:
+        for child in holder:
             text = self._run_text(child)
             if text is None:
                 return None
@@ -274,10 +283,12 @@ class Runs:
                 if template is not None and template.tag in self.rules.containers:
                     box = copy.deepcopy(template)
                     box.tail = None
-                    inner = next((c for c in box if self._run_text(c) is not None), None)
-                    for child in list(box):
-                        box.remove(child)
-                    box.append(self._new_run(inner, str(value)))
+                    holder = self._holder(box)
+                    assert holder is not None  # a container without one is an atom
+                    inner = next((c for c in holder if self._run_text(c) is not None), None)
+                    for child in list(holder):
+                        holder.remove(child)
+                    holder.append(self._new_run(inner, str(value)))
                     out.append(box)
                 else:
                     out.append(self._new_run(template if template is not None else self._base,

@@ -7,8 +7,8 @@ the parts are edited here with lxml and the libraries check the result in the te
 
 * **.docx** (ECMA-376 Part 1 §17): the ``w:p`` paragraphs of the body (tables included), of
   headers and footers, footnotes, endnotes and comments; a paragraph's runs go as one tagged
-  sentence (``w:r`` with its ``w:rPr``), hyperlinks as paired tags, tabs, breaks, drawings and
-  fields as kept atoms.
+  sentence (``w:r`` with its ``w:rPr``), hyperlinks and content controls (``w:sdt``, §17.5.2)
+  as paired tags, tabs, breaks, drawings and fields as kept atoms.
 * **.pptx** (§19, §21.1.2): the ``a:p`` paragraphs of the slides and of their notes (tables and
   grouped shapes included), ``a:br`` and ``a:fld`` (slide numbers, dates) kept.
 * in all three, DrawingML text outside the body: chart titles and axis titles, SmartArt, text
@@ -45,7 +45,8 @@ WORD = RunRules(
     run=_q(W, "r"), text=f"{{{W}}}t", props=f"{{{W}}}rPr", head=_q(W, "pPr"),
     silent=_q(W, "bookmarkStart", "bookmarkEnd", "commentRangeStart", "commentRangeEnd"),
     dropped=_q(W, "proofErr"), ignorable=_q(W, "lastRenderedPageBreak"),
-    containers=_q(W, "hyperlink", "smartTag", "ins"), preserve=True)
+    containers=_q(W, "hyperlink", "smartTag", "ins", "sdt"),
+    holders=((f"{{{W}}}sdt", f"{{{W}}}sdtContent"),), preserve=True)
 SLIDE = RunRules(run=_q(A, "r"), text=f"{{{A}}}t", props=f"{{{A}}}rPr", head=_q(A, "pPr"),
                  tail=_q(A, "endParaRPr"))
 CELL = RunRules(run=_q(S, "r", "t"), text=f"{{{S}}}t", props=f"{{{S}}}rPr", head=frozenset(),

@@ -175,3 +175,39 @@ def test_a_document_over_the_character_limit_is_refused_whole():
 
 def test_a_document_without_text_says_there_is_nothing_to_translate():
     _refused("empty.docx", _docx(""), "no text")
+
+
+@pytest.mark.parametrize("name", ["a.docx", "a.pptx", "a.html", "a.xlf"])
+def test_mutated_files_are_refused_or_translated_never_a_crash(name):
+    """40 seeded mutations per kind (bytes of the file, or of the XML inside the zip): each
+    either loads, translates and writes back, or is refused with an InputError."""
+    import asyncio
+    import random
+
+    from hymt_chat.modes.documents import translate_document
+    from tests.support.office_files import PAGE, XLIFF12, pptx_sheet, upper
+
+    async def model(text, *, on_progress=None):
+        return upper(text)
+
+    data = {"a.docx": _docx, "a.pptx": pptx_sheet, "a.html": lambda: PAGE,
+            "a.xlf": lambda: XLIFF12}[name]()
+    rng = random.Random(name)
+    for _ in range(40):
+        if data[:2] == b"PK" and rng.random() < 0.5:
+            with zipfile.ZipFile(io.BytesIO(data)) as src:
+                parts = {i.filename: src.read(i) for i in src.infolist()}
+            xml = rng.choice([n for n in parts if n.endswith(".xml")])
+            raw = parts[xml]
+            pos = rng.randrange(len(raw))
+            mutated = _rezip(data, {xml: raw[:pos] + bytes([rng.randrange(256)]) + raw[pos + 1:]})
+        else:
+            buf = bytearray(data)
+            for _ in range(rng.randrange(1, 6)):
+                buf[rng.randrange(len(buf))] = rng.randrange(256)
+            mutated = bytes(buf)
+        try:
+            doc = load_document(name, mutated)
+            doc.encode(asyncio.run(translate_document(doc, model)))
+        except InputError:
+            pass

@@ -8,8 +8,11 @@ translated file's bytes. :mod:`hymt_chat.modes.documents` drives it like its tex
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import PurePath
+
+from lxml import etree
 
 from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.epub import read_epub
@@ -22,6 +25,7 @@ from hymt_chat.text.formats.xliff import read_xliff
 __all__ = ["FORMATS", "REFUSED", "FormatError", "Source", "Unit", "read_source"]
 
 Reader = Callable[[bytes, str], Source]
+_log = logging.getLogger(__name__)
 
 # extension -> (kind, MIME type of the file sent back, reader)
 FORMATS: dict[str, tuple[str, str, Reader]] = {
@@ -50,4 +54,11 @@ def read_source(name: str, data: bytes) -> Source:
     label = repr(PurePath(name).name)
     if suffix in REFUSED:
         read_refused(label)
-    return FORMATS[suffix][2](data, label)
+    try:
+        return FORMATS[suffix][2](data, label)
+    except FormatError:
+        raise
+    except (ValueError, etree.LxmlError) as err:  # what the checks above did not foresee
+        _log.warning("%s could not be read: %r", label, err)
+        raise FormatError(f"{label} is damaged or not what its name says; it could not be "
+                          "read.") from None

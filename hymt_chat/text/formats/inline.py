@@ -34,7 +34,8 @@ from typing import Literal
 
 from lxml import etree
 
-__all__ = ["TAG", "Mixed", "RunRules", "Runs", "escape", "plain_of", "read_tagged", "tags_of"]
+__all__ = ["TAG", "Mixed", "RunRules", "Runs", "escape", "plain_of", "read_tagged", "tags_of",
+           "xml_chars"]
 
 TAG = re.compile(r'<b id="(\d+)">|</b>|<x id="(\d+)"/>')
 """The tags this module writes: ``<b id="1">``, ``</b>``, ``<x id="2"/>``."""
@@ -66,16 +67,29 @@ def tags_of(tagged: str) -> list[str]:
 
 def plain_of(tagged: str) -> str:
     """The words of *tagged* without its tags (what is counted and checked for letters)."""
-    return html.unescape(TAG.sub("", tagged))
+    return _text(TAG.sub("", tagged))
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+"""Characters XML 1.0 cannot hold (§2.2 Char): never written into a document."""
+
+
+def _text(raw: str) -> str:
+    return xml_chars(html.unescape(raw))
+
+
+def xml_chars(text: str) -> str:
+    """*text* without the characters XML cannot hold."""
+    return _NOT_XML.sub("", text)
 
 
 def read_tagged(tagged: str) -> list[Token]:
-    """Tokens of a tagged sentence; text unescaped."""
+    """Tokens of a tagged sentence; text unescaped, characters XML cannot hold left out."""
     tokens: list[Token] = []
     pos = 0
     for m in TAG.finditer(tagged):
         if m.start() > pos:
-            tokens.append(("text", html.unescape(tagged[pos:m.start()])))
+            tokens.append(("text", _text(tagged[pos:m.start()])))
         if m.group(1):
             tokens.append(("open", int(m.group(1))))
         elif m.group(2):
@@ -84,7 +98,7 @@ def read_tagged(tagged: str) -> list[Token]:
             tokens.append(("close", 0))
         pos = m.end()
     if pos < len(tagged):
-        tokens.append(("text", html.unescape(tagged[pos:])))
+        tokens.append(("text", _text(tagged[pos:])))
     return tokens
 
 
@@ -371,7 +385,11 @@ class Mixed:
             elif kind == "open" and value in self._table:
                 used.add(int(value))
                 original = self._table[int(value)]
-                shell = etree.SubElement(stack[-1], original.tag, dict(original.attrib))
+                shell = copy.deepcopy(original)  # its attributes as parsed (set anew, lxml
+                for child in list(shell):       # would refuse what HTML's parser let through)
+                    shell.remove(child)
+                shell.text = None
+                add(shell)
                 stack.append(shell)
             elif kind == "close" and len(stack) > 1:
                 stack.pop()

@@ -23,7 +23,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from hymt_chat.text.formats.base import Source, Unit
-from hymt_chat.text.formats.inline import Mixed, escape, plain_of
+from hymt_chat.text.formats.inline import Mixed, escape, plain_of, xml_chars
 from hymt_chat.text.formats.safety import FormatError, parse_xml
 
 __all__ = ["html_units", "read_html", "read_xhtml", "summary"]
@@ -42,7 +42,9 @@ _DOCTYPE = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s
 
 
 def _local(el: etree._Element) -> str:
-    return etree.QName(el).localname.lower() if isinstance(el.tag, str) else ""
+    """The tag's name without namespace, lower-cased (HTML's parser keeps names that are no
+    XML names, ``h1±x``, which QName refuses)."""
+    return el.tag.rsplit("}", 1)[-1].lower() if isinstance(el.tag, str) else ""
 
 
 def _kept(el: etree._Element) -> bool:
@@ -51,7 +53,9 @@ def _kept(el: etree._Element) -> bool:
 
 
 def _classify(el: etree._Element) -> Literal["pair", "atom"]:
-    return "atom" if _local(el) in _ATOMS or _kept(el) else "pair"
+    """Known inline elements are paired tags; anything else inside a block is kept whole."""
+    name = _local(el)
+    return "pair" if name in INLINE and name not in _ATOMS and not _kept(el) else "atom"
 
 
 def _inline_only(el: etree._Element) -> bool:
@@ -84,7 +88,7 @@ class _Loose:
         self.tagged = escape(core)
 
     def write(self, translated: str) -> None:
-        setattr(self.el, self.attr, self.lead + plain_of(translated) + self.trail)
+        setattr(self.el, self.attr, xml_chars(self.lead + plain_of(translated) + self.trail))
 
 
 def html_units(root: etree._Element) -> tuple[list[Unit], int]:
@@ -144,6 +148,8 @@ def summary(root: etree._Element, kept: int) -> list[str]:
 
 
 def read_html(data: bytes, label: str) -> Source:
+    if b"\x00" in data:
+        raise FormatError(f"{label} is not an HTML page (it holds binary content).")
     if _ENTITY.search(data):
         raise FormatError(f"{label} declares entities (the shape of an XXE attack): refused.")
     parser = lxml_html.HTMLParser(no_network=True, remove_comments=False, encoding=None)

@@ -115,3 +115,16 @@ def test_libretranslate_translate_file_answers_the_same_kind(api, name):
         ns = {"x": "urn:oasis:names:tc:xliff:document:1.2"}
         target = etree.fromstring(out).find(".//x:trans-unit[@id='1']/x:target", ns)
         assert "".join(target.itertext()) == "SAVE ALL FILES NOW"
+
+
+def test_the_upload_picker_accepts_every_kind_the_server_reads():
+    """Chainlit's ``[features.spontaneous_file_upload.accept]`` (MIME type -> extensions) is the
+    browser's file picker; every kind documents.DOCUMENT_TYPES reads must be in it."""
+    import tomllib
+
+    from hymt_chat.modes.documents import DOCUMENT_TYPES
+
+    config = tomllib.loads((Path(__file__).parent.parent / ".chainlit/config.toml").read_text())
+    accept = config["features"]["spontaneous_file_upload"]["accept"]
+    offered = {ext for exts in accept.values() for ext in exts}
+    assert set(DOCUMENT_TYPES) - {".markdown"} <= offered

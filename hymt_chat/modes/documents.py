@@ -139,13 +139,23 @@ class Document:
     mime: str
     text: str  # LF line ends; a formatted document's words, one unit a line
     newline: str = "\n"  # the file's own line end, restored on output
-    source: formats.Source | None = field(default=None, compare=False, repr=False)
+    # A formatted document (.docx…): its bytes and its units' tagged texts. The parsed file is
+    # not kept (lxml's tree is ~16x its XML, and a tab keeps 20 jobs for its buttons): encode
+    # reads the bytes again, which gives the same units in the same order.
+    data: bytes = field(default=b"", compare=False, repr=False)
+    units: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    kept: tuple[str, ...] = ()  # what such a file keeps as it was ("formulas, numbers…")
+
+    @property
+    def formatted(self) -> bool:
+        return bool(self.units)
 
     def encode(self, text: str) -> bytes:
         """Bytes of a translated version of this document, with the original line ends; for a
         formatted document (*text* its units joined by UNIT_SEPARATOR) the file of its kind."""
-        if self.source is not None:
-            return self.source.write(text.split(UNIT_SEPARATOR))
+        if self.formatted:
+            source = formats.read_source(self.name, self.data)
+            return source.write(text.split(UNIT_SEPARATOR))
         if self.newline != "\n":
             text = text.replace("\n", self.newline)
         return text.encode("utf-8")
@@ -219,19 +229,21 @@ def load_document(
 def _load_formatted(name: str, data: bytes, kind: Kind, mime: str,
                     max_chars: int | None) -> Document:
     source = formats.read_source(name, data)
-    text = "\n".join(plain_of(unit.tagged) for unit in source.units)
+    units = tuple(_without_separator(unit.tagged) for unit in source.units)
+    text = "\n".join(plain_of(unit) for unit in units)
     if is_blank(text):
         raise DocumentError(f"{PurePath(name).name!r} has no text to translate.")
     if max_chars is not None and len(text) > max_chars:
         raise InputTooLongError(len(text), max_chars)
-    return Document(PurePath(name).name, kind, mime, text, source=source)
+    return Document(PurePath(name).name, kind, mime, text, data=data, units=units,
+                    kept=tuple(source.kept))
 
 
 def untranslated(doc: Document) -> str:
     """The text :meth:`Document.encode` turns back into the document as it came (what to send
     when the document is already in the target language)."""
-    if doc.source is not None:
-        return UNIT_SEPARATOR.join(_without_separator(u.tagged) for u in doc.source.units)
+    if doc.formatted:
+        return UNIT_SEPARATOR.join(doc.units)
     return doc.text
 
 
@@ -246,7 +258,7 @@ def file_summary(doc: Document) -> str:
 def kept_summary(doc: Document) -> list[str]:
     """What a formatted document keeps untranslated, as short phrases ("formulas, numbers and
     dates"), for the one-line summary the chat shows."""
-    return list(doc.source.kept) if doc.source is not None else []
+    return list(doc.kept)
 
 
 def read_upload(path: str | Path, name: str, **limits: int) -> Document:
@@ -279,22 +291,21 @@ def _without_separator(text: str) -> str:
     return text.replace(UNIT_SEPARATOR, "")
 
 
-def split_units(source: formats.Source) -> list[Piece]:
+def split_units(units: tuple[str, ...]) -> list[Piece]:
     """A formatted document's units as pieces: one translatable piece each (its tags
     protected), with a literal separator between them."""
     pieces: list[Piece] = []
-    for i, unit in enumerate(source.units):
+    for i, text in enumerate(units):
         if i:
             pieces.append(Piece(UNIT_SEPARATOR))
-        text = _without_separator(unit.tagged)
         pieces.append(Piece(text, translate=_has_words(plain_of(text)),
                             protected=tags_of(text), quote=_without_separator))
     return pieces
 
 
 def split_document(doc: Document) -> list[Piece]:
-    if doc.source is not None:
-        return split_units(doc.source)
+    if doc.formatted:
+        return split_units(doc.units)
     if doc.kind in STRUCTURED_KINDS:
         try:
             parts = SPLITTERS[doc.kind](doc.text, repr(doc.name))
@@ -594,7 +605,7 @@ def translatable_text(pieces: list[Piece]) -> str:
 
 def detect_document_language(doc: Document) -> str | None:
     """The language of the document's prose (markup, code and timestamps left out)."""
-    if doc.source is not None:
+    if doc.formatted:
         return detect_language(doc.text)
     return detect_language(translatable_text(split_document(doc)))
 

@@ -506,3 +506,30 @@ def test_docx_content_controls_inside_a_paragraph_are_translated_in_place():
     assert body.find(".//w:sdt/w:sdtPr/w:alias", ns).get(f"{{{w}}}val") == "Signer"
     assert "".join(body.find(".//w:sdt/w:sdtContent", ns).itertext()) == "THE CUSTOMER"
     assert docx.Document(io.BytesIO(data)).paragraphs[0].text.startswith("SIGNED BY")
+
+
+def test_odt_footnotes_stay_in_place_and_are_translated_as_paragraphs():
+    """``text:note`` (ODF 1.3 part 3 §6.3.2) sits inside a paragraph and holds paragraphs of
+    its own: kept as an atom in the sentence, its own text translated apart."""
+    from odf.text import Note, NoteBody, NoteCitation
+
+    text = OpenDocumentText()
+    p = P(text="Prices include tax")
+    note = Note(id="ftn1", noteclass="footnote")
+    note.addElement(NoteCitation(text="1"))
+    body = NoteBody()
+    body.addElement(P(text="Except in Jersey"))
+    note.addElement(body)
+    p.addElement(note)
+    p.addText(" everywhere.")
+    text.text.addElement(p)
+    buf = io.BytesIO()
+    text.write(buf)
+    _, data, model = round_trip("prices.odt", buf.getvalue())
+    assert 'Prices include tax<x id="1"/> everywhere.' in model.calls
+    out = load(io.BytesIO(data))
+    [note] = out.getElementsByType(Note)
+    assert teletype.extractText(note.getElementsByType(NoteBody)[0]) == "EXCEPT IN JERSEY"
+    outer = out.getElementsByType(P)[0]
+    assert note.parentNode is outer
+    assert teletype.extractText(outer).startswith("PRICES INCLUDE TAX")

@@ -533,3 +533,18 @@ def test_odt_footnotes_stay_in_place_and_are_translated_as_paragraphs():
     outer = out.getElementsByType(P)[0]
     assert note.parentNode is outer
     assert teletype.extractText(outer).startswith("PRICES INCLUDE TAX")
+
+
+def test_xliff_names_the_target_language_where_the_file_does_not():
+    """1.2 ``<file target-language>`` (§2.6.1) and 2.0 ``<xliff trgLang>`` (§4.2.2.1) are set
+    from the translation's target when missing, and left as they are when present."""
+    bare = XLIFF12.replace(b' target-language="de"', b"")
+    doc = load_document("app.xlf", bare)
+    out = asyncio.run(translate_document(doc, Model()))
+    root = etree.fromstring(doc.encode(out, "fr"))
+    assert root[0].get("target-language") == "fr"
+    doc = load_document("app.xlf", XLIFF12)
+    assert etree.fromstring(doc.encode(untranslated(doc), "fr"))[0].get(
+        "target-language") == "de"
+    doc = load_document("app.xliff", XLIFF20.replace(b' trgLang="fr"', b""))
+    assert etree.fromstring(doc.encode(untranslated(doc), "ja")).get("trgLang") == "ja"

@@ -150,12 +150,13 @@ class Document:
     def formatted(self) -> bool:
         return bool(self.units)
 
-    def encode(self, text: str) -> bytes:
+    def encode(self, text: str, target: str | None = None) -> bytes:
         """Bytes of a translated version of this document, with the original line ends; for a
-        formatted document (*text* its units joined by UNIT_SEPARATOR) the file of its kind."""
+        formatted document (*text* its units joined by UNIT_SEPARATOR) the file of its kind,
+        naming *target* as its language where the format has a place for it (XLIFF)."""
         if self.formatted:
             source = formats.read_source(self.name, self.data)
-            return source.write(text.split(UNIT_SEPARATOR))
+            return source.write(text.split(UNIT_SEPARATOR), target)
         if self.newline != "\n":
             text = text.replace("\n", self.newline)
         return text.encode("utf-8")

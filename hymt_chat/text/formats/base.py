@@ -41,11 +41,15 @@ class Source:
     units: list[Unit]
     serialize: Callable[[], bytes]
     kept: list[str] = field(default_factory=list)  # "formulas, numbers and dates", …
+    retarget: Callable[[str], None] | None = None  # a format that names its target language
 
-    def write(self, translations: Sequence[str]) -> bytes:
-        """The document with unit *i* replaced by ``translations[i]`` (as many as units)."""
+    def write(self, translations: Sequence[str], target: str | None = None) -> bytes:
+        """The document with unit *i* replaced by ``translations[i]`` (as many as units); with
+        *target* (a BCP 47 code), a format that names its target language says that one."""
         if len(translations) != len(self.units):
             raise ValueError(f"{len(translations)} translations for {len(self.units)} units")
         for unit, text in zip(self.units, translations, strict=True):
             unit.put(text)
+        if target is not None and self.retarget is not None:
+            self.retarget(target)
         return self.serialize()

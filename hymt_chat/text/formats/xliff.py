@@ -108,4 +108,15 @@ def read_xliff(data: bytes, label: str) -> Source:
     def serialize() -> bytes:
         return bytes(etree.tostring(tree, xml_declaration=True, encoding="UTF-8"))
 
-    return Source(units, serialize, [f'{kept} units marked translate="no"'] if kept else [])
+    def retarget(target: str) -> None:
+        """The target language, where the file does not name one already: 1.2's
+        ``<file target-language>`` (§2.6.1), 2.0's ``<xliff trgLang>`` (§4.2.2.1)."""
+        if ns == V1:
+            for file_el in root.iter(f"{{{V1}}}file"):
+                if not file_el.get("target-language"):
+                    file_el.set("target-language", target)
+        elif not root.get("trgLang"):
+            root.set("trgLang", target)
+
+    notes = [f'{kept} units marked translate="no"'] if kept else []
+    return Source(units, serialize, notes, retarget)

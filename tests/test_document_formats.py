@@ -548,3 +548,32 @@ def test_xliff_names_the_target_language_where_the_file_does_not():
         "target-language") == "de"
     doc = load_document("app.xliff", XLIFF20.replace(b' trgLang="fr"', b""))
     assert etree.fromstring(doc.encode(untranslated(doc), "ja")).get("trgLang") == "ja"
+
+
+def test_runs_split_only_by_language_or_spell_check_marks_go_as_plain_text():
+    """Word splits runs on ``w:lang`` and ``w:noProof`` (ECMA-376 §17.3.2.20, §17.3.2.21),
+    PowerPoint writes ``lang``/``dirty`` on every ``a:rPr``: neither is formatting anyone
+    sees, so no tag is spent on them."""
+    from docx.oxml import parse_xml
+
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    d = docx.Document()
+    p = d.add_paragraph("Bonjour ")
+    p._p.append(parse_xml(f'<w:r xmlns:w="{w}"><w:rPr><w:lang w:val="fr-FR"/><w:noProof/>'
+                          f"</w:rPr><w:t>à tous</w:t></w:r>"))
+    buf = io.BytesIO()
+    d.save(buf)
+    _, _, model = round_trip("hello.docx", buf.getvalue())
+    assert "Bonjour à tous" in model.calls
+
+    prs = pptx.Presentation()
+    frame = prs.slides.add_slide(prs.slide_layouts[5]).shapes.title.text_frame
+    para = frame.paragraphs[0]
+    for text, lang in (("Hello ", "en-US"), ("everyone", "en-GB")):
+        run = para.add_run()
+        run.text = text
+        run._r.get_or_add_rPr().set("lang", lang)
+    buf = io.BytesIO()
+    prs.save(buf)
+    _, _, model = round_trip("hello.pptx", buf.getvalue())
+    assert "Hello everyone" in model.calls

@@ -124,6 +124,7 @@ class RunRules:
     containers: frozenset[str] = frozenset()  # elements holding runs (w:hyperlink): paired tags
     holders: tuple[tuple[str, str], ...] = ()  # container -> the child holding its runs (w:sdt)
     preserve: bool = False  # write xml:space="preserve" on text elements (WordprocessingML)
+    unseen: frozenset[str] = frozenset()  # properties that change nothing seen (w:lang, lang=…)
 
 
 _XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
@@ -255,8 +256,21 @@ class Runs:
         return "".join(texts) if texts else None
 
     def _key(self, el: etree._Element) -> bytes:
+        """The run's formatting as it is seen: its properties, less the ones that only say a
+        language or a spell-check state (Word and PowerPoint split runs on those)."""
         props = el.find(self.rules.props)
-        return etree.tostring(props) if props is not None else b""
+        if props is None:
+            return b""
+        unseen = self.rules.unseen
+        if unseen:
+            props = copy.deepcopy(props)
+            for child in list(props):
+                if child.tag in unseen:
+                    props.remove(child)
+            for name in list(props.attrib):
+                if name in unseen:
+                    del props.attrib[name]
+        return etree.tostring(props) if len(props) or props.attrib else b""
 
     def _new_run(self, template: etree._Element | None, text: str) -> etree._Element:
         r = self.rules

@@ -46,9 +46,11 @@ WORD = RunRules(
     silent=_q(W, "bookmarkStart", "bookmarkEnd", "commentRangeStart", "commentRangeEnd"),
     dropped=_q(W, "proofErr"), ignorable=_q(W, "lastRenderedPageBreak"),
     containers=_q(W, "hyperlink", "smartTag", "ins", "sdt"),
-    holders=((f"{{{W}}}sdt", f"{{{W}}}sdtContent"),), preserve=True)
+    holders=((f"{{{W}}}sdt", f"{{{W}}}sdtContent"),), preserve=True,
+    unseen=_q(W, "lang", "noProof"))
 SLIDE = RunRules(run=_q(A, "r"), text=f"{{{A}}}t", props=f"{{{A}}}rPr", head=_q(A, "pPr"),
-                 tail=_q(A, "endParaRPr"))
+                 tail=_q(A, "endParaRPr"),  # PowerPoint writes lang="…" dirty="0" on every run
+                 unseen=frozenset({"lang", "altLang", "dirty", "err", "smtClean", "noProof"}))
 CELL = RunRules(run=_q(S, "r", "t"), text=f"{{{S}}}t", props=f"{{{S}}}rPr", head=frozenset(),
                 tail=_q(S, "rPh", "phoneticPr"), preserve=True)
 

@@ -220,7 +220,9 @@ def test_an_error_that_is_not_the_model_s_stops_the_document():
 
 @pytest.mark.parametrize("name", ["photo.png", "doc.pdf", "README", "archive.srt.zip"])
 def test_only_the_supported_types_are_accepted(name):
-    with pytest.raises(DocumentError, match=r"\.json, \.md, \.po, \.srt, \.txt, \.yaml"):
+    listed = (r"\.docx, \.epub, \.html, \.json, \.md, \.odp, \.ods, \.odt, \.po, \.pptx, "
+              r"\.srt, \.txt, \.xlf, \.xlsx, \.yaml")
+    with pytest.raises(DocumentError, match=listed):
         load_document(name, b"hello")
 
 

@@ -350,7 +350,7 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             calls = (await asyncio.to_thread(document_cost, doc, svc.settings)).calls
             ctx.charge = await svc.access.admit(ctx.caller,  # type: ignore[arg-type]
                                                 Cost(calls, len(doc.text)))  # a call a value
-            out = doc.text
+            out = documents.untranslated(doc)  # a formatted file's units, as they came
             if code != target:
                 async def piece(text: str, *, on_progress: object = None) -> str:
                     result = await svc.translator.translate(

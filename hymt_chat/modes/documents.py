@@ -1,5 +1,6 @@
-"""Translate uploaded .txt, .md, .srt, .json, .yaml and .po files, keeping everything that is not
-prose untouched.
+"""Translate uploaded documents — .txt, .md, .srt, .json, .yaml, .po, and through
+:mod:`hymt_chat.text.formats` .docx, .pptx, .xlsx, .odt, .odp, .ods, .html, .xlf/.xliff, .epub —
+keeping everything that is not prose untouched.
 
 A document is cut into :class:`Piece` objects: literal ones (SRT numbers and timestamps,
 Markdown code, markers, blank lines…) are copied, translatable ones go through a translate
@@ -19,6 +20,15 @@ model, so the structure is tested with a fake one.
   keys, placeholders and plural forms are kept; with a family that publishes a structured-data
   instruction, values go in blocks through it (:class:`StructuredCall`), and any value that
   does not come back intact is translated alone.
+* office files, OpenDocument, HTML, XLIFF, EPUB — read by :func:`hymt_chat.text.formats.
+  read_source` into units (a paragraph, a cell, a segment: one sentence with its inline
+  formatting as ``<b id="N">``/``<x id="N"/>`` tags, which are protected spans); the units are the pieces,
+  joined by :data:`UNIT_SEPARATOR`, and :meth:`Document.encode` writes them back into the file.
+
+The whole API, for any of these kinds (the chat, LibreTranslate's /translate_file and DeepL's
+/v2/document alike): ``doc = load_document(name, data, max_chars=…)``, ``out = await
+translate_document(doc, translate)``, ``doc.encode(out)`` -> the translated file's bytes (and
+for an IncompleteTranslationError, ``doc.encode(err.partial.text)`` -> the ``.partial`` file).
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import srt
 
@@ -60,7 +70,9 @@ from hymt_chat.modes.structured import (
     read_structured_answer,
     structured_payload,
 )
+from hymt_chat.text import formats
 from hymt_chat.text.cleanup import decode_bytes, is_blank
+from hymt_chat.text.formats.inline import plain_of, tags_of
 
 if TYPE_CHECKING:
     from hymt_chat.engine.policy import EventSink
@@ -68,21 +80,25 @@ if TYPE_CHECKING:
 __all__ = [
     "DOCUMENT_TYPES",
     "MAX_FILE_BYTES",
+    "UNIT_SEPARATOR",
     "Document",
     "DocumentError",
     "PartialDocument",
     "Piece",
     "StructuredCall",
     "detect_document_language",
+    "file_summary",
+    "kept_summary",
     "load_document",
     "output_name",
     "read_upload",
     "split_document",
     "translate_document",
     "translate_document_rest",
+    "untranslated",
 ]
 
-Kind = Literal["txt", "md", "srt", "json", "yaml", "po"]
+Kind = str  # "txt", "md", "srt", "json", "yaml", "po", or a kind of formats.FORMATS ("docx"…)
 # extension -> (kind, MIME type of the file we send back)
 DOCUMENT_TYPES: dict[str, tuple[Kind, str]] = {
     ".txt": ("txt", "text/plain"),
@@ -93,7 +109,12 @@ DOCUMENT_TYPES: dict[str, tuple[Kind, str]] = {
     ".yaml": ("yaml", "application/yaml"),
     ".yml": ("yaml", "application/yaml"),
     ".po": ("po", "text/x-gettext-translation"),
+    **{suffix: (kind, mime) for suffix, (kind, mime, _) in formats.FORMATS.items()},
 }
+UNIT_SEPARATOR = "\x1e"
+"""Joins a formatted document's units in the text that translate_document returns (ASCII's
+record separator: cleanup removes control characters from the text sent, and each answer is
+stripped of it), so that the one text-shaped machinery carries them and encode splits them."""
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """Largest upload accepted (checked again here; .chainlit/config.toml sets the same 2 MB)."""
 
@@ -116,11 +137,26 @@ class Document:
     name: str
     kind: Kind
     mime: str
-    text: str  # LF line ends
+    text: str  # LF line ends; a formatted document's words, one unit a line
     newline: str = "\n"  # the file's own line end, restored on output
+    # A formatted document (.docx…): its bytes and its units' tagged texts. The parsed file is
+    # not kept (lxml's tree is ~16x its XML, and a tab keeps 20 jobs for its buttons): encode
+    # reads the bytes again, which gives the same units in the same order.
+    data: bytes = field(default=b"", compare=False, repr=False)
+    units: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    kept: tuple[str, ...] = ()  # what such a file keeps as it was ("formulas, numbers…")
 
-    def encode(self, text: str) -> bytes:
-        """Bytes of a translated version of this document, with the original line ends."""
+    @property
+    def formatted(self) -> bool:
+        return bool(self.units)
+
+    def encode(self, text: str, target: str | None = None) -> bytes:
+        """Bytes of a translated version of this document, with the original line ends; for a
+        formatted document (*text* its units joined by UNIT_SEPARATOR) the file of its kind,
+        naming *target* as its language where the format has a place for it (XLIFF)."""
+        if self.formatted:
+            source = formats.read_source(self.name, self.data)
+            return source.write(text.split(UNIT_SEPARATOR), target)
         if self.newline != "\n":
             text = text.replace("\n", self.newline)
         return text.encode("utf-8")
@@ -144,10 +180,15 @@ class Piece:
 # --------------------------------------------------------------------------------------------
 
 
+_ALIASES = frozenset({".markdown", ".yml", ".htm", ".xliff"})  # not named in the refusal
+
+
 def _kind_of(name: str) -> tuple[Kind, str]:
     suffix = PurePath(name).suffix.lower()
+    if suffix in formats.REFUSED:
+        formats.read_source(name, b"")  # raises: macros are refused by name, saying why
     if suffix not in DOCUMENT_TYPES:
-        allowed = ", ".join(sorted({s for s in DOCUMENT_TYPES if s not in (".markdown", ".yml")}))
+        allowed = ", ".join(sorted({s for s in DOCUMENT_TYPES if s not in _ALIASES}))
         shown = suffix or "no extension"
         raise DocumentError(
             f"I can translate {allowed} files; "
@@ -166,10 +207,13 @@ def _size_message(name: str, size: int, limit: int) -> str:
 def load_document(
     name: str, data: bytes, *, max_bytes: int = MAX_FILE_BYTES, max_chars: int | None = None
 ) -> Document:
-    """Check and decode an upload. Raises DocumentError, NotTextError or InputTooLongError."""
+    """Check and decode an upload. Raises DocumentError, NotTextError, FormatError or
+    InputTooLongError."""
     kind, mime = _kind_of(name)
     if len(data) > max_bytes:
         raise DocumentError(_size_message(name, len(data), max_bytes))
+    if PurePath(name).suffix.lower() in formats.FORMATS:
+        return _load_formatted(name, data, kind, mime, max_chars)
     text = decode_bytes(data)  # NotTextError for binary / non-UTF-8
     text = text.removeprefix("\ufeff")
     newline = "\r\n" if "\r\n" in text else "\n"
@@ -181,6 +225,41 @@ def load_document(
     doc = Document(PurePath(name).name, kind, mime, text, newline)
     split_document(doc)  # refuse a malformed SRT now, before anything is translated
     return doc
+
+
+def _load_formatted(name: str, data: bytes, kind: Kind, mime: str,
+                    max_chars: int | None) -> Document:
+    source = formats.read_source(name, data)
+    units = tuple(_without_separator(unit.tagged) for unit in source.units)
+    text = "\n".join(plain_of(unit) for unit in units)
+    if is_blank(text):
+        raise DocumentError(f"{PurePath(name).name!r} has no text to translate.")
+    if max_chars is not None and len(text) > max_chars:
+        raise InputTooLongError(len(text), max_chars)
+    return Document(PurePath(name).name, kind, mime, text, data=data, units=units,
+                    kept=tuple(source.kept))
+
+
+def untranslated(doc: Document) -> str:
+    """The text :meth:`Document.encode` turns back into the document as it came (what to send
+    when the document is already in the target language)."""
+    if doc.formatted:
+        return UNIT_SEPARATOR.join(doc.units)
+    return doc.text
+
+
+def file_summary(doc: Document) -> str:
+    """One line on what a translated document held: parts, characters, what was kept."""
+    parts = sum(1 for p in split_document(doc) if p.translate)
+    line = f"{parts:,} part{'s' if parts != 1 else ''}, {len(doc.text):,} characters"
+    kept = kept_summary(doc)
+    return f"{line}; kept as they were: {', '.join(kept)}" if kept else line
+
+
+def kept_summary(doc: Document) -> list[str]:
+    """What a formatted document keeps untranslated, as short phrases ("formulas, numbers and
+    dates"), for the one-line summary the chat shows."""
+    return list(doc.kept)
 
 
 def read_upload(path: str | Path, name: str, **limits: int) -> Document:
@@ -209,7 +288,25 @@ TEXT_CHUNK_CHARS = 20_000
 about this size (each stays far under the translator's input limit, and progress shows)."""
 
 
+def _without_separator(text: str) -> str:
+    return text.replace(UNIT_SEPARATOR, "")
+
+
+def split_units(units: tuple[str, ...]) -> list[Piece]:
+    """A formatted document's units as pieces: one translatable piece each (its tags
+    protected), with a literal separator between them."""
+    pieces: list[Piece] = []
+    for i, text in enumerate(units):
+        if i:
+            pieces.append(Piece(UNIT_SEPARATOR))
+        pieces.append(Piece(text, translate=_has_words(plain_of(text)),
+                            protected=tags_of(text), quote=_without_separator))
+    return pieces
+
+
 def split_document(doc: Document) -> list[Piece]:
+    if doc.formatted:
+        return split_units(doc.units)
     if doc.kind in STRUCTURED_KINDS:
         try:
             parts = SPLITTERS[doc.kind](doc.text, repr(doc.name))
@@ -509,6 +606,8 @@ def translatable_text(pieces: list[Piece]) -> str:
 
 def detect_document_language(doc: Document) -> str | None:
     """The language of the document's prose (markup, code and timestamps left out)."""
+    if doc.formatted:
+        return detect_language(doc.text)
     return detect_language(translatable_text(split_document(doc)))
 
 

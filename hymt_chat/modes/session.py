@@ -406,7 +406,8 @@ class Session:
         if job.kind == "file" and job.doc is not None and job.target is not None:
             full = PurePath(documents.output_name(job.doc.name, job.target))
             name = f"{full.stem}.partial{full.suffix}"
-            files = (Attachment(name, job.doc.encode(text), job.doc.mime),)
+            data = await asyncio.to_thread(job.doc.encode, text, job.target)  # a zip, off the loop
+            files = (Attachment(name, data, job.doc.mime),)
             content = f"{wording.escape_markdown(str(err))} {wording.RETRY_REST_HINT}"
             await self.show(Reply(content, buttons, files))
             return

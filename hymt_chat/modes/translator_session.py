@@ -337,5 +337,7 @@ class TranslatorSession(Session):
         result = Translation(out, job.source, target, job.detected, False,
                              max(1, progress.total), progress.seconds)
         meta = wording.format_meta(result, demo=self.services.demo())
-        await self.show(Reply(wording.file_answer_markdown(doc.name, name, meta),
-                              files=(Attachment(name, doc.encode(out), doc.mime),)))
+        data = await asyncio.to_thread(doc.encode, out, target)  # a zip for office files
+        await self.show(Reply(wording.file_answer_markdown(doc.name, name, meta,
+                                                           documents.file_summary(doc)),
+                              files=(Attachment(name, data, doc.mime),)))

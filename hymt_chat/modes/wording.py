@@ -132,13 +132,18 @@ def answer_markdown(text: str, meta: str) -> str:
     return f"{literal_block(text)}\n\n*{escape_markdown(meta)}*"
 
 
-def file_answer_markdown(name: str, output: str, meta: str) -> str:
-    return f"{escape_markdown(f'{name} → {output}')}\n\n*{escape_markdown(meta)}*"
+def file_answer_markdown(name: str, output: str, meta: str, summary: str = "") -> str:
+    """The answer to a file: names, the one-line summary of what it held, the meta line."""
+    head = escape_markdown(f"{name} → {output}")
+    if summary:
+        head += f"\n\n{escape_markdown(summary)}"
+    return f"{head}\n\n*{escape_markdown(meta)}*"
 
 
 def help_message(state: ChatState) -> str:
     return (
-        f"Translating {state.pair}. Type or paste text, or upload a .txt, .md or .srt file. "
+        f"Translating {state.pair}. Type or paste text, or upload a file (.txt, .md, .srt, .docx, "
+        ".pptx, .xlsx, .html, .xlf, .odt, .epub…). "
         "Commands: /to <language>, /swap, /detect <text>, /reset."
     )
 

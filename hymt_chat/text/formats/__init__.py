@@ -1,0 +1,64 @@
+"""Documents of other kinds than text: read into units of tagged text, written back the same kind.
+
+The one entry point is :func:`read_source` (name and bytes -> :class:`Source`); a Source's
+``units`` are what to translate (``Hello <b id="1">bold</b> world``), ``write(translations)`` the
+translated file's bytes. :mod:`hymt_chat.modes.documents` drives it like its text formats
+(pieces, limits, progress, a ``.partial`` file, Retry the rest), and so can any API.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import PurePath
+
+from lxml import etree
+
+from hymt_chat.text.formats.base import Source, Unit
+from hymt_chat.text.formats.epub import read_epub
+from hymt_chat.text.formats.odf import read_odf
+from hymt_chat.text.formats.ooxml import read_docx, read_pptx, read_refused, read_xlsx
+from hymt_chat.text.formats.safety import FormatError
+from hymt_chat.text.formats.webpage import read_html
+from hymt_chat.text.formats.xliff import read_xliff
+
+__all__ = ["FORMATS", "REFUSED", "FormatError", "Source", "Unit", "read_source"]
+
+Reader = Callable[[bytes, str], Source]
+_log = logging.getLogger(__name__)
+
+# extension -> (kind, MIME type of the file sent back, reader)
+FORMATS: dict[str, tuple[str, str, Reader]] = {
+    ".docx": ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+              read_docx),
+    ".pptx": ("pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+              read_pptx),
+    ".xlsx": ("xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+              read_xlsx),
+    ".odt": ("odt", "application/vnd.oasis.opendocument.text", read_odf),
+    ".odp": ("odp", "application/vnd.oasis.opendocument.presentation", read_odf),
+    ".ods": ("ods", "application/vnd.oasis.opendocument.spreadsheet", read_odf),
+    ".html": ("html", "text/html", read_html),
+    ".htm": ("html", "text/html", read_html),
+    ".xlf": ("xliff", "application/xliff+xml", read_xliff),
+    ".xliff": ("xliff", "application/xliff+xml", read_xliff),
+    ".epub": ("epub", "application/epub+zip", read_epub),
+}
+REFUSED = frozenset({".docm", ".xlsm", ".pptm", ".dotm", ".xltm", ".potm", ".ppsm"})
+"""Macro-enabled Office files: named so that the refusal says why."""
+
+
+def read_source(name: str, data: bytes) -> Source:
+    """Parse *data* as the format its *name* says; FormatError (one sentence) if it is not."""
+    suffix = PurePath(name).suffix.lower()
+    label = repr(PurePath(name).name)
+    if suffix in REFUSED:
+        read_refused(label)
+    try:
+        return FORMATS[suffix][2](data, label)
+    except FormatError:
+        raise
+    except (ValueError, etree.LxmlError) as err:  # what the checks above did not foresee
+        _log.warning("%s could not be read: %r", label, err)
+        raise FormatError(f"{label} is damaged or not what its name says; it could not be "
+                          "read.") from None

@@ -21,6 +21,7 @@ Where a behaviour comes from (deepl-python 1.30 read at DeepLcom/deepl-python 2c
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 from collections.abc import Iterator
@@ -28,12 +29,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import deepl
+import docx
 import httpx
+import openpyxl
+import pptx
 import pytest
 from deepl.api_data import MultilingualGlossaryDictionaryEntries as Dict
+from lxml import etree
+from lxml import html as lxml_html
 
 from hymt_chat.api.keys import open_store
 from tests.conftest import ROOT
+from tests.support.office_files import PAGE, XLIFF12, docx_letter, pptx_sheet, upper
 from tests.support.stub_model import StubModel, echo_source
 from tests.support.tabs import app
 
@@ -328,7 +335,154 @@ def test_deepl_node_runs_its_public_surface(running: Running, suffix: str) -> No
                                  "gone": "GlossaryNotFoundError"}
     assert got["v3glossary"] == {"pairs": [["en", "de", 1], ["de", "en", 1]], "listed": True,
                                  "entries": {"Bestellung": "order"}}
+    assert got["document"] == {"done": True, "billed": 45,
+                               "text": "Guten Morgen, wann wird mein Paket geliefert?"}
     assert got["missingGlossary"]["error"] == "GlossaryNotFoundError"
     assert got["rephrase"]["error"] == "DeepLError"
     assert "does not offer" in got["rephrase"]["message"]
     assert got["badKey"]["error"] == "AuthorizationError"
+
+
+# --- /v2/document, through deepl-python's translate_document_from_filepath --------------------
+
+
+Walked = tuple[list, list]  # (the structure: formatting, tags, numbers; the texts)
+
+
+def _runs(items: list[tuple]) -> Walked:
+    """Neighbouring runs of the same formatting merged (a tab may start a run of its own)."""
+    merged: list[list] = []
+    for text, *form in items:
+        if merged and merged[-1][1:] == form:
+            merged[-1][0] += text
+        else:
+            merged.append([text, *form])
+    return [m[1:] for m in merged], [m[0] for m in merged]
+
+
+def _docx_walk(data: bytes) -> Walked:
+    d = docx.Document(io.BytesIO(data))
+    paragraphs = list(d.paragraphs) + [p for t in d.tables for row in t.rows
+                                       for c in row.cells for p in c.paragraphs]
+    paragraphs += d.sections[0].header.paragraphs + d.sections[0].footer.paragraphs
+    walked = [_runs([(r.text, r.bold, r.italic, r.underline) for r in p.runs])
+              for p in paragraphs]
+    return [w[0] for w in walked], [w[1] for w in walked]
+
+
+def _pptx_walk(data: bytes) -> Walked:
+    forms: list = []
+    texts: list = []
+    for slide in pptx.Presentation(io.BytesIO(data)).slides:
+        for shape in slide.shapes:
+            frames = [shape.text_frame] if shape.has_text_frame else []
+            if shape.has_table:
+                frames = [c.text_frame for row in shape.table.rows for c in row.cells]
+            for p in (p for f in frames for p in f.paragraphs):
+                form, text = _runs([(r.text, r.font.bold) for r in p.runs])
+                forms.append(form)
+                texts.append(text)
+        texts.append(slide.notes_slide.notes_text_frame.text)
+    return forms, texts
+
+
+def _xlsx_file() -> bytes:
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Prices"
+    sheet.append(["Blue chair", 259, "=B1*2"])
+    sheet.append(["Only today", 3.5, "Ships in a week"])
+    buf = io.BytesIO()
+    book.save(buf)
+    return buf.getvalue()
+
+
+def _xlsx_walk(data: bytes) -> Walked:
+    sheet = openpyxl.load_workbook(io.BytesIO(data))["Prices"]
+    cells = [c.value for row in sheet.iter_rows() for c in row]
+    return ([c for c in cells if not isinstance(c, str) or c.startswith("=")],
+            [c for c in cells if isinstance(c, str) and not c.startswith("=")])
+
+
+def _html_walk(data: bytes) -> Walked:
+    tree = lxml_html.document_fromstring(data)
+    elements = [el for el in tree.iter() if isinstance(el.tag, str)]
+    def kept(el: lxml_html.HtmlElement) -> bool:  # as written: code, translate="no" (HTML5)
+        return (el.tag in ("script", "style", "pre") or el.get("translate") == "no"
+                or "notranslate" in el.get("class", ""))
+
+    return ([(el.tag, sorted(el.attrib), el.text if kept(el) else "") for el in elements],
+            [(el.text or "").strip() for el in elements if not kept(el)])
+
+
+def _xliff_walk(data: bytes) -> list:
+    root = etree.fromstring(data)
+    return [(el.get("state"), "".join(el.itertext()))
+            for el in root.iter("{*}target")]
+
+
+def _upper(item: object) -> object:
+    if isinstance(item, str):
+        return item.upper()
+    return [_upper(x) for x in item]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name, make, walk", [
+    ("letter.docx", docx_letter, _docx_walk), ("sheet.pptx", pptx_sheet, _pptx_walk),
+    ("prices.xlsx", _xlsx_file, _xlsx_walk), ("page.html", lambda: PAGE, _html_walk),
+])
+def test_deepl_python_translates_a_document_of_each_kind(running: Running, tmp_path: Path,
+                                                         name: str, make, walk) -> None:
+    """deepl-python's translate_document_from_filepath: upload, status until done, download;
+    the file comes back the same kind, every text part translated (the stand-in upper-cases),
+    every run's formatting, number and formula as it was — walked with the format's own
+    library on both sides."""
+    source, out = tmp_path / name, tmp_path / f"out-{name}"
+    source.write_bytes(make())
+    running.stub.answer = lambda prompt: upper(echo_source(prompt))
+    try:
+        status = client(running).translate_document_from_filepath(
+            source, out, target_lang="DE", source_lang="EN")
+    finally:
+        running.stub.answer = echo_source
+    assert status.done and status.billed_characters > 0
+    (form_in, texts_in), (form_out, texts_out) = walk(source.read_bytes()), walk(out.read_bytes())
+    assert form_out == form_in
+    assert texts_out == _upper(texts_in) and texts_out != texts_in
+
+
+def test_an_xliff_comes_back_with_its_targets_filled(running: Running, tmp_path: Path) -> None:
+    """XLIFF 1.2 (OASIS, section 2.3 ``state``): every ``<target>`` filled and marked
+    ``translated``; DeepL translates .xlf the same way."""
+    source, out = tmp_path / "strings.xlf", tmp_path / "out.xlf"
+    source.write_bytes(XLIFF12)
+    client(running).translate_document_from_filepath(source, out, target_lang="DE")
+    targets = _xliff_walk(out.read_bytes())
+    assert targets and all(state == "translated" and text for state, text in targets)
+
+
+def test_the_document_api_keeps_deepls_contract(running: Running) -> None:
+    """Download once (then gone: 404); a wrong key is not found; not ready is 503
+    (deepl-python's DocumentNotReadyException); output_format only the same kind; a corrupt
+    file is refused at the upload with a sentence, nothing kept."""
+    handle = client(running).translate_document_upload(
+        b"Guten Morgen, wann kommt mein Paket?", target_lang="EN-US", filename="note.txt")
+    dl = client(running)
+    for _ in range(100):
+        if dl.translate_document_get_status(handle).done:
+            break
+    first = raw(running, "POST", f"/v2/document/{handle.document_id}/result",
+                data={"document_key": handle.document_key})
+    assert first.status_code == 200 and first.text == "Guten Morgen, wann kommt mein Paket?"
+    again = raw(running, "POST", f"/v2/document/{handle.document_id}/result",
+                data={"document_key": handle.document_key})
+    assert again.status_code == 404 and again.json()["message"]
+    wrong = raw(running, "POST", f"/v2/document/{handle.document_id}",
+                data={"document_key": "0" * 64})
+    assert wrong.status_code == 404
+    with pytest.raises(deepl.DeepLException, match="output_format"):
+        dl.translate_document_upload(b"Hallo", target_lang="EN-US", filename="a.txt",
+                                     output_format="docx")
+    with pytest.raises(deepl.DeepLException):
+        dl.translate_document_upload(b"PK\x03\x04 not a zip", target_lang="EN-US",
+                                     filename="broken.docx")

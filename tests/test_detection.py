@@ -229,7 +229,7 @@ def test_the_checks_early_stop_gives_the_full_detections_verdict() -> None:
             full = detect_with_confidence(text)
             fast = detect_other_than(text, family, LANGUAGE_CONFIDENCE)
 
-            def other(found: tuple[str | None, float]) -> bool:
+            def other(found: tuple[str | None, float], family: frozenset[str] = family) -> bool:
                 return (found[0] is not None and found[1] >= LANGUAGE_CONFIDENCE
                         and found[0] not in family)
 

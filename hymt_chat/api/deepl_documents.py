@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from pathlib import PurePath
 from typing import Any
@@ -45,6 +46,7 @@ __all__ = ["add_document_routes"]
 _log = logging.getLogger("hymt_chat.api")
 FILE_SLACK = 64 * 1024  # multipart headers and the other fields around the file
 PROGRESS_EVERY = 1.0  # seconds between two progress writes of one job
+UPLOAD_WAIT = 2.0  # seconds the upload's answer waits for a small document to be done
 
 
 class _Work:
@@ -53,12 +55,15 @@ class _Work:
     def __init__(self, svc: ApiService) -> None:
         self.svc = svc
         self._jobs: DocumentJobs | None = None
+        self._opening = threading.Lock()
         self.running: set[asyncio.Task[None]] = set()
 
     def jobs(self) -> DocumentJobs:
-        if self._jobs is None:
-            self._jobs = DocumentJobs(documents_location(self.svc.settings))
-        return self._jobs
+        """The store, opened on first use (from a worker thread: it may be a network trip)."""
+        with self._opening:
+            if self._jobs is None:
+                self._jobs = DocumentJobs(documents_location(self.svc.settings))
+            return self._jobs
 
     async def call(self, method: str, *args: Any) -> Any:
         """A store call off the event loop (a database round trip)."""
@@ -66,11 +71,12 @@ class _Work:
         return await asyncio.to_thread(getattr(jobs, method), *args)
 
     def start(self, job_id: str, doc: documents.Document, job: Job, user: str,
-              charge: Charge | None) -> None:
+              charge: Charge | None) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(
             self._translate(job_id, doc, job, user, charge))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
+        return task
 
     async def _translate(self, job_id: str, doc: documents.Document, job: Job, user: str,
                          charge: Charge | None) -> None:
@@ -88,8 +94,8 @@ class _Work:
         try:
             await self.call("progress", job_id, 0)
             out = (await documents.translate_document(doc, piece) if job.source != job.target
-                   else doc.text)
-            data = await asyncio.to_thread(doc.encode, out)
+                   else documents.untranslated(doc))
+            data = await asyncio.to_thread(doc.encode, out, job.target)
             await self.call("finish", job_id, data, documents.output_name(doc.name, job.target),
                             doc.mime, len(doc.text))
         except Exception as err:  # noqa: BLE001 - any failure is the job's status, refunded
@@ -147,8 +153,11 @@ def add_document_routes(router: APIRouter, door: DeepLDoor, prefix: str,
         ctx.billed = len(doc.text)
         job = Job([doc.text], target, source, "text", terms,
                   options=Options(klass=BULK, prompt=options.prompt))
-        work.start(job_id, doc, job, ctx.caller.user, ctx.charge)
+        task = work.start(job_id, doc, job, ctx.caller.user, ctx.charge)
         ctx.charge = None  # the job refunds it if it fails; the upload itself succeeded
+        # deepl-python polls every 5 s: a small document done within UPLOAD_WAIT is "done" at
+        # the first status, not 5 s later (the job goes on either way: wait() never cancels).
+        await asyncio.wait({task}, timeout=UPLOAD_WAIT)
         return JSONResponse({"document_id": job_id, "document_key": key})
 
     async def keyed(ctx: Context) -> tuple[str, str, str]:

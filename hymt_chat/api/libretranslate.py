@@ -360,8 +360,8 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
 
                 out = await svc.unless_gone(ctx, documents.translate_document(doc, piece))
             ctx.billed = len(doc.text)
-            file_id = store.put(documents.output_name(doc.name, target), doc.encode(out),
-                                doc.mime)
+            data = await asyncio.to_thread(doc.encode, out, target)  # a file's XML: off the loop
+            file_id = store.put(documents.output_name(doc.name, target), data, doc.mime)
             url = f"{str(request.base_url).rstrip('/')}{ROOT}/download_file/{file_id}"
             return JSONResponse({"translatedFileUrl": url})
 

@@ -151,7 +151,9 @@ def install_guards(server: FastAPI, settings: Settings, *,
     @server.middleware("http")
     async def guard(request: Request, call_next: Any) -> Response:
         response: Response = await call_next(request)
-        if response.headers.get("content-type", "").startswith("text/html"):
+        # A download (a translated .html file) is the user's bytes: never the page's nonces.
+        if (response.headers.get("content-type", "").startswith("text/html")
+                and not response.headers.get("content-disposition", "").startswith("attachment")):
             body = b"".join([chunk async for chunk in response.body_iterator])  # type: ignore[attr-defined]
             html, kept = http_guard.hardened_page(body, response.headers,
                                                   allow_framing=settings.allow_framing)

@@ -2,6 +2,9 @@
 // Prints one JSON object: what each call returned (or the error's class and message), so that
 // tests/test_deepl_node.py can judge it. Every call is the client's own, as its README shows.
 import * as deepl from 'deepl-node';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const [serverUrl, authKey] = process.argv.slice(2);
 const options = { serverUrl, sendPlatformInfo: false, maxRetries: 0 };
@@ -61,6 +64,14 @@ await step('v3glossary', async () => {
   };
 });
 await step('missingGlossary', async () => client.getMultilingualGlossary('96ab91fd-e715-41a1-adeb-5d701f84a483'));
+await step('document', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'deepl-node-'));
+  const input = path.join(dir, 'note.txt');
+  const output = path.join(dir, 'note.en.txt');
+  fs.writeFileSync(input, 'Guten Morgen, wann wird mein Paket geliefert?');
+  const status = await client.translateDocument(input, output, 'de', 'en-US');
+  return { done: status.done(), billed: status.billedCharacters, text: fs.readFileSync(output, 'utf8') };
+});
 await step('rephrase', async () => client.rephraseText('Hello', 'en-US'));
 await step('badKey', async () => new deepl.Translator('hymt-nobody', options).getUsage());
 

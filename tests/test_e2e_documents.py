@@ -1,21 +1,21 @@
-"""A formatted .docx through the real translator on the real vLLM server with the demo model:
-the one end-to-end test of the document formats (the mapping itself is judged, fast, in
-tests/test_document_formats.py). It prints how many formatted sentences came back with their
-tags in one call (the rest were translated around their tags, as the fallback does)."""
+"""A formatted .docx through DeepL's own client, the app's /v2/document and the real translator
+on the real vLLM server with the demo model: the one end-to-end test of the document formats
+(the mapping itself is judged, fast, in tests/test_document_formats.py; the document API's
+contract in tests/test_deepl_contract.py). It prints how many formatted sentences came back with
+their tags in one call (the rest were translated around their tags, as the fallback does)."""
 
 from __future__ import annotations
 
 import io
 
+import deepl
 import docx
 import pytest
 
-from hymt_chat.engine.client import ModelClient
-from hymt_chat.engine.policy import Policy
-from hymt_chat.engine.priority import BULK
-from hymt_chat.engine.translator import Translator
 from hymt_chat.lang.detect import detect_language
-from hymt_chat.modes.documents import load_document, translate_document
+from hymt_chat.modes.documents import load_document
+from tests.conftest import free_port
+from tests.support.api_server import api_app
 
 pytestmark = pytest.mark.slow
 
@@ -38,21 +38,20 @@ def _letter() -> bytes:
     return buf.getvalue()
 
 
-async def test_a_docx_comes_back_translated_with_its_bold_words_bold(demo_server):
-    settings = demo_server.settings()
-    translator = Translator(settings, ModelClient(settings), Policy(deadline=settings.deadline))
-    calls: list[tuple[str, str]] = []
-
-    async def translate(text, *, on_progress=None):
-        result = await translator.translate(text, "en", "fr", klass=BULK)
-        calls.append((text, result.text))
-        return result.text
-
-    doc = load_document("lettre.docx", _letter())
-    out = docx.Document(io.BytesIO(doc.encode(await translate_document(doc, translate))))
-    kept = sum(1 for sent, got in calls if "</b>" in sent and "</b>" in got)
-    tagged = sum(1 for sent, _ in calls if "</b>" in sent)
-    print(f"tags kept in one call: {kept} of {tagged} formatted sentences")
+def test_a_docx_comes_back_translated_with_its_bold_words_bold(demo_server, tmp_path):
+    """deepl-python's translate_document_from_filepath, as a DeepL user translates a file."""
+    settings = demo_server.settings(temperature=0.0, window_max=2, cache_dir=tmp_path)
+    source, target = tmp_path / "lettre.docx", tmp_path / "letter.docx"
+    source.write_bytes(_letter())
+    with api_app(settings, tmp_path / "keys.db", free_port()) as api:
+        key = api.store.create("files", per_minute=60)
+        status = deepl.Translator(key, server_url=api.url, send_platform_info=False
+                                  ).translate_document_from_filepath(source, target,
+                                                                     source_lang="FR",
+                                                                     target_lang="EN-US")
+    billed = len(load_document("lettre.docx", _letter()).text)  # its parts, as read for the limit
+    assert status.done and status.billed_characters == billed
+    out = docx.Document(io.BytesIO(target.read_bytes()))
     assert len(out.paragraphs) == len(PARAGRAPHS)
     for paragraph, (before, bold, _) in zip(out.paragraphs, PARAGRAPHS, strict=True):
         assert detect_language(paragraph.text) == "en", paragraph.text

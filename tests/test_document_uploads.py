@@ -128,3 +128,33 @@ def test_the_upload_picker_accepts_every_kind_the_server_reads():
     accept = config["features"]["spontaneous_file_upload"]["accept"]
     offered = {ext for exts in accept.values() for ext in exts}
     assert set(DOCUMENT_TYPES) - {".markdown"} <= offered
+
+
+@pytest.mark.slow
+def test_a_docx_uploaded_in_a_real_browser_comes_back_a_docx(browser, tmp_path: Path) -> None:
+    """Chromium picks the file in the composer, the real app translates it (the upper-casing
+    stand-in) and the page offers `lettre.en.docx`: downloaded, opened with python-docx, its
+    bold word still bold and every part translated."""
+    from playwright.sync_api import expect
+
+    from tests.support.browser import open_chat
+    from tests.support.tabs import app
+
+    source = tmp_path / "lettre.docx"
+    source.write_bytes(_french_docx())
+    with app(tmp_path / "app", answer=lambda prompt: upper(echo_source(prompt))) as (url, _):
+        page = open_chat(browser, url)
+        page.set_input_files("input[type=file]", str(source))
+        expect(page.locator("#chat-submit")).to_be_enabled(timeout=30_000)  # upload finished
+        page.click("#chat-submit")
+        link = page.locator("a.inline-file[download='lettre.en.docx']")
+        expect(link).to_be_visible(timeout=60_000)
+        with page.expect_download() as download:
+            link.click()
+        out = tmp_path / "lettre.en.docx"
+        download.value.save_as(out)
+        page.close()
+    first, second = docx.Document(str(out)).paragraphs
+    assert [(r.text, bool(r.bold)) for r in first.runs] == [
+        (LETTRE[0].upper(), False), (LETTRE[1].upper(), True), (LETTRE[2].upper(), False)]
+    assert second.text == "NOUS VOUS REMERCIONS DE VOTRE CONFIANCE ET DE VOTRE PATIENCE."

@@ -33,6 +33,7 @@ from hymt_chat.modes.session import BUTTONS, Services, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
 from hymt_chat.room import counter
 from hymt_chat.room import page as room_page
+from hymt_chat.room.words import PageWords
 from hymt_chat.service import auth, history, logs, web
 from hymt_chat.service.metrics import get_metrics
 from hymt_chat.service.nonblocking import drop_blocking_sleep
@@ -89,8 +90,10 @@ web.install_guards(server, SETTINGS, user_of=_token_user if AGENTS else None,
                    is_allowed=auth.token_check(AGENTS) if AGENTS else None, sign_in=HISTORY)
 web.add_routes(server, SETTINGS, readiness=READINESS, metrics=METRICS, demo=SERVICES.demo,
                notice=wording.DEMO_NOTICE, sign_in=HISTORY)
-room_page.mount(server, SERVICES.rooms, SETTINGS)  # /room/<token>: the customer's own phone
-counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, TRUSTED_PROXIES)
+PAGE_WORDS = PageWords(SERVICES.translator, SETTINGS.cache_dir / "page-words")  # the guests'
+room_page.mount(server, SERVICES.rooms, SETTINGS, PAGE_WORDS)  # /room/<token>: their own phone
+counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, TRUSTED_PROXIES,
+              PAGE_WORDS)
 api.mount(server, SERVICES.translator, SETTINGS, metrics=METRICS)  # LibreTranslate, DeepL
 
 # --- sessions ---------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reas
 from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.turns import AgentTurn
+from hymt_chat.room.words_table import ENGLISH
 
 __all__ = ["Room", "RoomError", "RoomMessage", "Rooms"]
 
@@ -35,12 +36,14 @@ Event = dict[str, Any]
 class RoomError(InputError):
     """A join link that leads nowhere (unknown, expired, closed) or a room that is full.
 
-    ``known``: the link was a room's once (expired or closed), not a made-up one.
+    ``known``: the link was a room's once (expired or closed), not a made-up one. ``key``: the
+    sentence's key in the guest pages' words (``hymt_chat.room.words_table``), which the guest
+    reads in their language; the message is its English.
     """
 
-    def __init__(self, message: str, *, known: bool = True) -> None:
-        super().__init__(message)
-        self.known = known
+    def __init__(self, key: str, *, known: bool = True) -> None:
+        super().__init__(ENGLISH[key])
+        self.key, self.known = key, known
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +84,7 @@ class Room:
         self.max_guests = max_guests
         self.charge = charge  # (payer, text): raises RateLimitedError past the allowance
         self.clock = clock
-        self.closed: str | None = None  # why, once closed
+        self.closed: str | None = None  # why, once closed (a key of the page words)
         self.closed_at: float | None = None
         self.history: list[RoomMessage] = []
         self.guests: set[str] = set()  # admitted guests, by the key their browser keeps
@@ -89,23 +92,27 @@ class Room:
 
     # --- who may be here ----------------------------------------------------------------------
 
-    def refusal(self) -> str | None:
-        """Why this room cannot be used now, or None when it is open."""
+    def refusal_key(self) -> str | None:
+        """Why this room cannot be used now (a key of the page words), None when it is open."""
         if self.closed:
             return self.closed
         if self.clock() >= self.expires_at:
-            return "This room has expired. Ask for a new link."
+            return "expired"
         return None
+
+    def refusal(self) -> str | None:
+        """Why this room cannot be used now, in English, or None when it is open."""
+        key = self.refusal_key()
+        return ENGLISH[key] if key else None
 
     def join(self, guest: str) -> asyncio.Queue[Event]:
         """Admit *guest* (again, after a reload: the same key) and open their event queue,
         which starts with the room's history. Raises :class:`RoomError`."""
-        refused = self.refusal()
+        refused = self.refusal_key()
         if refused:
             raise RoomError(refused)
         if guest not in self.guests and len(self.guests) >= self.max_guests:
-            raise RoomError("Someone has already joined this room. Ask the agent for a new "
-                            "link.")
+            raise RoomError("full")
         self.guests.add(guest)
         queue: asyncio.Queue[Event] = asyncio.Queue()
         old = self._queues.get(guest)
@@ -128,10 +135,11 @@ class Room:
         for queue in self._queues.values():
             queue.put_nowait(event)
 
-    def close(self, reason: str = "The agent closed this conversation.") -> None:
+    def close(self, key: str = "closed") -> None:
+        """End the room; *key* says why ("closed", "left": the page words' keys)."""
         if self.closed is None:
-            self.closed, self.closed_at = reason, self.clock()
-            self._to_guests({"type": "closed", "text": reason})
+            self.closed, self.closed_at = key, self.clock()
+            self._to_guests({"type": "closed", "key": key, "text": ENGLISH[key]})
 
     # --- the guest's side ---------------------------------------------------------------------
 
@@ -150,7 +158,7 @@ class Room:
             if self.charge is not None:
                 await self.charge(payer, text)
         except RateLimitedError as err:
-            self._tell(guest, {"type": "error", "text": str(err)})
+            self._tell(guest, {"type": "error", "key": "rate_limited", "text": str(err)})
             return
         self._to_guests({"type": "pending", "who": "guest"})
         if self.on_pending is not None:
@@ -159,7 +167,7 @@ class Room:
         try:
             message = await self._translated(text, "customer", "guest")
         except InputError as err:  # empty, too long: said to the guest, nothing sent
-            self._tell(guest, {"type": "error", "text": str(err)})
+            self._tell(guest, {"type": "error", "key": "refused", "text": str(err)})
             return
         self._to_guests(message.event())
         await self.to_agent(message)
@@ -177,7 +185,7 @@ class Room:
     async def agent_says(self, text: str) -> RoomMessage:
         """The agent's reply: translated for the guest (checked as in the agent mode).
         Raises :class:`RoomError` when the room is closed, InputError for a refused text."""
-        refused = self.refusal()
+        refused = self.refusal_key()
         if refused:
             raise RoomError(refused)
         self._to_guests({"type": "pending", "who": "agent"})
@@ -233,9 +241,8 @@ class Rooms:
         """The open room of *token*. Raises :class:`RoomError` with a sentence for the page."""
         room = self._rooms.get(token) if isinstance(token, str) else None
         if room is None:
-            raise RoomError("This room link is not valid. Check it, or ask for a new one.",
-                            known=False)
-        refused = room.refusal()
+            raise RoomError("invalid", known=False)
+        refused = room.refusal_key()
         if refused:
             raise RoomError(refused)
         return room

@@ -329,5 +329,5 @@ class AgentSession(Session):
 
     def end(self) -> None:
         if self.room is not None:
-            self.room.close("The agent has left; this conversation is closed.")
+            self.room.close("left")
         super().end()

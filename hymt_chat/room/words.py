@@ -1,0 +1,137 @@
+"""The guest pages' words in the guest's language: by hand for the common ones
+(:mod:`~hymt_chat.room.words_table`), and for the other of the 38 the model translates the
+English words once, checks them and keeps them on disk (``<cache>/page-words/<code>.json``), so
+that a deployment asks the model once per language, not once per guest.
+
+The check: each word is non-empty, one line, not wildly longer than its English, and all of
+them together read as the language they were asked in (our detector). A set that fails is used
+for this page only (its failed words in English) and not kept, so the next page asks again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+
+from hymt_chat.engine.priority import BULK
+from hymt_chat.engine.translator import Translator
+from hymt_chat.errors import HymtError
+from hymt_chat.lang.detect import detect_language
+from hymt_chat.lang.endonyms import endonym, names_in
+from hymt_chat.lang.languages import LANGUAGES, find_language
+from hymt_chat.room.words_table import ENGLISH, STATIC
+
+__all__ = ["PageWords", "check_words", "page_config", "text_direction"]
+
+_log = logging.getLogger(__name__)
+_RTL = frozenset({"ar", "fa", "he", "ur", "ug"})
+# Languages our detector may name for one another's short texts.
+_KIN = [frozenset({"zh", "zh-Hant", "yue"}), frozenset({"ms", "id"})]
+
+
+def text_direction(code: str) -> str:
+    return "rtl" if code in _RTL else "ltr"
+
+
+def _kin(a: str | None, b: str) -> bool:
+    return a == b or any(a in group and b in group for group in _KIN)
+
+
+def check_words(code: str, words: dict[str, str]) -> dict[str, str]:
+    """The words of *words* (model translations into *code*) that pass; an empty dict when
+    the set as a whole does not read as *code*."""
+    good = {}
+    for key, english in ENGLISH.items():
+        said = (words.get(key) or "").strip()
+        if (said and "\n" not in said and len(said) <= 4 * len(english) + 20
+                and (said != english or len(english.split()) == 1)):
+            good[key] = said
+    together = " ".join(good.values())
+    if not good or not _kin(detect_language(together), code):
+        return {}
+    return good
+
+
+class PageWords:
+    """Every language's page words, from the table, the disk, or the model (once)."""
+
+    def __init__(self, translator: Translator | None, folder: Path) -> None:
+        self.translator = translator
+        self.folder = folder
+        self._known: dict[str, dict[str, str]] = dict(STATIC)
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def known(self, code: str) -> dict[str, str] | None:
+        """The words of *code* without asking the model: the table's or those kept on disk."""
+        if code in self._known:
+            return self._known[code]
+        path = self.folder / f"{code}.json"
+        try:
+            kept = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(kept, dict) or set(kept) != set(ENGLISH):
+            return None  # an older page's words: asked again
+        self._known[code] = {k: str(v) for k, v in kept.items()}
+        return self._known[code]
+
+    async def words(self, code: str | None) -> tuple[str, dict[str, str]]:
+        """(the page's language, its words) for a guest whose language is *code*: English
+        for an unknown code or when the model cannot say them now."""
+        found = find_language(code) if isinstance(code, str) else None
+        if found is None:
+            return "en", ENGLISH
+        code = found.code
+        if (ready := self.known(code)) is not None:
+            return code, ready
+        if self.translator is None:
+            return "en", ENGLISH
+        async with self._locks.setdefault(code, asyncio.Lock()):
+            if (ready := self.known(code)) is not None:
+                return code, ready  # another page asked meanwhile
+            asked = await self._ask(code)
+        good = check_words(code, asked)
+        if len(good) == len(ENGLISH):
+            self._keep(code, good)
+            return code, good
+        _log.warning("page words for %s failed the check (%d of %d passed): not kept",
+                     code, len(good), len(ENGLISH))
+        return (code, {**ENGLISH, **good}) if good else ("en", ENGLISH)
+
+    async def _ask(self, code: str) -> dict[str, str]:
+        assert self.translator is not None
+        translator = self.translator
+
+        async def one(text: str) -> str:
+            try:
+                result = await translator.translate(text, code, "en", user="page-words",
+                                                    klass=BULK)
+            except HymtError as err:
+                _log.warning("page word not translated into %s: %s", code, err)
+                return ""
+            return "" if result.warnings else result.text
+
+        said = await asyncio.gather(*(one(text) for text in ENGLISH.values()))
+        return dict(zip(ENGLISH, said, strict=True))
+
+    def _keep(self, code: str, words: dict[str, str]) -> None:
+        self._known[code] = words
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            path = self.folder / f"{code}.json"
+            temp = path.with_suffix(".tmp")
+            temp.write_text(json.dumps(words, ensure_ascii=False, indent=1), "utf-8")
+            temp.replace(path)
+        except OSError:
+            _log.exception("could not keep the page words of %s", code)
+
+
+def page_config(code: str, words: dict[str, str]) -> dict[str, object]:
+    """What a page's script needs to speak *code*: its words, its direction, every language
+    named in it (the messages' "→ 英語"), and the picker's labels (endonyms)."""
+    return {"lang": code, "dir": text_direction(code), "words": words,
+            "names": names_in(code),
+            "languages": [{"code": lang.code, "label": endonym(lang.code)}
+                          for lang in LANGUAGES]}

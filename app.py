@@ -26,12 +26,13 @@ from hymt_chat.engine.recall import Memory
 from hymt_chat.engine.translator import Translator
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes import profiles as modes
+from hymt_chat.modes.agent.desk_seat import open_desk
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.kiosk_session import KioskSession
 from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.session import BUTTONS, Services, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
-from hymt_chat.room import counter
+from hymt_chat.room import counter, desk_page
 from hymt_chat.room import page as room_page
 from hymt_chat.room.words import PageWords
 from hymt_chat.service import auth, history, logs, web
@@ -50,12 +51,11 @@ make_private(SETTINGS.cache_dir)  # history, logs, uploads, keys: 0600 files in 
 logs.configure_logging(SETTINGS)  # JSON lines with a request id, rotating file
 READINESS = get_readiness(SETTINGS)
 METRICS = get_metrics(SETTINGS)  # hooks the process-wide policy
-SERVICES = Services(SETTINGS, METRICS.instrument(Translator(SETTINGS,
-                                                           memory=Memory.for_settings(SETTINGS))),
-                    READINESS,
-                    get_rate_limiter(SETTINGS), METRICS,
-                    cl_config.features.spontaneous_file_upload.max_files or 5,
-                    Rooms(hours=SETTINGS.room_hours))
+TRANSLATOR = METRICS.instrument(Translator(SETTINGS, memory=Memory.for_settings(SETTINGS)))
+ROOMS, LIMITER = Rooms(hours=SETTINGS.room_hours), get_rate_limiter(SETTINGS)
+DESK = open_desk(ROOMS, TRANSLATOR, LIMITER, SETTINGS)  # the support desk's queue
+SERVICES = Services(SETTINGS, TRANSLATOR, READINESS, LIMITER, METRICS,
+                    cl_config.features.spontaneous_file_upload.max_files or 5, ROOMS, DESK)
 TRUSTED_PROXIES = web.trusted_proxies(SETTINGS)
 SERVICES.translator.policy.add_hook(logs.log_policy_event)
 # Socket.IO drops a message over its cap without a word. The cap fits the input limit at its
@@ -94,6 +94,7 @@ PAGE_WORDS = PageWords(SERVICES.translator, SETTINGS.cache_dir / "page-words")  
 room_page.mount(server, SERVICES.rooms, SETTINGS, PAGE_WORDS)  # /room/<token>: their own phone
 counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, TRUSTED_PROXIES,
               PAGE_WORDS)
+desk_page.mount(server, DESK, SETTINGS, PAGE_WORDS)  # /desk: visitors start here
 api.mount(server, SERVICES.translator, SETTINGS, metrics=METRICS)  # LibreTranslate, DeepL
 
 # --- sessions ---------------------------------------------------------------------------------

@@ -88,6 +88,7 @@ class Room:
         self.closed_at: float | None = None
         self.history: list[RoomMessage] = []
         self.guests: set[str] = set()  # admitted guests, by the key their browser keeps
+        self.notice: str | None = None  # what the guest's page says meanwhile (desk: "waiting")
         self._queues: dict[str, asyncio.Queue[Event]] = {}
 
     # --- who may be here ----------------------------------------------------------------------
@@ -128,12 +129,17 @@ class Room:
 
     def welcome(self) -> Event:
         return {"type": "welcome", "guest_language": self.conv.customer_language,
-                "agent_language": self.conv.agent_language,
+                "agent_language": self.conv.agent_language, "notice": self.notice,
                 "history": [m.event()["message"] for m in self.history]}
 
     def _to_guests(self, event: Event) -> None:
         for queue in self._queues.values():
             queue.put_nowait(event)
+
+    def tell_guests(self, key: str) -> None:
+        """A notice for the guests' pages (a key of the page words), kept for a reload."""
+        self.notice = key
+        self._to_guests({"type": "notice", "key": key})
 
     def close(self, key: str = "closed") -> None:
         """End the room; *key* says why ("closed", "left": the page words' keys)."""

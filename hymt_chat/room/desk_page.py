@@ -1,0 +1,79 @@
+"""The support desk's door for visitors: ``/desk`` (pick a language, write the first message)
+and ``POST /desk/start``, which opens the conversation in the desk's queue and answers the
+room's token — the visitor then talks on the room's own guest page (``/room/<token>``), in
+their language throughout (:mod:`hymt_chat.room.words`).
+
+A start is the visitor's: their address is their key for the desk's limits (open
+conversations, starts, blocks: :mod:`hymt_chat.modes.desk`); the first message is charged to
+their allowance as every guest message is. A refusal answers the page-words key the page says
+in the visitor's language ("busy": all agents are busy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from hymt_chat.lang.languages import find_language
+from hymt_chat.modes.desk import Desk, DeskError
+from hymt_chat.room.page import browser_language, render_page
+from hymt_chat.room.words import PageWords, page_config, text_direction
+from hymt_chat.service.web import peer_key, to_front, trusted_proxies
+from hymt_chat.settings import Settings
+
+__all__ = ["mount"]
+
+_GUEST_KEY = re.compile(r"\A[0-9a-f]{16,64}\Z")
+_STATUS = {"busy": 503, "too_many": 429, "rate_limited": 429, "blocked": 403}
+_first_messages: set[asyncio.Task[None]] = set()  # held until translated (not collected)
+
+
+def mount(server: FastAPI, desk: Desk, settings: Settings, words: PageWords) -> None:
+    """Add the visitor's routes in front of Chainlit's catch-all page."""
+    proxies = trusted_proxies(settings)
+
+    @server.get("/desk", include_in_schema=False)
+    async def page(request: Request) -> Response:
+        guess = browser_language(request.headers.get("accept-language"))
+        lang, said = await words.words(guess)
+        config = page_config(lang, said)
+        return HTMLResponse(render_page("desk.html", config, {
+            "lang": lang, "dir": text_direction(lang), "title": html.escape(said["desk_title"]),
+            "max_chars": str(settings.max_input_chars)}), headers={"Cache-Control": "no-store"})
+
+    to_front(server)
+
+    @server.post("/desk/start", include_in_schema=False)
+    async def start(request: Request) -> Response:
+        try:
+            body: Any = await request.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return JSONResponse({"key": "refused"}, status_code=400)
+        text, guest = body.get("text"), body.get("guest")
+        found = find_language(body.get("language") or "") if isinstance(
+            body.get("language"), str) else None
+        if (not isinstance(text, str) or not text.strip() or not isinstance(guest, str)
+                or not _GUEST_KEY.match(guest) or len(text) > settings.max_input_chars):
+            return JSONResponse({"key": "refused"}, status_code=400)
+        visitor = peer_key(request.client.host if request.client else None,
+                           request.headers.get("x-forwarded-for"), proxies)
+        try:
+            ticket = await desk.start(visitor, found.code if found else None)
+        except DeskError as err:
+            return JSONResponse({"key": err.key, "text": str(err)},
+                                status_code=_STATUS.get(err.key, 400))
+        ticket.room.guests.add(guest)  # the visitor's browser, admitted as the room's guest
+        task = asyncio.create_task(ticket.room.guest_says(guest, text, visitor))
+        _first_messages.add(task)
+        task.add_done_callback(_first_messages.discard)
+        return JSONResponse({"token": ticket.room.token, "number": ticket.number},
+                            headers={"Cache-Control": "no-store"})
+
+    to_front(server)

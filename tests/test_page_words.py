@@ -12,8 +12,8 @@ import re
 import httpx
 
 from hymt_chat.lang.endonyms import endonym, name_in
+from hymt_chat.modes.guest_words import ENGLISH, STATIC
 from hymt_chat.room.words import check_words
-from hymt_chat.room.words_table import ENGLISH, STATIC
 from tests.support.tabs import app
 
 

@@ -27,8 +27,8 @@ from typing import Protocol
 
 from hymt_chat.errors import InputError, RateLimitedError
 from hymt_chat.modes.agent.conversation import Conversation
+from hymt_chat.modes.guest_words import ENGLISH
 from hymt_chat.modes.room import Room, RoomMessage, Rooms, Translate
-from hymt_chat.room.words_table import ENGLISH
 
 __all__ = ["Desk", "DeskError", "Seat", "Ticket"]
 

@@ -22,7 +22,7 @@ from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reas
 from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.turns import AgentTurn
-from hymt_chat.room.words_table import ENGLISH
+from hymt_chat.modes.guest_words import ENGLISH
 
 __all__ = ["Room", "RoomError", "RoomMessage", "Rooms"]
 
@@ -37,7 +37,7 @@ class RoomError(InputError):
     """A join link that leads nowhere (unknown, expired, closed) or a room that is full.
 
     ``known``: the link was a room's once (expired or closed), not a made-up one. ``key``: the
-    sentence's key in the guest pages' words (``hymt_chat.room.words_table``), which the guest
+    sentence's key in the guest pages' words (``hymt_chat.modes.guest_words``), which the guest
     reads in their language; the message is its English.
     """
 

@@ -12,8 +12,11 @@ in the visitor's language ("busy": all agents are busy).
 from __future__ import annotations
 
 import asyncio
+import functools
 import html
+import json
 import re
+from importlib import resources
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -33,6 +36,11 @@ _STATUS = {"busy": 503, "too_many": 429, "rate_limited": 429, "blocked": 403}
 _first_messages: set[asyncio.Task[None]] = set()  # held until translated (not collected)
 
 
+@functools.cache
+def _widget() -> str:
+    return resources.files("hymt_chat.room").joinpath("widget.js").read_text("utf-8")
+
+
 def mount(server: FastAPI, desk: Desk, settings: Settings, words: PageWords) -> None:
     """Add the visitor's routes in front of Chainlit's catch-all page."""
     proxies = trusted_proxies(settings)
@@ -45,6 +53,20 @@ def mount(server: FastAPI, desk: Desk, settings: Settings, words: PageWords) -> 
         return HTMLResponse(render_page("desk.html", config, {
             "lang": lang, "dir": text_direction(lang), "title": html.escape(said["desk_title"]),
             "max_chars": str(settings.max_input_chars)}), headers={"Cache-Control": "no-store"})
+
+    to_front(server)
+
+    @server.get("/desk/widget.js", include_in_schema=False)
+    async def widget(request: Request) -> Response:
+        """The website widget: one script tag on the company's site, a "Chat with us" button
+        (in the visitor's browser language) that opens ``/desk`` in a frame."""
+        guess = browser_language(request.headers.get("accept-language"))
+        _, said = await words.words(guess)
+        label = json.dumps(said["desk_title"], ensure_ascii=False).replace("<", "\\u003c")
+        return Response(_widget().replace("{label}", label),
+                        media_type="text/javascript; charset=utf-8",
+                        headers={"Cache-Control": "no-store", "Vary": "Accept-Language",
+                                 "Cross-Origin-Resource-Policy": "cross-origin"})
 
     to_front(server)
 

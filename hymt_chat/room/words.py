@@ -1,5 +1,5 @@
 """The guest pages' words in the guest's language: by hand for the common ones
-(:mod:`~hymt_chat.room.words_table`), and for the other of the 38 the model translates the
+(:mod:`~hymt_chat.modes.guest_words`), and for the other of the 38 the model translates the
 English words once, checks them and keeps them on disk (``<cache>/page-words/<code>.json``), so
 that a deployment asks the model once per language, not once per guest.
 
@@ -21,7 +21,7 @@ from hymt_chat.errors import HymtError
 from hymt_chat.lang.detect import detect_language
 from hymt_chat.lang.endonyms import endonym, names_in
 from hymt_chat.lang.languages import LANGUAGES, find_language
-from hymt_chat.room.words_table import ENGLISH, STATIC
+from hymt_chat.modes.guest_words import ENGLISH, STATIC
 
 __all__ = ["PageWords", "check_words", "page_config", "text_direction"]
 

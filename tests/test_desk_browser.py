@@ -1,6 +1,8 @@
-"""A Japanese guest's page on the real DOM (Debian's chromium, Playwright): every word they
-can see or hear (the title, labels, placeholders, the notices, the closed link's page) is
-Japanese — no English and no Chinese string — and the picker names languages in themselves.
+"""The visitor's side of the desk on the real DOM (Debian's chromium, Playwright): a Japanese
+guest's page shows only Japanese — every word they can see or hear (the title, labels,
+placeholders, the notices, the closed link's page), no English and no Chinese string — with
+languages named in themselves in the picker; and the website widget opens the desk from
+another site's strict-CSP page.
 
 The app is real; the model is the instant stand-in of ``tests/support/tabs.py`` (it is not
 what is under test here); the agent is a socket.io tab like a browser's, run in a thread of
@@ -12,12 +14,15 @@ import asyncio
 import re
 import threading
 from collections.abc import Coroutine
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx
 from playwright.sync_api import Page, expect
 
 from hymt_chat.lang.languages import LANGUAGES
-from hymt_chat.room.words_table import STATIC
+from hymt_chat.modes.guest_words import STATIC
+from tests.conftest import free_port
 from tests.support.tabs import Tab, app, open_room
 
 # What the page shows and says, as a reader (or a screen reader) gets it: the text of the page
@@ -93,3 +98,65 @@ def test_a_japanese_guest_page_shows_no_english_or_chinese_string(browser, tmp_p
         finally:
             loop.run(agent.__aexit__(None, None, None))
             loop.stop()
+
+
+class _Site:
+    """Another origin's page (``localhost``, where the app is ``127.0.0.1``) under a strict
+    CSP: nothing inline, scripts and frames from the app's origin only — the widget's whole
+    demand on a host page."""
+
+    def __init__(self, app_url: str, port: int) -> None:
+        page = (f'<!doctype html><html><head><script src="{app_url}/desk/widget.js" async>'
+                "</script></head><body><h1>Tienda</h1></body></html>").encode()
+        policy = f"default-src 'none'; script-src {app_url}; frame-src {app_url}"
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Security-Policy", policy)
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.url = f"http://localhost:{port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_widget_opens_the_desk_on_another_sites_strict_csp_page(browser, tmp_path):
+    """One script tag on another origin's page: the button in the visitor's language, the
+    desk in a frame (allowed for that origin only), a conversation started; no CSP report."""
+    port = free_port()
+    site_url = f"http://localhost:{port}"
+    with app(tmp_path, HYMT_WIDGET_ORIGINS=site_url) as (url, _):
+        site = _Site(url, port)
+        try:
+            framing = httpx.get(f"{url}/desk").headers["content-security-policy"]
+            assert f"frame-ancestors 'self' {site_url}" in framing
+            assert "frame-ancestors 'none'" in httpx.get(url).headers["content-security-policy"]
+            visitor = browser.new_context(locale="es-ES")
+            page = visitor.new_page()
+            reports: list[str] = []
+            page.on("console", lambda m: reports.append(m.text)
+                    if "Content Security Policy" in m.text else None)
+            page.goto(site.url)
+            page.click("#hymt-desk-button")
+            frame = page.frame_locator("#hymt-desk-frame")
+            expect(frame.locator("#start")).to_have_text(STATIC["es"]["start"])
+            assert page.locator("#hymt-desk-button").inner_text() == "×"
+            frame.locator("#text").fill("Hola, necesito ayuda con mi pedido.")
+            frame.locator("#start").click()
+            expect(frame.locator("#status")).to_have_text(STATIC["es"]["waiting"])
+            expect(frame.locator(".msg.guest .text")).to_have_text(
+                "Hola, necesito ayuda con mi pedido.")
+            assert reports == []
+            visitor.close()
+        finally:
+            site.close()

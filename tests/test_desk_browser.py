@@ -160,3 +160,24 @@ def test_the_widget_opens_the_desk_on_another_sites_strict_csp_page(browser, tmp
             visitor.close()
         finally:
             site.close()
+
+
+def test_each_half_of_the_counter_speaks_its_side_s_language(browser, tmp_path):
+    """The counter's two halves: each labelled in its side's language (a picked language
+    relabels its half), the other side's words named in the reader's language."""
+    with app(tmp_path) as (url, _):
+        page = browser.new_context(locale="ja-JP").new_page()
+        page.goto(f"{url}/counter")
+        left, right = page.locator("#side-a"), page.locator("#side-b")
+        expect(left.locator("textarea")).to_have_attribute("placeholder",
+                                                           STATIC["ja"]["placeholder"])
+        assert left.get_attribute("lang") == "ja"
+        right.locator("select.language").select_option("es")
+        expect(right.locator("textarea")).to_have_attribute("placeholder",
+                                                            STATIC["es"]["placeholder"])
+        assert right.get_attribute("lang") == "es"
+        assert right.locator("button").get_attribute("aria-label") == STATIC["es"]["send"]
+        left.locator("textarea").fill("駅はどこですか？")
+        left.locator("textarea").press("Enter")
+        expect(right.locator(".msg.theirs .orig")).to_have_text("Japonés: 駅はどこですか？")
+        page.context.close()

@@ -21,6 +21,7 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from hymt_chat.lang.languages import LANGUAGES
+from hymt_chat.service.auth import hash_password
 from hymt_chat.modes.guest_words import STATIC
 from tests.conftest import free_port
 from tests.support.tabs import Tab, app, open_room
@@ -135,7 +136,10 @@ def test_the_widget_opens_the_desk_on_another_sites_strict_csp_page(browser, tmp
     desk in a frame (allowed for that origin only), a conversation started; no CSP report."""
     port = free_port()
     site_url = f"http://localhost:{port}"
-    with app(tmp_path, HYMT_WIDGET_ORIGINS=site_url) as (url, _):
+    # A desk takes visitors only where agents can sign in to answer them.
+    agents = f"alice:{hash_password('correct horse battery', n=2**10)}"
+    with app(tmp_path, HYMT_WIDGET_ORIGINS=site_url, HYMT_AGENTS=agents,
+             CHAINLIT_AUTH_SECRET="s" * 64) as (url, _):
         site = _Site(url, port)
         try:
             framing = httpx.get(f"{url}/desk").headers["content-security-policy"]

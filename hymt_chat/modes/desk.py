@@ -88,7 +88,7 @@ class Desk:
     def __init__(self, rooms: Rooms, translate_for: TranslateFor, *, agent_language: str = "en",
                  queue_limit: int = 20, per_visitor: int = 2, charge: Charge | None = None,
                  starts: Callable[[str], Awaitable[None]] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 staffed: bool = True, clock: Callable[[], float] = time.time) -> None:
         self.rooms = rooms
         self.translate_for = translate_for
         self.agent_language = agent_language
@@ -96,6 +96,7 @@ class Desk:
         self.per_visitor = per_visitor
         self.charge = charge  # a visitor's message: their own allowance, as a room guest's
         self.starts = starts  # a start: raises RateLimitedError past the visitor's allowance
+        self.staffed = staffed  # agents can sign in (HYMT_AGENTS): else nobody could answer
         self.clock = clock
         self.tickets: dict[int, Ticket] = {}
         self.blocked: set[str] = set()
@@ -110,8 +111,11 @@ class Desk:
     async def start(self, visitor: str, language: str | None) -> Ticket:
         """A visitor starts a conversation: it waits in the queue. Raises :class:`DeskError`
         (blocked, too many of theirs open, the queue full, starting too often)."""
+        self._prune()
         if visitor in self.blocked:
             raise DeskError("blocked")
+        if not self.staffed:
+            raise DeskError("busy")  # no agent can sign in to answer: said as "all are busy"
         if sum(1 for t in self.tickets.values() if t.visitor == visitor and t.open) >= \
                 self.per_visitor:
             raise DeskError("too_many")
@@ -212,6 +216,16 @@ class Desk:
         for other in self.tickets.values():
             if other.visitor == ticket.visitor and other.open:
                 other.room.close("blocked")
+
+    def _prune(self) -> None:
+        """Forget conversations ended more than an hour ago (their rooms go then too)."""
+        now = self.clock()
+        for number, ticket in list(self.tickets.items()):
+            room = ticket.room
+            ended = room.closed_at if room.closed_at is not None else (
+                room.expires_at if not ticket.open else None)
+            if ended is not None and now > ended + 3600:
+                del self.tickets[number]
 
     def _unbind(self, ticket: Ticket) -> None:
         """Nobody's tab shows it now: its messages are translated with the defaults again."""

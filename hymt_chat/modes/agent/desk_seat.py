@@ -72,7 +72,7 @@ def open_desk(rooms: Rooms, translator: Translator, limiter: RateLimiter,
 
     return Desk(rooms, translate_for(translator, settings), agent_language=settings.default_target,
                 queue_limit=settings.desk_queue, per_visitor=settings.desk_per_visitor,
-                charge=charge, starts=start)
+                charge=charge, starts=start, staffed=bool(settings.agents.strip()))
 
 
 def _since(seconds: float) -> str:

@@ -21,8 +21,8 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from hymt_chat.lang.languages import LANGUAGES
-from hymt_chat.service.auth import hash_password
 from hymt_chat.modes.guest_words import STATIC
+from hymt_chat.service.auth import hash_password
 from tests.conftest import free_port
 from tests.support.tabs import Tab, app, open_room
 

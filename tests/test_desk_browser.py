@@ -142,9 +142,11 @@ def test_the_widget_opens_the_desk_on_another_sites_strict_csp_page(browser, tmp
              CHAINLIT_AUTH_SECRET="s" * 64) as (url, _):
         site = _Site(url, port)
         try:
-            framing = httpx.get(f"{url}/desk").headers["content-security-policy"]
-            assert f"frame-ancestors 'self' {site_url}" in framing
-            assert "frame-ancestors 'none'" in httpx.get(url).headers["content-security-policy"]
+            desk, chat = httpx.get(f"{url}/desk").headers, httpx.get(url).headers
+            assert f"frame-ancestors 'self' {site_url}" in desk["content-security-policy"]
+            assert "x-frame-options" not in desk  # it cannot list a site: the CSP does
+            assert "frame-ancestors 'none'" in chat["content-security-policy"]
+            assert chat["x-frame-options"] == "DENY"  # every other page: framed by nobody
             visitor = browser.new_context(locale="es-ES")
             page = visitor.new_page()
             reports: list[str] = []

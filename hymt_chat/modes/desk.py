@@ -182,6 +182,11 @@ class Desk:
                 + [t for t in open_ones if t.agent == agent]
                 + [t for t in open_ones if t.agent not in (None, agent)])
 
+    def holder_of(self, room: Room) -> str | None:
+        """Who holds the desk conversation of *room* (None: not a desk's, or waiting)."""
+        found = [t.agent for t in self.tickets.values() if t.room is room]
+        return found[0] if found else None
+
     def get(self, number: int) -> Ticket | None:
         ticket = self.tickets.get(number)
         return ticket if ticket is not None and ticket.open else None

@@ -304,6 +304,11 @@ class AgentSession(Session):
         if room is None:
             await self.say(wording.ROOM_CLOSED)
             return
+        holder = self.services.desk.holder_of(room) if self.services.desk else None
+        if holder is not None and holder != self.user_key:  # taken over meanwhile
+            await self.say(f"Not sent: {holder.removeprefix('user:')} has taken over this "
+                           "conversation.")
+            return
         progress = self.progress("Translating for the room")
         mine: list[turns.AgentTurn] = []
         _ROOM_TURN.set(mine)

@@ -6,6 +6,7 @@ it; ``presenter.py`` shows what a session shows as Chainlit messages."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import importlib
 import os
@@ -34,6 +35,7 @@ from hymt_chat.modes.session import BUTTONS, Services, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
 from hymt_chat.room import counter, desk_page
 from hymt_chat.room import page as room_page
+from hymt_chat.room.desk_relay import DeskRelay
 from hymt_chat.room.words import PageWords
 from hymt_chat.service import auth, history, logs, web
 from hymt_chat.service.metrics import get_metrics
@@ -95,6 +97,9 @@ room_page.mount(server, SERVICES.rooms, SETTINGS, PAGE_WORDS)  # /room/<token>: 
 counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, TRUSTED_PROXIES,
               PAGE_WORDS)
 desk_page.mount(server, DESK, SETTINGS, PAGE_WORDS)  # /desk: visitors start here
+# Several replicas: the desk's queue and its conversations' talk shared through Redis.
+RELAY = DeskRelay(DESK, ROOMS, SETTINGS.redis_url) if SETTINGS.redis_url else None
+RELAY_TASK: list[asyncio.Task[None]] = []  # the relay's listener, held for the process
 api.mount(server, SERVICES.translator, SETTINGS, metrics=METRICS)  # LibreTranslate, DeepL
 
 # --- sessions ---------------------------------------------------------------------------------
@@ -172,14 +177,20 @@ if AGENTS:  # registering Chainlit's auth callback makes sign-in compulsory: onl
             return cl.User(identifier=username.strip(), metadata=auth.claims(AGENTS, username))
         return None
 
-if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history needs sign-in
-    from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
-
-    @cl.on_app_startup
-    async def create_history_tables() -> None:
+@cl.on_app_startup
+async def app_startup() -> None:
+    """The history's tables (with sign-in); the desk's relay between replicas (with Redis)."""
+    if HISTORY:
         added = await history.ensure_schema(SETTINGS.history_url)
         if added:
             logger.info("history: added columns %s", ", ".join(added))
+    if RELAY is not None:
+        RELAY_TASK.append(asyncio.get_running_loop().create_task(RELAY.run()))
+        await RELAY.ready()
+
+
+if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history needs sign-in
+    from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 
     @cl.data_layer
     def history_layer() -> SQLAlchemyDataLayer:

@@ -41,7 +41,7 @@ def _desk(tmp_path, **kw) -> tuple[Desk, Clock]:
 async def test_the_queue_refuses_past_its_length_and_lets_in_once_one_is_taken(tmp_path):
     desk, _ = _desk(tmp_path, queue_limit=2, per_visitor=10)
     seat = Seat("user:alice")
-    desk.sit(seat)
+    await desk.sit(seat)
     first = await desk.start("203.0.113.1", "es")
     await desk.start("203.0.113.2", "ja")
     with pytest.raises(DeskError) as busy:

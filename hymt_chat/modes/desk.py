@@ -15,7 +15,12 @@ visitor at most *per_visitor* open ones ("too_many"), starts are charged to the 
 allowance (*starts*), and an agent can block a visitor ("blocked"). Each refusal is a
 :class:`DeskError` whose key the visitor's page says in their language.
 
-Nothing here knows Chainlit or HTTP; one process's desk (several replicas: not yet shared).
+Several replicas (:class:`Remote`, over Redis: ``hymt_chat.room.desk_relay``): ticket numbers
+and the queue are the deployment's; a conversation's talk lives on one replica, and an agent who
+takes it from another replica has it handed over there, history and all (:meth:`Desk.hand_over`,
+:meth:`Desk.adopt`), while the visitor's socket stays where it is and is relayed.
+
+Nothing here knows Chainlit, HTTP or Redis.
 """
 
 from __future__ import annotations
@@ -23,14 +28,14 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from hymt_chat.errors import InputError, RateLimitedError
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.guest_words import ENGLISH
 from hymt_chat.modes.room import Room, RoomMessage, Rooms, Translate
 
-__all__ = ["Desk", "DeskError", "Seat", "Ticket"]
+__all__ = ["Desk", "DeskError", "Remote", "Seat", "Ticket", "TicketView"]
 
 TranslateFor = Callable[[Conversation], Translate]  # the deployment's defaults, per ticket
 Charge = Callable[[str, str], Awaitable[None]]  # (visitor's allowance key, text)
@@ -56,6 +61,44 @@ class Seat(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class TicketView:
+    """A conversation of another replica, as its inbox line and its announcement show it."""
+
+    number: int
+    language: str | None
+    opened: float
+    agent: str | None = None
+    taken: float | None = None
+    unread: int = 0
+    open: bool = True
+
+    def waited(self, now: float) -> float:
+        return (self.taken if self.taken is not None else now) - self.opened
+
+
+class Remote(Protocol):
+    """The other replicas, as the desk needs them (``hymt_chat.room.desk_relay``)."""
+
+    replica: str
+
+    async def number(self) -> int:
+        """The deployment's next conversation number."""
+        ...
+
+    async def others(self) -> list[TicketView]:
+        """The open conversations whose talk is on other replicas."""
+        ...
+
+    def changed(self, ticket: Ticket, *, new: bool = False) -> None:
+        """Say *ticket*'s state to the others (*new*: announce it as waiting)."""
+        ...
+
+    async def take(self, number: int, agent: str) -> bool:
+        """Ask the replica of conversation *number* to hand it over here, for *agent*."""
+        ...
+
+
 @dataclass(eq=False)
 class Ticket:
     """One desk conversation: its room, who started it, who holds it."""
@@ -67,6 +110,7 @@ class Ticket:
     agent: str | None = None  # the holder's key; None while it waits in the queue
     taken: float | None = None
     unread: int = 0  # the visitor's messages its holder has not looked at yet
+    door: str = ""  # the replica the visitor's page talks to (several replicas)
     shown_to: set[Seat] = field(default_factory=set)  # seats that have it open now
 
     @property
@@ -101,6 +145,7 @@ class Desk:
         self.tickets: dict[int, Ticket] = {}
         self.blocked: set[str] = set()
         self.seats: set[Seat] = set()
+        self.remote: Remote | None = None  # the other replicas (HYMT_REDIS_URL)
         self._next = 1
 
     # --- the visitor's side -----------------------------------------------------------------
@@ -119,7 +164,8 @@ class Desk:
         if sum(1 for t in self.tickets.values() if t.visitor == visitor and t.open) >= \
                 self.per_visitor:
             raise DeskError("too_many")
-        if len(self.waiting()) >= self.queue_limit:
+        others = await self.remote.others() if self.remote is not None else []
+        if len(self.waiting()) + sum(1 for v in others if v.agent is None) >= self.queue_limit:
             raise DeskError("busy")
         if self.starts is not None:
             try:
@@ -129,26 +175,40 @@ class Desk:
         conv = Conversation(self.agent_language)
         if language:
             conv.set_customer_language(language)
-        number = self._next
-        self._next += 1
-        ticket: Ticket | None = None
-
-        async def to_agent(message: RoomMessage) -> None:
-            assert ticket is not None
-            await self._from_visitor(ticket, message)
-
-        room = self.rooms.open(conv, translate=self.translate_for(conv), to_agent=to_agent,
-                               charge=self.charge)
-        ticket = Ticket(number, room, visitor, self.clock())
+        if self.remote is not None:
+            number = await self.remote.number()
+        else:
+            number, self._next = self._next, self._next + 1
+        room = self.rooms.open(conv, translate=self.translate_for(conv),
+                               to_agent=self._router(number), charge=self.charge)
+        ticket = Ticket(number, room, visitor, self.clock(),
+                        door=self.remote.replica if self.remote is not None else "")
         room.notice = "waiting"
         self.tickets[number] = ticket
-        for seat in list(self.seats):
-            await seat.desk_event(ticket, "waiting")
+        self._changed(ticket, new=True)
+        await self.announced(ticket)
         return ticket
+
+    async def announced(self, ticket: Ticket | TicketView) -> None:
+        """A new conversation waits (here or on another replica): every seat here is told."""
+        for seat in list(self.seats):
+            await seat.desk_event(ticket, "waiting")  # type: ignore[arg-type]
+
+    def _router(self, number: int) -> Callable[[RoomMessage], Awaitable[None]]:
+        async def to_agent(message: RoomMessage) -> None:
+            ticket = self.tickets.get(number)
+            if ticket is not None:
+                await self._from_visitor(ticket, message)
+        return to_agent
+
+    def _changed(self, ticket: Ticket, *, new: bool = False) -> None:
+        if self.remote is not None:
+            self.remote.changed(ticket, new=new)
 
     async def _from_visitor(self, ticket: Ticket, message: RoomMessage) -> None:
         if not ticket.shown_to:
             ticket.unread += 1
+            self._changed(ticket)
         for seat in self._holders(ticket):
             await seat.desk_event(ticket, "message", message)
 
@@ -157,10 +217,15 @@ class Desk:
 
     # --- the agents' side -------------------------------------------------------------------
 
-    def sit(self, seat: Seat) -> list[Ticket]:
+    async def sit(self, seat: Seat) -> list[Ticket]:
         """A tab of *seat.agent* opened (or reloaded): it hears the desk's news; the open
-        conversations that agent holds, theirs still."""
+        conversations that agent holds, theirs still (those whose talk is on another replica
+        are handed over here)."""
         self.seats.add(seat)
+        if self.remote is not None:
+            for view in await self.remote.others():
+                if view.agent == seat.agent:
+                    await self.remote.take(view.number, seat.agent)
         return self.held_by(seat.agent)
 
     def stand(self, seat: Seat) -> None:
@@ -174,10 +239,13 @@ class Desk:
     def held_by(self, agent: str) -> list[Ticket]:
         return [t for t in self.tickets.values() if t.agent == agent and t.open]
 
-    def inbox(self, agent: str) -> list[Ticket]:
+    async def inbox(self, agent: str) -> list[Ticket | TicketView]:
         """What an agent sees: the waiting ones (oldest first), then their own, then the
-        others' open ones (to take over)."""
-        open_ones = sorted((t for t in self.tickets.values() if t.open), key=lambda t: t.opened)
+        others' open ones (to take over) — of every replica."""
+        here: list[Ticket | TicketView] = [t for t in self.tickets.values() if t.open]
+        if self.remote is not None:
+            here += await self.remote.others()
+        open_ones = sorted(here, key=lambda t: t.opened)
         return ([t for t in open_ones if t.agent is None]
                 + [t for t in open_ones if t.agent == agent]
                 + [t for t in open_ones if t.agent not in (None, agent)])
@@ -195,6 +263,12 @@ class Desk:
         """*seat*'s agent takes conversation *number* (from the queue, or over from another
         agent, who is told); *bind* ties its room to the taker's tab. Raises InputError."""
         ticket = self.get(number)
+        if ticket is None and self.remote is not None and await self.remote.take(number,
+                                                                                 seat.agent):
+            ticket = self.get(number)  # handed over by its replica, taken for this agent
+            if ticket is not None:
+                bind(ticket)
+                return ticket
         if ticket is None:
             raise InputError(f"There is no open conversation #{number}.")
         before = ticket.agent
@@ -209,11 +283,44 @@ class Desk:
             await other.desk_event(ticket, "taken")
         bind(ticket)
         ticket.room.tell_guests("joined")
+        self._changed(ticket)
+        return ticket
+
+    async def hand_over(self, number: int, agent: str) -> dict[str, Any] | None:
+        """Another replica's *agent* takes conversation *number*: its state to carry there
+        (None: no such open one here). It leaves this replica's desk; its former holder here
+        is told."""
+        ticket = self.get(number)
+        if ticket is None:
+            return None
+        before, ticket.agent = ticket.agent, agent
+        for other in [s for s in self.seats if before not in (None, agent) and s.agent == before]:
+            ticket.shown_to.discard(other)
+            await other.desk_event(ticket, "taken")
+        del self.tickets[number]
+        if before != agent:
+            ticket.room.tell_guests("joined")
+        return {"number": number, "visitor": ticket.visitor, "opened": ticket.opened,
+                "taken": ticket.taken or self.clock(), "agent": agent, "door": ticket.door,
+                "room": ticket.room.state()}
+
+    def adopt(self, state: dict[str, Any]) -> Ticket:
+        """A conversation handed over by another replica (:meth:`hand_over`), now here."""
+        number = state["number"]
+        room = self.rooms.adopt(state["room"], translate=self.translate_for(
+            Conversation(self.agent_language)), to_agent=self._router(number),
+            charge=self.charge)
+        room.translate = self.translate_for(room.conv)
+        ticket = Ticket(number, room, state["visitor"], state["opened"], state["agent"],
+                        state["taken"], door=state["door"])
+        self.tickets[number] = ticket
+        self._changed(ticket)
         return ticket
 
     def close(self, ticket: Ticket) -> None:
         ticket.room.close("closed")
         ticket.shown_to.clear()
+        self._changed(ticket)
 
     def block(self, ticket: Ticket) -> None:
         """The visitor of *ticket* starts no more conversations here; this one ends."""
@@ -221,6 +328,7 @@ class Desk:
         for other in self.tickets.values():
             if other.visitor == ticket.visitor and other.open:
                 other.room.close("blocked")
+                self._changed(other)
 
     def _prune(self) -> None:
         """Forget conversations ended more than an hour ago (their rooms go then too)."""

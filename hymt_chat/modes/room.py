@@ -16,7 +16,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reason
 from hymt_chat.lang.names import language_name
@@ -24,7 +24,7 @@ from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.turns import AgentTurn
 from hymt_chat.modes.guest_words import ENGLISH
 
-__all__ = ["Room", "RoomError", "RoomMessage", "Rooms"]
+__all__ = ["GuestRelay", "Room", "RoomError", "RoomMessage", "Rooms"]
 
 Who = Literal["agent", "guest"]
 Translate = Callable[[str, str], Awaitable[AgentTurn]]  # (text, side) -> the turn
@@ -67,6 +67,14 @@ class RoomMessage:
         return {"type": "message", "message": body}
 
 
+class GuestRelay(Protocol):
+    """What a guest here says, sent on to the replica where their room's talk is."""
+
+    def says(self, guest: str, text: str, payer: str) -> None: ...
+
+    def language(self, code: str) -> None: ...
+
+
 class Room:
     """One conversation between an agent and (by default one) guest."""
 
@@ -90,6 +98,11 @@ class Room:
         self.guests: set[str] = set()  # admitted guests, by the key their browser keeps
         self.notice: str | None = None  # what the guest's page says meanwhile (desk: "waiting")
         self._queues: dict[str, asyncio.Queue[Event]] = {}
+        # Several replicas (the desk): the guests' sockets may be on another replica than the
+        # room's talk. *door* sends this room's events to the guests' replica; *relay* (on the
+        # guests' replica) sends what a guest says to the room's.
+        self.door: Callable[[Event, str | None], None] | None = None
+        self.relay: GuestRelay | None = None
 
     # --- who may be here ----------------------------------------------------------------------
 
@@ -133,6 +146,8 @@ class Room:
                 "history": [m.event()["message"] for m in self.history]}
 
     def _to_guests(self, event: Event) -> None:
+        if self.door is not None:
+            self.door(event, None)
         for queue in self._queues.values():
             queue.put_nowait(event)
 
@@ -151,6 +166,8 @@ class Room:
 
     def set_guest_language(self, code: str) -> str:
         """The guest picked their language (a code of ours, checked)."""
+        if self.relay is not None:
+            self.relay.language(code)
         self.conv.set_customer_language(code)
         return self.conv.customer_language or code
 
@@ -159,6 +176,9 @@ class Room:
         *payer*, the guest's own allowance (their address, as the chat would charge them): a
         room is not a fresh allowance (issue 27: opening rooms gave one client 4x its limit)."""
         if self.refusal() or guest not in self.guests:
+            return
+        if self.relay is not None:  # the room's talk is on another replica
+            self.relay.says(guest, text, payer)
             return
         try:
             if self.charge is not None:
@@ -182,9 +202,44 @@ class Room:
 
     def _tell(self, guest: str, event: dict[str, Any]) -> None:
         """One guest's own event; nothing if they left while their message was translated."""
+        if self.door is not None:
+            self.door(event, guest)
         queue = self._queues.get(guest)
         if queue is not None:
             queue.put_nowait(event)
+
+    def relayed(self, event: Event, guest: str | None) -> None:
+        """An event of this room's talk on another replica, for the guests here: kept as the
+        room's own (history, notice, closing), then shown."""
+        kind = event.get("type")
+        if kind == "message":
+            body = {k: v for k, v in event["message"].items()
+                    if k not in ("source_name", "target_name")}
+            self.history.append(RoomMessage(**{**body, "warnings": tuple(body["warnings"])}))
+        elif kind == "notice":
+            self.notice = event.get("key")
+        elif kind == "closed" and self.closed is None:
+            self.closed, self.closed_at = event.get("key") or "closed", self.clock()
+        if guest is None:
+            for queue in self._queues.values():
+                queue.put_nowait(event)
+        elif (queue := self._queues.get(guest)) is not None:
+            queue.put_nowait(event)
+
+    def state(self) -> dict[str, Any]:
+        """The room as JSON, to carry to another replica (the desk's take-over)."""
+        return {"token": self.token, "conv": self.conv.to_dict(), "expires_at": self.expires_at,
+                "max_guests": self.max_guests, "guests": sorted(self.guests),
+                "notice": self.notice, "history": [asdict(m) for m in self.history]}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take over the talk of :meth:`state` (this room's, from another replica)."""
+        self.conv = Conversation.from_dict(state["conv"])
+        self.expires_at, self.max_guests = state["expires_at"], state["max_guests"]
+        self.guests = set(state["guests"])
+        self.notice = state["notice"]
+        self.history = [RoomMessage(**{**m, "warnings": tuple(m["warnings"])})
+                        for m in state["history"]]
 
     # --- the agent's side ---------------------------------------------------------------------
 
@@ -242,6 +297,29 @@ class Rooms:
                     clock=self.clock)
         self._rooms[token] = room
         return room
+
+    def adopt(self, state: dict[str, Any], *, translate: Translate, to_agent: Deliver,
+              charge: Charge | None = None) -> Room:
+        """A room whose talk another replica hands over (the desk): the room of its token here
+        (the guests' sockets may be on this replica), else a new one of that token."""
+        room = self._rooms.get(state["token"])
+        if room is None:
+            room = Room(state["token"], Conversation.from_dict(state["conv"]),
+                        translate=translate, to_agent=to_agent, charge=charge,
+                        expires_at=state["expires_at"], clock=self.clock)
+            self._rooms[room.token] = room
+        room.translate, room.to_agent, room.charge = translate, to_agent, charge
+        room.restore(state)
+        room.relay = None
+        return room
+
+    def find(self, token: str) -> Room | None:
+        """The room of *token*, open or not (the desk's relay between replicas)."""
+        return self._rooms.get(token)
+
+    def forget(self, token: str) -> None:
+        """A room whose talk went to another replica, with no guest socket here."""
+        self._rooms.pop(token, None)
 
     def get(self, token: str) -> Room:
         """The open room of *token*. Raises :class:`RoomError` with a sentence for the page."""

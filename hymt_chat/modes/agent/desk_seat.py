@@ -23,7 +23,7 @@ from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.glossary import Glossary
 from hymt_chat.modes.cost import text_cost
-from hymt_chat.modes.desk import Desk, Ticket
+from hymt_chat.modes.desk import Desk, Ticket, TicketView
 from hymt_chat.modes.room import RoomMessage, Rooms, Translate
 from hymt_chat.modes.screen import Button, Reply
 from hymt_chat.service.ratelimit import RateLimiter
@@ -79,7 +79,7 @@ def _since(seconds: float) -> str:
     return wording.format_duration(max(0.0, seconds))
 
 
-def _label(ticket: Ticket) -> str:
+def _label(ticket: Ticket | TicketView) -> str:
     language = language_name(ticket.language) if ticket.language else "language not known yet"
     return f"#{ticket.number} · {language}"
 
@@ -97,14 +97,14 @@ class DeskSeat:
 
     async def sit(self) -> None:
         """The tab opened (or reloaded): the agent's conversations are bound to it again."""
-        held = self.desk.sit(self)
+        held = await self.desk.sit(self)
         for ticket in held:
             self._bind(ticket)
         if held:
             names = ", ".join(_label(t) for t in held)
             await self.session.say(f"You hold {len(held)} conversation(s): {names}.")
             await self.switch(held[-1])
-        elif self.desk.waiting():
+        elif await self.desk.inbox(self.agent):  # of every replica
             await self.inbox()
 
     def stand(self) -> None:
@@ -139,7 +139,7 @@ class DeskSeat:
     async def inbox(self) -> None:
         """Waiting and open conversations: language, waiting time, unread, holder."""
         now = self.desk.clock()
-        tickets = self.desk.inbox(self.agent)
+        tickets = await self.desk.inbox(self.agent)
         if not tickets:
             await self.session.say("No conversation is waiting or open.")
             return
@@ -197,7 +197,7 @@ class DeskSeat:
 
     # --- the desk's news -------------------------------------------------------------------
 
-    async def desk_event(self, ticket: Ticket, what: str,
+    async def desk_event(self, ticket: Ticket | TicketView, what: str,
                          message: RoomMessage | None = None) -> None:
         async def show() -> None:
             if what == "waiting":
@@ -209,7 +209,7 @@ class DeskSeat:
                 if self.current is ticket:
                     self.current = None
                 await self.session.say(f"{_label(ticket)} was taken over by {who}.")
-            elif what == "message" and message is not None:
+            elif what == "message" and message is not None and isinstance(ticket, Ticket):
                 if self.current is ticket:
                     await self.session.room_message(ticket.room, message)
                 else:

@@ -72,10 +72,12 @@ class DeskRelay:
 
     async def others(self) -> list[TicketView]:
         rows = await self.redis.hgetall(_TICKETS)  # type: ignore[misc]
-        views = []
-        for raw in rows.values():
+        views, now = [], self.desk.clock()
+        for number, raw in rows.items():
             row = json.loads(raw)
-            if row["owner"] != self.replica and row["open"]:
+            if row["opened"] + self.rooms.hours * 3600 < now:  # expired with its replica gone
+                await self.redis.hdel(_TICKETS, number)  # type: ignore[misc]
+            elif row["owner"] != self.replica and row["open"]:
                 views.append(TicketView(row["number"], row["language"], row["opened"],
                                         row["agent"], row["taken"], row["unread"]))
         return views

@@ -66,3 +66,28 @@ def test_a_language_outside_the_tables_is_asked_of_the_model_once_and_kept(tmp_p
         assert khmer["lang"] == "en" and khmer["words"] == ENGLISH
         assert not (tmp_path / "cache" / "page-words" / "km.json").exists()
         assert httpx.get(f"{url}/room/words/xx", timeout=60).status_code == 404
+
+
+async def test_a_page_does_not_wait_on_a_busy_model_and_the_words_are_kept_for_the_next(
+        tmp_path):
+    """The model answers (Thai) slower than the page waits: that page is English, the words are
+    still asked once, checked and kept, and the next page has them."""
+    import asyncio
+    import time as clock
+
+    from hymt_chat.room.words import PageWords
+    from tests.support.sessions import services
+    from tests.support.stub_model import StubModel
+
+    def slow(prompt: str) -> str:
+        clock.sleep(1)  # the stand-in model, busy: longer than the page waits
+        return THAI
+
+    with StubModel(answer=slow) as stub:
+        words = PageWords(services(stub, tmp_path).translator, tmp_path / "page-words",
+                          wait_seconds=0.5)
+        assert await words.words("th") == ("en", ENGLISH)
+        while words._asking:  # the question goes on without the page
+            await asyncio.sleep(0.2)
+        assert await words.words("th") == ("th", {key: THAI for key in ENGLISH})
+        assert (tmp_path / "page-words" / "th.json").exists()

@@ -57,11 +57,15 @@ def check_words(code: str, words: dict[str, str]) -> dict[str, str]:
 class PageWords:
     """Every language's page words, from the table, the disk, or the model (once)."""
 
-    def __init__(self, translator: Translator | None, folder: Path) -> None:
+    def __init__(self, translator: Translator | None, folder: Path,
+                 wait_seconds: float = 20.0) -> None:
         self.translator = translator
         self.folder = folder
+        # A page waits this long for its words; past it the page is English this once, and the
+        # words, still asked, are kept for the next page (a busy model holds no guest's page).
+        self.wait_seconds = wait_seconds
         self._known: dict[str, dict[str, str]] = dict(STATIC)
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._asking: dict[str, asyncio.Task[tuple[str, dict[str, str]]]] = {}
 
     def known(self, code: str) -> dict[str, str] | None:
         """The words of *code* without asking the model: the table's or those kept on disk."""
@@ -88,10 +92,19 @@ class PageWords:
             return code, ready
         if self.translator is None:
             return "en", ENGLISH
-        async with self._locks.setdefault(code, asyncio.Lock()):
-            if (ready := self.known(code)) is not None:
-                return code, ready  # another page asked meanwhile
-            asked = await self._ask(code)
+        task = self._asking.get(code)
+        if task is None:  # one question per language, whatever the pages waiting for it
+            task = asyncio.get_running_loop().create_task(self._asked(code))
+            self._asking[code] = task
+            task.add_done_callback(lambda _: self._asking.pop(code, None))
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), self.wait_seconds)
+        except TimeoutError:
+            return "en", ENGLISH
+
+    async def _asked(self, code: str) -> tuple[str, dict[str, str]]:
+        """The model's words for *code*, checked; kept when all of them pass."""
+        asked = await self._ask(code)
         good = check_words(code, asked)
         if len(good) == len(ENGLISH):
             self._keep(code, good)

@@ -1,13 +1,15 @@
-"""The support desk across two app replicas on one real Redis (Debian's ``redis-server``): the
-visitors talk to replica A, the agent sits on replica B, and the queue, the take, the replies
-and the visitors' messages cross between them by Redis pub/sub — no sticky cookie involved
-(each client here names its replica directly). A second agent on A then takes one over.
+"""The support desk across two app replicas on one real Redis (Debian's ``redis-server``): both
+visitors start on replica A, the Spanish one stays there while the Japanese one's page lands on
+replica B (no sticky cookie: each client here names its replica directly), the agent sits on
+B, and the queue, the take, the replies and the visitors' messages cross between them by Redis
+pub/sub. A second agent on A then takes one over.
 
 The model is the instant stand-in of ``tests/support/tabs.py`` (answers marked ``EN:``)."""
 
 from __future__ import annotations
 
 import aiohttp
+import httpx
 
 from hymt_chat.modes.wording import escape_markdown as md
 from tests.support.redis_server import redis_server
@@ -26,10 +28,13 @@ async def test_visitors_on_one_replica_an_agent_on_the_other(tmp_path):
             assert (es["number"], ja["number"]) == (1, 2)  # the deployment's numbers
             async with aiohttp.ClientSession() as http:
                 v1 = await http.ws_connect(room_ws_url(url_a, es["token"]))
-                v2 = await http.ws_connect(room_ws_url(url_a, ja["token"]))
+                page = httpx.get(f"{url_b}/room/{ja['token']}", timeout=30)  # not B's room
+                assert page.status_code == 200 and 'lang="ja"' in page.text
+                v2 = await http.ws_connect(room_ws_url(url_b, ja["token"]))
                 for ws, guest in ((v1, G1), (v2, G2)):
                     await ws.send_json({"type": "hello", "guest": guest})
-                    await room_events(ws, "welcome")
+                    welcome = (await room_events(ws, "welcome"))[-1]
+                    assert len(welcome["history"]) == 1 and welcome["notice"] == "waiting"
                 alice_cookie = _cookie(url_b, "alice")
                 async with Tab(url_b, {"Cookie": alice_cookie}, profile=AGENT) as alice:
                     await alice.wait("| Waiting |")  # replica A's two, in B's inbox

@@ -110,7 +110,9 @@ class Ticket:
     agent: str | None = None  # the holder's key; None while it waits in the queue
     taken: float | None = None
     unread: int = 0  # the visitor's messages its holder has not looked at yet
-    door: str = ""  # the replica the visitor's page talks to (several replicas)
+    # Several replicas: those the visitor's pages talk to (their sockets), the talk's own
+    # replica among them while a socket is there.
+    doors: set[str] = field(default_factory=set)
     shown_to: set[Seat] = field(default_factory=set)  # seats that have it open now
 
     @property
@@ -153,9 +155,11 @@ class Desk:
     def waiting(self) -> list[Ticket]:
         return [t for t in self.tickets.values() if t.agent is None and t.open]
 
-    async def start(self, visitor: str, language: str | None) -> Ticket:
-        """A visitor starts a conversation: it waits in the queue. Raises :class:`DeskError`
-        (blocked, too many of theirs open, the queue full, starting too often)."""
+    async def start(self, visitor: str, language: str | None,
+                    first: Callable[[Room], Awaitable[None]] | None = None) -> Ticket:
+        """A visitor starts a conversation: it waits in the queue, announced once *first* (the
+        visitor's first message) is in it. Raises :class:`DeskError` (blocked, too many of
+        theirs open, the queue full, starting too often)."""
         self._prune()
         if visitor in self.blocked:
             raise DeskError("blocked")
@@ -182,9 +186,11 @@ class Desk:
         room = self.rooms.open(conv, translate=self.translate_for(conv),
                                to_agent=self._router(number), charge=self.charge)
         ticket = Ticket(number, room, visitor, self.clock(),
-                        door=self.remote.replica if self.remote is not None else "")
+                        doors={self.remote.replica} if self.remote is not None else set())
         room.notice = "waiting"
         self.tickets[number] = ticket
+        if first is not None:
+            await first(room)
         self._changed(ticket, new=True)
         await self.announced(ticket)
         return ticket
@@ -250,6 +256,10 @@ class Desk:
                 + [t for t in open_ones if t.agent == agent]
                 + [t for t in open_ones if t.agent not in (None, agent)])
 
+    def by_token(self, token: str) -> Ticket | None:
+        found = [t for t in self.tickets.values() if t.room.token == token]
+        return found[0] if found else None
+
     def holder_of(self, room: Room) -> str | None:
         """Who holds the desk conversation of *room* (None: not a desk's, or waiting)."""
         found = [t.agent for t in self.tickets.values() if t.room is room]
@@ -301,8 +311,8 @@ class Desk:
         if before != agent:
             ticket.room.tell_guests("joined")
         return {"number": number, "visitor": ticket.visitor, "opened": ticket.opened,
-                "taken": ticket.taken or self.clock(), "agent": agent, "door": ticket.door,
-                "room": ticket.room.state()}
+                "taken": ticket.taken or self.clock(), "agent": agent,
+                "doors": sorted(ticket.doors), "room": ticket.room.state()}
 
     def adopt(self, state: dict[str, Any]) -> Ticket:
         """A conversation handed over by another replica (:meth:`hand_over`), now here."""
@@ -312,7 +322,7 @@ class Desk:
             charge=self.charge)
         room.translate = self.translate_for(room.conv)
         ticket = Ticket(number, room, state["visitor"], state["opened"], state["agent"],
-                        state["taken"], door=state["door"])
+                        state["taken"], doors=set(state["doors"]))
         self.tickets[number] = ticket
         self._changed(ticket)
         return ticket

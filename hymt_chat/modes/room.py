@@ -286,6 +286,9 @@ class Rooms:
         self.hours = hours
         self.clock = clock
         self._rooms: dict[str, Room] = {}
+        # Several replicas (the desk): a room whose talk is on another replica, reached from
+        # here for a visitor who landed here (None: a room is only this process's).
+        self.reach_remote: Callable[[str], Awaitable[Room | None]] | None = None
 
     def open(self, conv: Conversation, *, translate: Translate, to_agent: Deliver,
              charge: Charge | None = None,
@@ -311,6 +314,32 @@ class Rooms:
         room.translate, room.to_agent, room.charge = translate, to_agent, charge
         room.restore(state)
         room.relay = None
+        return room
+
+    async def reach(self, token: str) -> Room:
+        """:meth:`get`, or the room of *token* on another replica, reached from here."""
+        try:
+            return self.get(token)
+        except RoomError as err:
+            if err.known or self.reach_remote is None or not isinstance(token, str):
+                raise
+            room = await self.reach_remote(token)
+            if room is None:
+                raise
+            return self.get(room.token)
+
+    def stub(self, state: dict[str, Any], relay: GuestRelay) -> Room:
+        """A door here to a room whose talk is on another replica: its guests' sockets connect
+        here, what they say goes through *relay*, the room's events come in
+        (:meth:`Room.relayed`)."""
+        async def nowhere(*_: Any) -> Any:
+            raise RoomError("ended")  # the talk is elsewhere: never translated here
+        room = self._rooms.get(state["token"]) or Room(
+            state["token"], Conversation.from_dict(state["conv"]), translate=nowhere,
+            to_agent=nowhere, expires_at=state["expires_at"], clock=self.clock)
+        room.restore(state)
+        room.relay = relay
+        self._rooms[room.token] = room
         return room
 
     def find(self, token: str) -> Room | None:

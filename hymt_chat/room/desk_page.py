@@ -11,7 +11,6 @@ in the visitor's language ("busy": all agents are busy).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import html
 import json
@@ -24,6 +23,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from hymt_chat.lang.languages import find_language
 from hymt_chat.modes.desk import Desk, DeskError
+from hymt_chat.modes.room import Room
 from hymt_chat.room.page import browser_language, render_page
 from hymt_chat.room.words import PageWords, page_config, text_direction
 from hymt_chat.service.web import peer_key, to_front, trusted_proxies
@@ -33,7 +33,6 @@ __all__ = ["mount"]
 
 _GUEST_KEY = re.compile(r"\A[0-9a-f]{16,64}\Z")
 _STATUS = {"busy": 503, "too_many": 429, "rate_limited": 429, "blocked": 403}
-_first_messages: set[asyncio.Task[None]] = set()  # held until translated (not collected)
 
 
 @functools.cache
@@ -86,15 +85,15 @@ def mount(server: FastAPI, desk: Desk, settings: Settings, words: PageWords) -> 
             return JSONResponse({"key": "refused"}, status_code=400)
         visitor = peer_key(request.client.host if request.client else None,
                            request.headers.get("x-forwarded-for"), proxies)
+        async def first(room: Room) -> None:
+            room.guests.add(guest)  # the visitor's browser, admitted as the room's guest
+            await room.guest_says(guest, text, visitor)  # in before the agents hear of it
+
         try:
-            ticket = await desk.start(visitor, found.code if found else None)
+            ticket = await desk.start(visitor, found.code if found else None, first)
         except DeskError as err:
             return JSONResponse({"key": err.key, "text": str(err)},
                                 status_code=_STATUS.get(err.key, 400))
-        ticket.room.guests.add(guest)  # the visitor's browser, admitted as the room's guest
-        task = asyncio.create_task(ticket.room.guest_says(guest, text, visitor))
-        _first_messages.add(task)
-        task.add_done_callback(_first_messages.discard)
         return JSONResponse({"token": ticket.room.token, "number": ticket.number},
                             headers={"Cache-Control": "no-store"})
 

@@ -34,8 +34,8 @@ from hymt_chat.modes.room import Room, Rooms
 __all__ = ["DeskRelay"]
 
 _log = logging.getLogger(__name__)
-_NEXT, _TICKETS, _ALL, _TO = "hymt:desk:next", "hymt:desk:tickets", "hymt:desk:all", \
-    "hymt:desk:to:"
+_NEXT, _TICKETS, _TOKENS = "hymt:desk:next", "hymt:desk:tickets", "hymt:desk:tokens"
+_ALL, _TO = "hymt:desk:all", "hymt:desk:to:"
 _TAKE_SECONDS = 30.0  # how long a take waits for the other replica's hand-over
 
 
@@ -61,9 +61,11 @@ class DeskRelay:
         self.redis = aioredis.from_url(url, decode_responses=True)
         self.replica = replica or secrets.token_hex(6)
         self._adopted: dict[int, asyncio.Future[bool]] = {}
+        self._doorways: dict[str, asyncio.Future[dict[str, Any] | None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ready = asyncio.Event()
         desk.remote = self
+        rooms.reach_remote = self.reach
 
     # --- the desk's Remote ------------------------------------------------------------------
 
@@ -83,7 +85,8 @@ class DeskRelay:
         return views
 
     def changed(self, ticket: Ticket, *, new: bool = False) -> None:
-        row = {"number": ticket.number, "owner": self.replica, "language": ticket.language,
+        row = {"number": ticket.number, "owner": self.replica, "token": ticket.room.token,
+               "language": ticket.language,
                "opened": ticket.opened, "agent": ticket.agent, "taken": ticket.taken,
                "unread": ticket.unread, "open": ticket.open}
 
@@ -91,8 +94,11 @@ class DeskRelay:
             if ticket.open:
                 await self.redis.hset(_TICKETS, str(ticket.number),  # type: ignore[misc]
                                       json.dumps(row))
+                await self.redis.hset(_TOKENS, ticket.room.token,  # type: ignore[misc]
+                                      str(ticket.number))
             else:
                 await self.redis.hdel(_TICKETS, str(ticket.number))  # type: ignore[misc]
+                await self.redis.hdel(_TOKENS, ticket.room.token)  # type: ignore[misc]
             if new:
                 await self.redis.publish(_ALL, json.dumps({"op": "waiting", "row": row}))
         self._spawn(write())
@@ -114,6 +120,37 @@ class DeskRelay:
             return False
         finally:
             self._adopted.pop(number, None)
+
+    async def reach(self, token: str) -> Room | None:
+        """A visitor landed here with the token of a room whose talk is on another replica
+        (no sticky cookie, or a frame that sends none): this replica becomes a door to it."""
+        number = await self.redis.hget(_TOKENS, token)  # type: ignore[misc]
+        raw = await self.redis.hget(_TICKETS, number) if number else None  # type: ignore[misc]
+        owner = json.loads(raw)["owner"] if raw else None
+        if owner is None or owner == self.replica:
+            return None
+        answer: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+        self._doorways[token] = answer
+        self.send(owner, {"op": "door", "token": token, "from": self.replica})
+        try:
+            state = await asyncio.wait_for(answer, _TAKE_SECONDS)
+        except TimeoutError:
+            return None
+        finally:
+            self._doorways.pop(token, None)
+        if state is None:
+            return None
+        return self.rooms.stub(state["room"], _ToTalk(self, token, state["owner"]))
+
+    def _open_doors(self, ticket: Ticket) -> None:
+        """The room's events go to the replicas its visitor's pages talk to, not only here."""
+        token = ticket.room.token
+
+        def to_doors(event: dict[str, Any], guest: str | None) -> None:
+            for door in ticket.doors - {self.replica}:
+                self.send(door, {"op": "guest_event", "token": token, "event": event,
+                                 "guest": guest})
+        ticket.room.door = to_doors
 
     # --- sending and listening -------------------------------------------------------------
 
@@ -182,25 +219,18 @@ class DeskRelay:
             return
         room = ticket.room
         room.door = None
-        if ticket.door in (self.replica, ""):
-            state["door"] = self.replica
+        if self.replica in ticket.doors:
             room.relay = _ToTalk(self, room.token, to)  # the visitor's socket stays here
         else:
-            self.rooms.forget(room.token)  # no socket of the visitor here: the door has them
+            self.rooms.forget(room.token)  # no socket of the visitor here: the doors have them
         self.send(to, {"op": "adopt", "state": state})
 
     async def _on_adopt(self, message: dict[str, Any]) -> None:
         state = message["state"]
         ticket = self.desk.adopt(state)
-        door = state["door"]
-        if door != self.replica:
-            token = ticket.room.token
-
-            def to_door(event: dict[str, Any], guest: str | None) -> None:
-                self.send(door, {"op": "guest_event", "token": token, "event": event,
-                                 "guest": guest})
-            ticket.room.door = to_door
-            self.send(door, {"op": "relay_to", "token": token, "to": self.replica})
+        self._open_doors(ticket)
+        for door in ticket.doors - {self.replica}:
+            self.send(door, {"op": "relay_to", "token": ticket.room.token, "to": self.replica})
         done = self._adopted.get(state["number"])
         if done is not None and not done.done():
             done.set_result(True)
@@ -209,6 +239,21 @@ class DeskRelay:
         done = self._adopted.get(message["number"])
         if done is not None and not done.done():
             done.set_result(False)
+
+    async def _on_door(self, message: dict[str, Any]) -> None:
+        """Another replica is a door to one of ours now: its state, and its events from now."""
+        ticket = self.desk.by_token(message["token"])
+        state = None
+        if ticket is not None and ticket.open:
+            ticket.doors.add(message["from"])
+            self._open_doors(ticket)
+            state = {"room": ticket.room.state(), "owner": self.replica}
+        self.send(message["from"], {"op": "doorway", "token": message["token"], "state": state})
+
+    async def _on_doorway(self, message: dict[str, Any]) -> None:
+        answer = self._doorways.get(message["token"])
+        if answer is not None and not answer.done():
+            answer.set_result(message["state"])
 
     def _room(self, token: str) -> Room | None:
         return self.rooms.find(token)

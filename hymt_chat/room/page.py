@@ -169,7 +169,7 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings,
     async def page(token: str, request: Request) -> Response:
         guess = browser_language(request.headers.get("accept-language"))
         try:
-            room = rooms.get(token)
+            room = await rooms.reach(token)
         except RoomError as err:
             hop = _to_replica(request, token, settings)
             lang, said = await words.words(guess)
@@ -186,7 +186,7 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings,
     async def guest_socket(websocket: WebSocket, token: str) -> None:
         await websocket.accept()  # then close with a code the page can read (4404, 4410)
         try:
-            room = rooms.get(token)
+            room = await rooms.reach(token)
         except RoomError as err:  # the page says it in the guest's language, by the code
             await _close(websocket, 4410 if err.known else 4404, str(err))
             return

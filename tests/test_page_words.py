@@ -61,10 +61,13 @@ def test_a_language_outside_the_tables_is_asked_of_the_model_once_and_kept(tmp_p
         again = httpx.get(f"{url}/room/words/th", timeout=60).json()
         assert again["words"] == first["words"] and len(asked) == calls  # from what was kept
         # Khmer answered in something else: the check refuses it, the page stays English and
-        # nothing is kept (the next page asks again).
+        # nothing is kept (the model is asked again later, not at every page).
         khmer = httpx.get(f"{url}/room/words/km", timeout=60).json()
         assert khmer["lang"] == "en" and khmer["words"] == ENGLISH
         assert not (tmp_path / "cache" / "page-words" / "km.json").exists()
+        calls = len(asked)
+        httpx.get(f"{url}/room/words/km", timeout=60)  # not asked again at once
+        assert len(asked) == calls
         assert httpx.get(f"{url}/room/words/xx", timeout=60).status_code == 404
 
 

@@ -5,7 +5,8 @@ that a deployment asks the model once per language, not once per guest.
 
 The check: each word is non-empty, one line, not wildly longer than its English, and all of
 them together read as the language they were asked in (our detector). A set that fails is used
-for this page only (its failed words in English) and not kept, so the next page asks again.
+for the pages of the next ten minutes (its failed words in English) and not kept; then the model
+is asked again.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from pathlib import Path
 
 from hymt_chat.engine.priority import BULK
@@ -27,6 +29,7 @@ __all__ = ["PageWords", "check_words", "page_config", "text_direction"]
 
 _log = logging.getLogger(__name__)
 _RTL = frozenset({"ar", "fa", "he", "ur", "ug"})
+_RETRY_SECONDS = 600.0  # a set that failed its check is asked again after this long
 # Languages our detector may name for one another's short texts.
 _KIN = [frozenset({"zh", "zh-Hant", "yue"}), frozenset({"ms", "id"})]
 
@@ -66,6 +69,9 @@ class PageWords:
         self.wait_seconds = wait_seconds
         self._known: dict[str, dict[str, str]] = dict(STATIC)
         self._asking: dict[str, asyncio.Task[tuple[str, dict[str, str]]]] = {}
+        # A set that failed its check is not asked again for a while: an anonymous page must
+        # not make the model translate the words over and over (what it got is used meanwhile).
+        self._failed: dict[str, tuple[float, tuple[str, dict[str, str]]]] = {}
 
     def known(self, code: str) -> dict[str, str] | None:
         """The words of *code* without asking the model: the table's or those kept on disk."""
@@ -92,6 +98,9 @@ class PageWords:
             return code, ready
         if self.translator is None:
             return "en", ENGLISH
+        failed = self._failed.get(code)
+        if failed is not None and time.monotonic() - failed[0] < _RETRY_SECONDS:
+            return failed[1]
         task = self._asking.get(code)
         if task is None:  # one question per language, whatever the pages waiting for it
             task = asyncio.get_running_loop().create_task(self._asked(code))
@@ -111,7 +120,9 @@ class PageWords:
             return code, good
         _log.warning("page words for %s failed the check (%d of %d passed): not kept",
                      code, len(good), len(ENGLISH))
-        return (code, {**ENGLISH, **good}) if good else ("en", ENGLISH)
+        said = (code, {**ENGLISH, **good}) if good else ("en", ENGLISH)
+        self._failed[code] = (time.monotonic(), said)
+        return said
 
     async def _ask(self, code: str) -> dict[str, str]:
         assert self.translator is not None

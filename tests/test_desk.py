@@ -66,7 +66,13 @@ async def test_two_visitors_one_agent_a_reload_a_transfer_and_a_block(tmp_path):
                     await alice.send("Your order ships today.")
                     reply = (await room_events(v1, "message"))[-1]["message"]
                     assert reply["who"] == "agent" and reply["target"] == "es"
-                    await alice.send(f"/desk take {two['number']}")
+                    # The inbox's button this time (what the agent clicks), as the page posts it.
+                    take = [b for b in alice.actions("desk_take")
+                            if b["payload"] == {"n": two["number"]}][0]
+                    clicked = httpx.post(f"{url}/project/action", timeout=30,
+                                         headers={"Cookie": alice_cookie},
+                                         json={"sessionId": alice.session, "action": take})
+                    assert clicked.status_code == 200, clicked.text
                     await alice.wait(md(f"Now with #{two['number']} · Japanese"))
                     await v1.send_json({"type": "say", "text": "¿Y el número de seguimiento?"})
                     await alice.wait(md(f"#{one['number']} · Spanish · 1 unread"))

@@ -77,6 +77,13 @@ async def test_a_blocked_visitor_is_closed_and_refused(tmp_path):
     assert (await desk.start("192.0.2.10", "ru")).open  # another visitor still may
 
 
+async def test_a_visitor_in_the_agents_own_language_starts_and_picks_it(tmp_path):
+    desk, _ = _desk(tmp_path)
+    ticket = await desk.start("192.0.2.5", "en")  # the agents' language: nothing to translate
+    assert ticket.open and ticket.language is None
+    assert ticket.room.set_guest_language("en") == "en"  # picked on the page: no error either
+
+
 async def test_a_desk_no_agent_can_sign_in_to_takes_nobody(tmp_path):
     desk, _ = _desk(tmp_path, staffed=False)
     with pytest.raises(DeskError) as busy:

@@ -177,7 +177,7 @@ class Desk:
             except RateLimitedError:
                 raise DeskError("rate_limited") from None
         conv = Conversation(self.agent_language)
-        if language:
+        if language and language != conv.agent_language:  # the agents' own: nothing to set
             conv.set_customer_language(language)
         if self.remote is not None:
             number = await self.remote.number()

@@ -168,7 +168,10 @@ class Room:
         """The guest picked their language (a code of ours, checked)."""
         if self.relay is not None:
             self.relay.language(code)
-        self.conv.set_customer_language(code)
+        try:
+            self.conv.set_customer_language(code)
+        except InputError:  # the agent's own language: nothing to set, both read it as is
+            pass
         return self.conv.customer_language or code
 
     async def guest_says(self, guest: str, text: str, payer: str) -> None:

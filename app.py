@@ -6,6 +6,7 @@ it; ``presenter.py`` shows what a session shows as Chainlit messages."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import importlib
 import os
@@ -26,13 +27,16 @@ from hymt_chat.engine.recall import Memory
 from hymt_chat.engine.translator import Translator
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes import profiles as modes
+from hymt_chat.modes.agent.desk_seat import open_desk
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.kiosk_session import KioskSession
 from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.session import BUTTONS, Services, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
-from hymt_chat.room import counter
+from hymt_chat.room import counter, desk_page
 from hymt_chat.room import page as room_page
+from hymt_chat.room.desk_relay import DeskRelay
+from hymt_chat.room.words import PageWords
 from hymt_chat.service import auth, history, logs, web
 from hymt_chat.service.metrics import get_metrics
 from hymt_chat.service.nonblocking import drop_blocking_sleep
@@ -49,12 +53,11 @@ make_private(SETTINGS.cache_dir)  # history, logs, uploads, keys: 0600 files in 
 logs.configure_logging(SETTINGS)  # JSON lines with a request id, rotating file
 READINESS = get_readiness(SETTINGS)
 METRICS = get_metrics(SETTINGS)  # hooks the process-wide policy
-SERVICES = Services(SETTINGS, METRICS.instrument(Translator(SETTINGS,
-                                                           memory=Memory.for_settings(SETTINGS))),
-                    READINESS,
-                    get_rate_limiter(SETTINGS), METRICS,
-                    cl_config.features.spontaneous_file_upload.max_files or 5,
-                    Rooms(hours=SETTINGS.room_hours))
+TRANSLATOR = METRICS.instrument(Translator(SETTINGS, memory=Memory.for_settings(SETTINGS)))
+ROOMS, LIMITER = Rooms(hours=SETTINGS.room_hours), get_rate_limiter(SETTINGS)
+DESK = open_desk(ROOMS, TRANSLATOR, LIMITER, SETTINGS)  # the support desk's queue
+SERVICES = Services(SETTINGS, TRANSLATOR, READINESS, LIMITER, METRICS,
+                    cl_config.features.spontaneous_file_upload.max_files or 5, ROOMS, DESK)
 TRUSTED_PROXIES = web.trusted_proxies(SETTINGS)
 SERVICES.translator.policy.add_hook(logs.log_policy_event)
 # Socket.IO drops a message over its cap without a word. The cap fits the input limit at its
@@ -89,8 +92,14 @@ web.install_guards(server, SETTINGS, user_of=_token_user if AGENTS else None,
                    is_allowed=auth.token_check(AGENTS) if AGENTS else None, sign_in=HISTORY)
 web.add_routes(server, SETTINGS, readiness=READINESS, metrics=METRICS, demo=SERVICES.demo,
                notice=wording.DEMO_NOTICE, sign_in=HISTORY)
-room_page.mount(server, SERVICES.rooms, SETTINGS)  # /room/<token>: the customer's own phone
-counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, TRUSTED_PROXIES)
+PAGE_WORDS = PageWords(SERVICES.translator, SETTINGS.cache_dir / "page-words")  # the guests'
+room_page.mount(server, SERVICES.rooms, SETTINGS, PAGE_WORDS)  # /room/<token>: their own phone
+counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, TRUSTED_PROXIES,
+              PAGE_WORDS)
+desk_page.mount(server, DESK, SETTINGS, PAGE_WORDS)  # /desk: visitors start here
+# Several replicas: the desk's queue and its conversations' talk shared through Redis.
+RELAY = DeskRelay(DESK, ROOMS, SETTINGS.redis_url) if SETTINGS.redis_url else None
+RELAY_TASK: list[asyncio.Task[None]] = []  # the relay's listener, held for the process
 api.mount(server, SERVICES.translator, SETTINGS, metrics=METRICS)  # LibreTranslate, DeepL
 
 # --- sessions ---------------------------------------------------------------------------------
@@ -168,14 +177,20 @@ if AGENTS:  # registering Chainlit's auth callback makes sign-in compulsory: onl
             return cl.User(identifier=username.strip(), metadata=auth.claims(AGENTS, username))
         return None
 
-if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history needs sign-in
-    from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
-
-    @cl.on_app_startup
-    async def create_history_tables() -> None:
+@cl.on_app_startup
+async def app_startup() -> None:
+    """The history's tables (with sign-in); the desk's relay between replicas (with Redis)."""
+    if HISTORY:
         added = await history.ensure_schema(SETTINGS.history_url)
         if added:
             logger.info("history: added columns %s", ", ".join(added))
+    if RELAY is not None:
+        RELAY_TASK.append(asyncio.get_running_loop().create_task(RELAY.run()))
+        await RELAY.ready()
+
+
+if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history needs sign-in
+    from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 
     @cl.data_layer
     def history_layer() -> SQLAlchemyDataLayer:

@@ -159,6 +159,22 @@ class Settings(BaseSettings):
     room_hours: float = Field(
         default=12.0, gt=0, description="Hours a room's join link stays valid (/room)."
     )
+    desk_queue: int = Field(
+        default=20, ge=1, description="Support desk: at most this many conversations wait for "
+        "an agent; past it a visitor reads \"all agents are busy\" in their language."
+    )
+    desk_per_visitor: int = Field(
+        default=2, ge=1, description="Support desk: open conversations one visitor (address) "
+        "may have at once."
+    )
+    desk_starts: str = Field(
+        default="5/hour", description="Support desk: conversations one visitor may start "
+        "(limits syntax; the shared limiter's storage); empty: no limit."
+    )
+    widget_origins: str = Field(
+        default="", description="Sites (https://shop.example, comma-separated) whose pages may "
+        "embed the desk's widget (frame-ancestors of the visitor's pages); empty: none."
+    )
     affinity_cookie: str = Field(
         default="hymt-route", description="The sticky proxy's cookie (deploy/k8s: ingress-nginx's "
         "session-cookie-name): room links carry the agent's, so a guest reaches the agent's "

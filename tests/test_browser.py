@@ -446,8 +446,8 @@ def test_kiosk_counter_two_people_two_languages_one_screen(browser, kiosk_app):
     left.locator("textarea").fill("Where is the train station, please?")
     left.locator("textarea").press("Enter")
     expect(right.locator(".msg.theirs")).to_have_count(1, timeout=180_000)
-    expect(right.locator(".msg.theirs .orig")).to_contain_text(
-        "English: Where is the train station, please?")
+    expect(right.locator(".msg.theirs .orig")).to_contain_text(  # named in the reader's language
+        "Inglés: Where is the train station, please?")
     assert right.locator(".msg.theirs .main").inner_text().strip()
     expect(left.locator(".msg.mine")).to_have_text("Where is the train station, please?")
     right.locator("textarea").fill("La estación está al final de esta calle.")

@@ -168,7 +168,7 @@ async def test_the_agent_leaving_closes_the_room(stub, tmp_path):
     session, _ = await _agent(stub, tmp_path, rooms)
     queue = rooms.get(session.room.token).join(GUEST)
     session.end()
-    assert _drain(queue)[-1] == {"type": "closed",
+    assert _drain(queue)[-1] == {"type": "closed", "key": "left",
                                  "text": "The agent has left; this conversation is closed."}
 
 

@@ -54,7 +54,8 @@ class Counter:
             with kiosk_memory(self.translator.settings):
                 result = await self.translator.translate(text, target, source, user=self.user)
         except (InputError, RateLimitedError) as err:  # refused: nothing was sent
-            return {"type": "error", "side": side, "text": str(err)}
+            key = "rate_limited" if isinstance(err, RateLimitedError) else "refused"
+            return {"type": "error", "side": side, "key": key, "text": str(err)}
         except HymtError as err:  # delivered all the same, untranslated, with a note
             return self._message(side, text.strip(), None, source, target,
                                  f"Not translated ({short_reason(err)}): this is the original.")

@@ -16,14 +16,15 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reason
 from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.turns import AgentTurn
+from hymt_chat.modes.guest_words import ENGLISH
 
-__all__ = ["Room", "RoomError", "RoomMessage", "Rooms"]
+__all__ = ["GuestRelay", "Room", "RoomError", "RoomMessage", "Rooms"]
 
 Who = Literal["agent", "guest"]
 Translate = Callable[[str, str], Awaitable[AgentTurn]]  # (text, side) -> the turn
@@ -35,12 +36,14 @@ Event = dict[str, Any]
 class RoomError(InputError):
     """A join link that leads nowhere (unknown, expired, closed) or a room that is full.
 
-    ``known``: the link was a room's once (expired or closed), not a made-up one.
+    ``known``: the link was a room's once (expired or closed), not a made-up one. ``key``: the
+    sentence's key in the guest pages' words (``hymt_chat.modes.guest_words``), which the guest
+    reads in their language; the message is its English.
     """
 
-    def __init__(self, message: str, *, known: bool = True) -> None:
-        super().__init__(message)
-        self.known = known
+    def __init__(self, key: str, *, known: bool = True) -> None:
+        super().__init__(ENGLISH[key])
+        self.key, self.known = key, known
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,14 @@ class RoomMessage:
         return {"type": "message", "message": body}
 
 
+class GuestRelay(Protocol):
+    """What a guest here says, sent on to the replica where their room's talk is."""
+
+    def says(self, guest: str, text: str, payer: str) -> None: ...
+
+    def language(self, code: str) -> None: ...
+
+
 class Room:
     """One conversation between an agent and (by default one) guest."""
 
@@ -81,31 +92,41 @@ class Room:
         self.max_guests = max_guests
         self.charge = charge  # (payer, text): raises RateLimitedError past the allowance
         self.clock = clock
-        self.closed: str | None = None  # why, once closed
+        self.closed: str | None = None  # why, once closed (a key of the page words)
         self.closed_at: float | None = None
         self.history: list[RoomMessage] = []
         self.guests: set[str] = set()  # admitted guests, by the key their browser keeps
+        self.notice: str | None = None  # what the guest's page says meanwhile (desk: "waiting")
         self._queues: dict[str, asyncio.Queue[Event]] = {}
+        # Several replicas (the desk): the guests' sockets may be on another replica than the
+        # room's talk. *door* sends this room's events to the guests' replica; *relay* (on the
+        # guests' replica) sends what a guest says to the room's.
+        self.door: Callable[[Event, str | None], None] | None = None
+        self.relay: GuestRelay | None = None
 
     # --- who may be here ----------------------------------------------------------------------
 
-    def refusal(self) -> str | None:
-        """Why this room cannot be used now, or None when it is open."""
+    def refusal_key(self) -> str | None:
+        """Why this room cannot be used now (a key of the page words), None when it is open."""
         if self.closed:
             return self.closed
         if self.clock() >= self.expires_at:
-            return "This room has expired. Ask for a new link."
+            return "expired"
         return None
+
+    def refusal(self) -> str | None:
+        """Why this room cannot be used now, in English, or None when it is open."""
+        key = self.refusal_key()
+        return ENGLISH[key] if key else None
 
     def join(self, guest: str) -> asyncio.Queue[Event]:
         """Admit *guest* (again, after a reload: the same key) and open their event queue,
         which starts with the room's history. Raises :class:`RoomError`."""
-        refused = self.refusal()
+        refused = self.refusal_key()
         if refused:
             raise RoomError(refused)
         if guest not in self.guests and len(self.guests) >= self.max_guests:
-            raise RoomError("Someone has already joined this room. Ask the agent for a new "
-                            "link.")
+            raise RoomError("full")
         self.guests.add(guest)
         queue: asyncio.Queue[Event] = asyncio.Queue()
         old = self._queues.get(guest)
@@ -121,23 +142,36 @@ class Room:
 
     def welcome(self) -> Event:
         return {"type": "welcome", "guest_language": self.conv.customer_language,
-                "agent_language": self.conv.agent_language,
+                "agent_language": self.conv.agent_language, "notice": self.notice,
                 "history": [m.event()["message"] for m in self.history]}
 
     def _to_guests(self, event: Event) -> None:
+        if self.door is not None:
+            self.door(event, None)
         for queue in self._queues.values():
             queue.put_nowait(event)
 
-    def close(self, reason: str = "The agent closed this conversation.") -> None:
+    def tell_guests(self, key: str) -> None:
+        """A notice for the guests' pages (a key of the page words), kept for a reload."""
+        self.notice = key
+        self._to_guests({"type": "notice", "key": key})
+
+    def close(self, key: str = "closed") -> None:
+        """End the room; *key* says why ("closed", "left": the page words' keys)."""
         if self.closed is None:
-            self.closed, self.closed_at = reason, self.clock()
-            self._to_guests({"type": "closed", "text": reason})
+            self.closed, self.closed_at = key, self.clock()
+            self._to_guests({"type": "closed", "key": key, "text": ENGLISH[key]})
 
     # --- the guest's side ---------------------------------------------------------------------
 
     def set_guest_language(self, code: str) -> str:
         """The guest picked their language (a code of ours, checked)."""
-        self.conv.set_customer_language(code)
+        if self.relay is not None:
+            self.relay.language(code)
+        try:
+            self.conv.set_customer_language(code)
+        except InputError:  # the agent's own language: nothing to set, both read it as is
+            pass
         return self.conv.customer_language or code
 
     async def guest_says(self, guest: str, text: str, payer: str) -> None:
@@ -146,11 +180,14 @@ class Room:
         room is not a fresh allowance (issue 27: opening rooms gave one client 4x its limit)."""
         if self.refusal() or guest not in self.guests:
             return
+        if self.relay is not None:  # the room's talk is on another replica
+            self.relay.says(guest, text, payer)
+            return
         try:
             if self.charge is not None:
                 await self.charge(payer, text)
         except RateLimitedError as err:
-            self._tell(guest, {"type": "error", "text": str(err)})
+            self._tell(guest, {"type": "error", "key": "rate_limited", "text": str(err)})
             return
         self._to_guests({"type": "pending", "who": "guest"})
         if self.on_pending is not None:
@@ -159,7 +196,7 @@ class Room:
         try:
             message = await self._translated(text, "customer", "guest")
         except InputError as err:  # empty, too long: said to the guest, nothing sent
-            self._tell(guest, {"type": "error", "text": str(err)})
+            self._tell(guest, {"type": "error", "key": "refused", "text": str(err)})
             return
         self._to_guests(message.event())
         await self.to_agent(message)
@@ -168,16 +205,51 @@ class Room:
 
     def _tell(self, guest: str, event: dict[str, Any]) -> None:
         """One guest's own event; nothing if they left while their message was translated."""
+        if self.door is not None:
+            self.door(event, guest)
         queue = self._queues.get(guest)
         if queue is not None:
             queue.put_nowait(event)
+
+    def relayed(self, event: Event, guest: str | None) -> None:
+        """An event of this room's talk on another replica, for the guests here: kept as the
+        room's own (history, notice, closing), then shown."""
+        kind = event.get("type")
+        if kind == "message":
+            body = {k: v for k, v in event["message"].items()
+                    if k not in ("source_name", "target_name")}
+            self.history.append(RoomMessage(**{**body, "warnings": tuple(body["warnings"])}))
+        elif kind == "notice":
+            self.notice = event.get("key")
+        elif kind == "closed" and self.closed is None:
+            self.closed, self.closed_at = event.get("key") or "closed", self.clock()
+        if guest is None:
+            for queue in self._queues.values():
+                queue.put_nowait(event)
+        elif (queue := self._queues.get(guest)) is not None:
+            queue.put_nowait(event)
+
+    def state(self) -> dict[str, Any]:
+        """The room as JSON, to carry to another replica (the desk's take-over)."""
+        return {"token": self.token, "conv": self.conv.to_dict(), "expires_at": self.expires_at,
+                "max_guests": self.max_guests, "guests": sorted(self.guests),
+                "notice": self.notice, "history": [asdict(m) for m in self.history]}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take over the talk of :meth:`state` (this room's, from another replica)."""
+        self.conv = Conversation.from_dict(state["conv"])
+        self.expires_at, self.max_guests = state["expires_at"], state["max_guests"]
+        self.guests = set(state["guests"])
+        self.notice = state["notice"]
+        self.history = [RoomMessage(**{**m, "warnings": tuple(m["warnings"])})
+                        for m in state["history"]]
 
     # --- the agent's side ---------------------------------------------------------------------
 
     async def agent_says(self, text: str) -> RoomMessage:
         """The agent's reply: translated for the guest (checked as in the agent mode).
         Raises :class:`RoomError` when the room is closed, InputError for a refused text."""
-        refused = self.refusal()
+        refused = self.refusal_key()
         if refused:
             raise RoomError(refused)
         self._to_guests({"type": "pending", "who": "agent"})
@@ -217,6 +289,9 @@ class Rooms:
         self.hours = hours
         self.clock = clock
         self._rooms: dict[str, Room] = {}
+        # Several replicas (the desk): a room whose talk is on another replica, reached from
+        # here for a visitor who landed here (None: a room is only this process's).
+        self.reach_remote: Callable[[str], Awaitable[Room | None]] | None = None
 
     def open(self, conv: Conversation, *, translate: Translate, to_agent: Deliver,
              charge: Charge | None = None,
@@ -229,13 +304,61 @@ class Rooms:
         self._rooms[token] = room
         return room
 
+    def adopt(self, state: dict[str, Any], *, translate: Translate, to_agent: Deliver,
+              charge: Charge | None = None) -> Room:
+        """A room whose talk another replica hands over (the desk): the room of its token here
+        (the guests' sockets may be on this replica), else a new one of that token."""
+        room = self._rooms.get(state["token"])
+        if room is None:
+            room = Room(state["token"], Conversation.from_dict(state["conv"]),
+                        translate=translate, to_agent=to_agent, charge=charge,
+                        expires_at=state["expires_at"], clock=self.clock)
+            self._rooms[room.token] = room
+        room.translate, room.to_agent, room.charge = translate, to_agent, charge
+        room.restore(state)
+        room.relay = None
+        return room
+
+    async def reach(self, token: str) -> Room:
+        """:meth:`get`, or the room of *token* on another replica, reached from here."""
+        try:
+            return self.get(token)
+        except RoomError as err:
+            if err.known or self.reach_remote is None or not isinstance(token, str):
+                raise
+            room = await self.reach_remote(token)
+            if room is None:
+                raise
+            return self.get(room.token)
+
+    def stub(self, state: dict[str, Any], relay: GuestRelay) -> Room:
+        """A door here to a room whose talk is on another replica: its guests' sockets connect
+        here, what they say goes through *relay*, the room's events come in
+        (:meth:`Room.relayed`)."""
+        async def nowhere(*_: Any) -> Any:
+            raise RoomError("ended")  # the talk is elsewhere: never translated here
+        room = self._rooms.get(state["token"]) or Room(
+            state["token"], Conversation.from_dict(state["conv"]), translate=nowhere,
+            to_agent=nowhere, expires_at=state["expires_at"], clock=self.clock)
+        room.restore(state)
+        room.relay = relay
+        self._rooms[room.token] = room
+        return room
+
+    def find(self, token: str) -> Room | None:
+        """The room of *token*, open or not (the desk's relay between replicas)."""
+        return self._rooms.get(token)
+
+    def forget(self, token: str) -> None:
+        """A room whose talk went to another replica, with no guest socket here."""
+        self._rooms.pop(token, None)
+
     def get(self, token: str) -> Room:
         """The open room of *token*. Raises :class:`RoomError` with a sentence for the page."""
         room = self._rooms.get(token) if isinstance(token, str) else None
         if room is None:
-            raise RoomError("This room link is not valid. Check it, or ask for a new one.",
-                            known=False)
-        refused = room.refusal()
+            raise RoomError("invalid", known=False)
+        refused = room.refusal_key()
         if refused:
             raise RoomError(refused)
         return room

@@ -31,6 +31,7 @@ from hymt_chat.errors import (
 from hymt_chat.lang import detect
 from hymt_chat.modes import documents, wording
 from hymt_chat.modes.cost import jobs_cost
+from hymt_chat.modes.desk import Desk
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.screen import Attachment, Button, Reply, Screen, Shown
@@ -49,7 +50,7 @@ log = logging.getLogger("hymt_chat.session")
 KEPT_JOBS = 20  # jobs kept per session for the Retry / Swap buttons
 # Every button a mode shows (the app routes each to the session's :meth:`Session.button`).
 BUTTONS = ("retry", "retry_rest", "swap", "translate_into", "kiosk_target", "room_close",
-           "cancel_job", "correct")
+           "cancel_job", "correct", "desk_take", "desk_open")
 # The background job the current task runs (its progress line carries that job's Cancel).
 _JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hymt_job", default=None)
 
@@ -65,6 +66,7 @@ class Services:
     metrics: Metrics
     max_files: int = 5  # per message; Chainlit enforces its own cap only in the browser
     rooms: Rooms | None = None  # the agents' rooms (None: no rooms in this process)
+    desk: Desk | None = None  # the support desk's queue (None: no desk in this process)
 
     def __post_init__(self) -> None:
         # Load the detector's profiles now, at the app's start, not inside the first message
@@ -101,6 +103,7 @@ class Job:
     detected: bool = False
     partial: Any = None  # Retry the rest: the PartialTranslation or PartialDocument
     done: int = 0  # parts already translated in *partial*
+    room: str | None = None  # room: the token of the room the reply goes to (several: desk)
 
     @property
     def chars(self) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse
@@ -27,6 +28,7 @@ from hymt_chat.room.page import (
     render_page,
     socket_payer,
 )
+from hymt_chat.room.words import PageWords, page_config
 from hymt_chat.service.ratelimit import Cost, RateLimiter
 from hymt_chat.service.web import to_front
 from hymt_chat.service.web_guard import signed_in
@@ -35,23 +37,33 @@ from hymt_chat.settings import Settings
 __all__ = ["mount"]
 
 
-def _page(settings: Settings, first: str, second: str) -> str:
-    return render_page("counter.html", {"defaults": {"a": first, "b": second},
+def _page(settings: Settings, sides: dict[str, tuple[str, dict[str, str]]],
+          defaults: dict[str, str]) -> str:
+    """Each half speaks its side's language (its words: :mod:`hymt_chat.room.words`)."""
+    configs = {side: page_config(lang, words) for side, (lang, words) in sides.items()}
+    title = " · ".join(dict.fromkeys(c["words"]["counter_title"]  # type: ignore[index]
+                                     for c in configs.values()))
+    return render_page("counter.html", {"defaults": defaults, "sides": configs,
+                                        "languages": configs["a"]["languages"],
                                         "idle": settings.kiosk_idle_seconds,
                                         "max_chars": settings.max_input_chars},
-                       {"title": "Counter · hymt-chat"})
+                       {"title": html.escape(title)})
 
 
 def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, settings: Settings,
-          trusted_proxies: frozenset[str] = frozenset()) -> None:
+          trusted_proxies: frozenset[str] = frozenset(),
+          words: PageWords | None = None) -> None:
     """Add the counter's routes in front of Chainlit's catch-all page."""
+    page_words = words or PageWords(None, settings.cache_dir / "page-words")
 
     @server.get("/counter", include_in_schema=False)
     async def page(request: Request) -> HTMLResponse:
         guess = browser_language(request.headers.get("accept-language"))
         first = settings.default_target if guess in (None, "zh") else guess
         second = "zh" if first != "zh" else "en"
-        return HTMLResponse(_page(settings, first, second), headers={"Cache-Control": "no-store"})
+        sides = {"a": await page_words.words(first), "b": await page_words.words(second)}
+        return HTMLResponse(_page(settings, sides, {"a": first, "b": second}),
+                            headers={"Cache-Control": "no-store"})
 
     to_front(server)
 

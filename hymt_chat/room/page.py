@@ -1,8 +1,9 @@
 """The guest's page of a room (``/room/<token>``) and its websocket (``/room/<token>/ws``).
 
-No sign-in: the long random token is the key, and it leads to one room only. The page is in the
-guest's browser language (Accept-Language) where we have its words; the guest picks the language
-they write in. Over the websocket a guest can say things and pick a language — nothing else: no
+No sign-in: the long random token is the key, and it leads to one room only. The page speaks
+the guest's language — the one they write in once known, else their browser's
+(Accept-Language) — every word of it, notices and errors included (:mod:`~hymt_chat.room.words`);
+the guest picks the language they write in, and the page then speaks that. Over the websocket a guest can say things and pick a language — nothing else: no
 command, glossary, history or other room is reachable from here. A guest's messages are charged
 to the guest's own allowance, their address (as the chat would charge them).
 
@@ -23,24 +24,22 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from hymt_chat.lang.languages import LANGUAGES, find_language
-from hymt_chat.lang.names import language_label
-from hymt_chat.modes import wording
+from hymt_chat.lang.languages import find_language
 from hymt_chat.modes.room import Room, RoomError, Rooms
 from hymt_chat.room.inflight import InFlight
+from hymt_chat.room.words import PageWords, page_config, text_direction
 from hymt_chat.service.web import peer_key, to_front, trusted_proxies
 from hymt_chat.settings import Settings
 
 __all__ = ["HELLO_SECONDS", "BadFrame", "browser_language", "mount", "read_object",
-           "render_page", "socket_payer"]
+           "refused_page", "render_page", "socket_payer"]
 
 _GUEST_KEY = re.compile(r"\A[0-9a-f]{16,64}\Z")
 _ROOM_TOKEN = re.compile(r"\A[A-Za-z0-9_-]{32}\Z")  # secrets.token_urlsafe(24)
 _AFFINITY = re.compile(r"\A[A-Za-z0-9_.-]{1,64}\Z")  # HAProxy's and ingress-nginx's values
 HELLO_SECONDS = 20.0  # a connection that does not say hello in time is closed
-_RTL = frozenset({"ar", "fa", "he", "ur", "ug"})
 
 
 class BadFrame(Exception):
@@ -100,10 +99,8 @@ def _template(name: str) -> str:
 
 
 def render_page(name: str, config: dict[str, object], fields: dict[str, str]) -> str:
-    """Page *name* with its ``{field}`` marks filled and *config* (plus every language, for
-    the pickers) as the JSON its script reads."""
-    config = {**config,
-              "languages": [{"code": l.code, "label": language_label(l)} for l in LANGUAGES]}
+    """Page *name* with its ``{field}`` marks filled and *config* as the JSON its script
+    reads."""
     # JSON inside <script>: "</" and "<!--" could end or bend the element, so they are escaped.
     fields = {**fields, "config": json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")}
     page = _template(name)
@@ -112,19 +109,22 @@ def render_page(name: str, config: dict[str, object], fields: dict[str, str]) ->
     return page
 
 
-def _page(words: dict[str, str], *, lang: str, token: str, language: str | None,
+def _page(lang: str, words: dict[str, str], *, token: str, language: str | None,
           max_chars: int) -> str:
-    return render_page("guest.html", {"token": token, "words": words, "language": language},
-                       {"lang": lang, "dir": "rtl" if lang in _RTL else "ltr",
+    return render_page("guest.html", {**page_config(lang, words), "token": token,
+                                      "language": language},
+                       {"lang": lang, "dir": text_direction(lang),
                         "title": html.escape(words["title"]), "max_chars": str(max_chars)})
 
 
-def _refused_page(words: dict[str, str], lang: str, sentence: str, status: int) -> HTMLResponse:
-    body = (f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
+def refused_page(words: dict[str, str], lang: str, key: str, status: int) -> HTMLResponse:
+    """A link that leads nowhere (or no longer): why, in the guest's language."""
+    body = (f'<!doctype html><html lang="{lang}" dir="{text_direction(lang)}"><head>'
+            '<meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{html.escape(words['title'])}</title></head><body style=\"font-family:"
             f'system-ui,sans-serif;padding:2rem"><h1>{html.escape(words["title"])}</h1>'
-            f"<p>{html.escape(sentence)}</p></body></html>")
+            f"<p>{html.escape(words.get(key) or words['ended'])}</p></body></html>")
     return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
 
 
@@ -148,22 +148,35 @@ def _to_replica(request: Request, token: str, settings: Settings) -> Response | 
     return response
 
 
-def mount(server: FastAPI, rooms: Rooms, settings: Settings) -> None:
-    """Add the guest's routes in front of Chainlit's catch-all page."""
+def mount(server: FastAPI, rooms: Rooms, settings: Settings,
+          words: PageWords | None = None) -> None:
+    """Add the guest's routes in front of Chainlit's catch-all page (*words*: the pages'
+    words; without a translator, only the table's languages)."""
     proxies = trusted_proxies(settings)
+    words = words or PageWords(None, settings.cache_dir / "page-words")
+
+    @server.get("/room/words/{code}", include_in_schema=False)
+    async def page_words(code: str) -> Response:
+        """A page's words in another language (the guest or a counter side picked it)."""
+        if find_language(code) is None:
+            return JSONResponse({"error": "unknown language"}, status_code=404)
+        lang, said = await words.words(code)
+        return JSONResponse(page_config(lang, said), headers={"Cache-Control": "no-store"})
+
+    to_front(server)
 
     @server.get("/room/{token}", include_in_schema=False)
     async def page(token: str, request: Request) -> Response:
         guess = browser_language(request.headers.get("accept-language"))
-        words = wording.guest_page_words(guess)
-        lang = guess if guess in wording.GUEST_PAGE else "en"
         try:
-            room = rooms.get(token)
+            room = await rooms.reach(token)
         except RoomError as err:
             hop = _to_replica(request, token, settings)
-            return hop or _refused_page(words, lang, str(err), 410 if err.known else 404)
+            lang, said = await words.words(guess)
+            return hop or refused_page(said, lang, err.key, 410 if err.known else 404)
         language = room.conv.customer_language or guess
-        return HTMLResponse(_page(words, lang=lang, token=token, language=language,
+        lang, said = await words.words(language)  # the language they write in, else the browser's
+        return HTMLResponse(_page(lang, said, token=token, language=language,
                                   max_chars=settings.max_input_chars),
                             headers={"Cache-Control": "no-store"})
 
@@ -173,8 +186,8 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings) -> None:
     async def guest_socket(websocket: WebSocket, token: str) -> None:
         await websocket.accept()  # then close with a code the page can read (4404, 4410)
         try:
-            room = rooms.get(token)
-        except RoomError as err:
+            room = await rooms.reach(token)
+        except RoomError as err:  # the page says it in the guest's language, by the code
             await _close(websocket, 4410 if err.known else 4404, str(err))
             return
         await _serve(websocket, room, socket_payer(websocket, proxies))
@@ -199,7 +212,7 @@ async def _serve(websocket: WebSocket, room: Room, payer: str) -> None:
     try:
         queue = room.join(guest)
     except RoomError as err:
-        await websocket.send_json({"type": "closed", "text": str(err)})
+        await websocket.send_json({"type": "closed", "key": err.key, "text": str(err)})
         await _close(websocket, 4409, str(err))
         return
     language = find_language(hello.get("language") or "")

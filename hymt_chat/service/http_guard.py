@@ -7,9 +7,10 @@ import gzip
 import hmac
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 
-__all__ = ["harden_page", "hardened_page", "metrics_refusal", "page_policy", "secure_cookie",
+__all__ = ["VISITOR_PATHS", "harden_page", "hardened_page", "let_frame", "metrics_refusal",
+           "page_policy", "secure_cookie",
            "security_headers"]
 
 # Third-party requests Chainlit's page makes on every load (Google Fonts, KaTeX from jsDelivr):
@@ -57,6 +58,19 @@ def page_policy(nonce: str, *, allow_framing: bool = False) -> str:
     if not allow_framing:
         policy.append("frame-ancestors 'none'")
     return "; ".join(policy)
+
+
+VISITOR_PATHS = ("/desk", "/room/")  # the support desk's visitor pages: the widget frames them
+
+
+def let_frame(headers: MutableMapping[str, str], origins: frozenset[str]) -> None:
+    """A visitor's page inside the desk's widget: framed by *origins* (HYMT_WIDGET_ORIGINS)
+    and the app itself, by nobody else (frame-ancestors; X-Frame-Options cannot list sites)."""
+    ancestors = "frame-ancestors " + " ".join(["'self'", *sorted(origins)])
+    policy = headers.get("Content-Security-Policy") or "frame-ancestors 'none'"
+    headers["Content-Security-Policy"] = policy.replace("frame-ancestors 'none'", ancestors)
+    if "X-Frame-Options" in headers:
+        del headers["X-Frame-Options"]
 
 
 def harden_page(html: str, nonce: str) -> str:

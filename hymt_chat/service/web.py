@@ -147,6 +147,7 @@ def install_guards(server: FastAPI, settings: Settings, *,
     # Chainlit builds uvicorn's config after loading app.py, so this is read there.
     os.environ["FORWARDED_ALLOW_IPS"] = ",".join(sorted(trusted_proxies(settings)))
     headers = http_guard.security_headers(allow_framing=settings.allow_framing)
+    widget = _listed(settings.widget_origins, origins=True)
 
     @server.middleware("http")
     async def guard(request: Request, call_next: Any) -> Response:
@@ -161,6 +162,8 @@ def install_guards(server: FastAPI, settings: Settings, *,
                                 media_type="text/html")
         for name, value in headers.items():
             response.headers.setdefault(name, value)
+        if widget and request.url.path.startswith(http_guard.VISITOR_PATHS):
+            http_guard.let_frame(response.headers, widget)
         if settings.secure_cookies or request.url.scheme == "https":
             response.raw_headers[:] = [
                 (k, http_guard.secure_cookie(v.decode("latin-1")).encode("latin-1"))

@@ -24,8 +24,9 @@ from hymt_chat.modes import wording
 from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.corrections import Correctable, review
+from hymt_chat.modes.agent.desk_seat import DESK_BUTTONS, DeskSeat
 from hymt_chat.modes.progress import Progress
-from hymt_chat.modes.room import Room, RoomMessage
+from hymt_chat.modes.room import Room, RoomMessage, Translate
 from hymt_chat.modes.screen import Attachment, Button, Choice, Reply, Screen, Shown, Toggle
 from hymt_chat.modes.session import KEPT_JOBS, Job, Kept, Services, Session, Upload
 from hymt_chat.text.cleanup import clean_text
@@ -60,6 +61,10 @@ class AgentSession(Session):
         self.corrections: Kept[Correctable] = Kept()
         self._correcting: tuple[Correctable, str | None] | None = None
         self._guest_turns: dict[str, turns.AgentTurn] = {}
+        # The support desk (a signed-in agent's tab): its conversations, one of them current.
+        desk = services.desk
+        self.seat = DeskSeat(self, desk) if desk is not None and user_key.startswith(
+            "user:") else None
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
         await self.start(banner=False)  # the thread shows the banner already
@@ -69,6 +74,8 @@ class AgentSession(Session):
         await self.screen.commands(turns.AGENT_COMMANDS)
         if banner:
             await self.banner()
+        if self.seat is not None:
+            await self.seat.sit()  # a reload: the agent's desk conversations are here again
 
     async def send_settings(self) -> None:
         await self.screen.settings([
@@ -130,15 +137,38 @@ class AgentSession(Session):
         if parsed is not None:
             await self.command(parsed)
         elif await self.admit(Job("agent", text)):
-            in_room = self.room is not None and self.room.refusal() is None
-            await self.when_ready(Job("room" if in_room else "agent", text), inline=True)
+            room = self.talking_room()
+            await self.when_ready(Job("room", text, room=room.token) if room is not None
+                                  else Job("agent", text), inline=True)
+
+    def talking_room(self) -> Room | None:
+        """Where the agent's messages go: the desk conversation they have open, else their
+        own room, else nowhere (the agent mode's one screen)."""
+        if self.seat is not None and self.seat.current is not None and self.seat.current.open:
+            return self.seat.current.room
+        return self.room if self.room is not None and self.room.refusal() is None else None
+
+    def _room_of(self, token: str | None) -> Room | None:
+        if self.room is not None and self.room.token == token:
+            return self.room
+        desk = self.services.desk
+        found = [t.room for t in desk.tickets.values() if t.room.token == token] if desk else []
+        return found[0] if found else None
 
     async def command(self, command: turns.AgentCommand) -> None:
         if command.name == "room":
             await self.room_command(command.argument)
             return
+        if command.name == "desk":
+            if self.seat is None:
+                await self.say("The support desk is for signed-in agents (HYMT_AGENTS).")
+            else:
+                await self.seat.command(command.argument)
+            return
+        room = self.talking_room()
+        conv = room.conv if room is not None else self.conv  # a desk conversation's own
         try:
-            reply = turns.run_agent_command(self.conv, command, self.translator.family)
+            reply = turns.run_agent_command(conv, command, self.translator.family)
         except HymtError as err:
             await self.say_error(err)
             return
@@ -220,10 +250,21 @@ class AgentSession(Session):
         await self.charge(key, Job("room", text))  # the guest's own allowance, as in the chat
 
     async def _room_translate(self, text: str, side: str) -> turns.AgentTurn:
-        """One room message through the agent mode: routed by who wrote it, checked, kept."""
-        user = self.id if side == "agent" else f"room:{self.room.token if self.room else ''}"
+        """The agent's own room's messages (its conversation is the tab's)."""
+        assert self.room is not None
+        return await self.room_translator(self.room)(text, side)
+
+    def room_translator(self, room: Room) -> Translate:
+        """*room*'s messages through the agent mode, with this tab's switches: routed by who
+        wrote it, checked, kept in the room's conversation."""
+        async def translate(text: str, side: str) -> turns.AgentTurn:
+            return await self._translate_in(room, text, side)
+        return translate
+
+    async def _translate_in(self, room: Room, text: str, side: str) -> turns.AgentTurn:
+        user = self.id if side == "agent" else f"room:{room.token}"
         turn = await turns.handle_agent_message(
-            self.conv, text, self.translator, self.settings,
+            room.conv, text, self.translator, self.settings,
             back_translate=self.back_translate and side == "agent",
             use_context=self.use_context, side=side, user=user)  # type: ignore[arg-type]
         mine = _ROOM_TURN.get()
@@ -245,19 +286,29 @@ class AgentSession(Session):
 
     async def _from_guest(self, message: RoomMessage) -> None:
         """A guest's message reached the room: show it in the agent's tab, save the talk."""
-        async def show() -> None:
-            if self._guest_lines:
-                await self._guest_lines.popleft().finish(failed=message.translation is None)
-            demo = self.services.demo()
-            turn = self._guest_turns.pop(message.original, None)
-            buttons = self._correct_buttons(turn) if message.translation is not None else ()
-            await self.show(Reply(wording.room_message_markdown(message, demo=demo), buttons))
-            await self.save()
-        await self.from_outside(show())
+        assert self.room is not None
+        await self.from_outside(self.room_message(self.room, message))
+
+    async def room_message(self, room: Room, message: RoomMessage) -> None:
+        """A guest's message in the agent's tab (with its Correct button), the talk saved."""
+        if self._guest_lines and room is self.room:
+            await self._guest_lines.popleft().finish(failed=message.translation is None)
+        demo = self.services.demo()
+        turn = self._guest_turns.pop(message.original, None)
+        buttons = self._correct_buttons(turn) if message.translation is not None else ()
+        await self.show(Reply(wording.room_message_markdown(message, demo=demo), buttons))
+        await self.save()
 
     async def _reply_in_room(self, job: Job) -> None:
-        room = self.room
-        assert room is not None
+        room = self._room_of(job.room)
+        if room is None:
+            await self.say(wording.ROOM_CLOSED)
+            return
+        holder = self.services.desk.holder_of(room) if self.services.desk else None
+        if holder is not None and holder != self.user_key:  # taken over meanwhile
+            await self.say(f"Not sent: {holder.removeprefix('user:')} has taken over this "
+                           "conversation.")
+            return
         progress = self.progress("Translating for the room")
         mine: list[turns.AgentTurn] = []
         _ROOM_TURN.set(mine)
@@ -278,6 +329,8 @@ class AgentSession(Session):
         if name == "room_close":
             await remove()
             await self.room_command("close")
+        elif name in DESK_BUTTONS and self.seat is not None:
+            await self.seat.button(name, payload)
         elif name == "correct":
             await self._ask_correction(payload)
         else:
@@ -328,6 +381,8 @@ class AgentSession(Session):
                        else wording.CORRECTION_NOT_SAVED)
 
     def end(self) -> None:
+        if self.seat is not None:
+            self.seat.stand()  # the agent keeps their desk conversations for a reload
         if self.room is not None:
-            self.room.close("The agent has left; this conversation is closed.")
+            self.room.close("left")
         super().end()

@@ -363,6 +363,8 @@ AGENT_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("room", "A room the customer joins from their own phone: /room · /room close · "
              "/room guests 2", "qr-code"),
     ("tone", "Tone of your replies: /tone formal · friendly · neutral", "sparkles"),
+    ("desk", "The support desk: /desk (the inbox) · /desk take 3 · /desk 3 · /desk close · "
+             "/desk block", "inbox"),
 )
 _IDS = frozenset(c[0] for c in AGENT_COMMANDS)
 

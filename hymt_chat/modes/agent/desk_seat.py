@@ -1,0 +1,237 @@
+"""An agent's seat at the support desk (:mod:`hymt_chat.modes.desk`): the inbox, taking a
+conversation, switching between several in one tab, closing or blocking one, and the desk's
+news shown as it happens.
+
+The seat speaks through its :class:`~hymt_chat.modes.agent.session.AgentSession` (screen,
+progress lines, the room's checked translation). One conversation is *current*: what the agent
+types goes there, and the commands of a conversation (/glossary, /transcript, /customer, /tone)
+act on it; the others' new messages are counted as unread and announced in one line each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from hymt_chat.engine.translator import Translator
+from hymt_chat.errors import HymtError
+from hymt_chat.lang.names import language_name
+from hymt_chat.modes import wording
+from hymt_chat.modes.agent import turns
+from hymt_chat.modes.agent.conversation import Conversation
+from hymt_chat.modes.agent.glossary import Glossary
+from hymt_chat.modes.cost import text_cost
+from hymt_chat.modes.desk import Desk, Ticket, TicketView
+from hymt_chat.modes.room import RoomMessage, Rooms, Translate
+from hymt_chat.modes.screen import Button, Reply
+from hymt_chat.service.ratelimit import RateLimiter
+from hymt_chat.settings import Settings
+
+if TYPE_CHECKING:
+    from hymt_chat.modes.agent.session import AgentSession
+
+__all__ = ["DESK_BUTTONS", "DeskSeat", "open_desk", "translate_for"]
+
+DESK_BUTTONS = ("desk_take", "desk_open")
+_SHOWN_ON_SWITCH = 10  # the latest messages of a conversation shown when the agent opens it
+_HELP = ("/desk · the inbox · /desk take 3 · /desk 3 (switch to #3) · /desk close · "
+         "/desk block (this visitor starts no more conversations)")
+
+
+def translate_for(translator: Translator, settings: Settings) -> Callable[[Conversation],
+                                                                          Translate]:
+    """A desk conversation's translation while no agent's tab shows it: the agent mode with
+    the deployment's defaults (the visitor's message is kept, its language learnt)."""
+    options = turns.AgentOptions.from_settings(settings)
+
+    def bound(conv: Conversation) -> Translate:
+        async def translate(text: str, side: str) -> turns.AgentTurn:
+            return await turns.handle_agent_message(
+                conv, text, translator, settings, back_translate=False,
+                use_context=options.use_context, side=side,  # type: ignore[arg-type]
+                user="desk")
+        return translate
+    return bound
+
+
+def open_desk(rooms: Rooms, translator: Translator, limiter: RateLimiter,
+              settings: Settings) -> Desk:
+    """The deployment's desk: a visitor's messages drawn from their own allowance (the
+    chat's limiter, at what they cost), their starts from a limiter of their own."""
+    starts = (RateLimiter(settings.desk_starts, storage=settings.redis_url)
+              if settings.desk_starts.strip() else None)
+
+    async def charge(key: str, text: str) -> None:
+        await limiter.ahit(key, await asyncio.to_thread(text_cost, text, settings))
+
+    async def start(visitor: str) -> None:
+        if starts is not None:
+            await starts.ahit(f"desk-start:{visitor}")
+
+    return Desk(rooms, translate_for(translator, settings), agent_language=settings.default_target,
+                queue_limit=settings.desk_queue, per_visitor=settings.desk_per_visitor,
+                charge=charge, starts=start, staffed=bool(settings.agents.strip()))
+
+
+def _since(seconds: float) -> str:
+    return wording.format_duration(max(0.0, seconds))
+
+
+def _label(ticket: Ticket | TicketView) -> str:
+    language = language_name(ticket.language) if ticket.language else "language not known yet"
+    return f"#{ticket.number} · {language}"
+
+
+class DeskSeat:
+    """One agent tab's place at the desk."""
+
+    def __init__(self, session: AgentSession, desk: Desk) -> None:
+        self.session = session
+        self.desk = desk
+        self.agent = session.user_key
+        self.current: Ticket | None = None
+
+    # --- the tab opens and closes -------------------------------------------------------------
+
+    async def sit(self) -> None:
+        """The tab opened (or reloaded): the agent's conversations are bound to it again."""
+        held = await self.desk.sit(self)
+        for ticket in held:
+            self._bind(ticket)
+        if held:
+            names = ", ".join(_label(t) for t in held)
+            await self.session.say(f"You hold {len(held)} conversation(s): {names}.")
+            await self.switch(held[-1])
+        elif await self.desk.inbox(self.agent):  # of every replica
+            await self.inbox()
+
+    def stand(self) -> None:
+        self.desk.stand(self)
+
+    # --- the agent's commands ----------------------------------------------------------------
+
+    async def command(self, argument: str) -> None:
+        word, _, rest = argument.strip().lower().partition(" ")
+        if word in ("", "list", "inbox"):
+            await self.inbox()
+        elif word == "take" and rest.strip().lstrip("#").isdigit():
+            await self.take(int(rest.strip().lstrip("#")))
+        elif word.lstrip("#").isdigit():
+            await self.open(int(word.lstrip("#")))
+        elif word in ("close", "block"):
+            ticket = self.current
+            if ticket is None or not ticket.open:
+                await self.session.say("Open a conversation first: /desk 3.")
+                return
+            if word == "block":
+                self.desk.block(ticket)
+                await self.session.say(f"{_label(ticket)}: the visitor is blocked and the "
+                                       "conversation closed.")
+            else:
+                self.desk.close(ticket)
+                await self.session.say(f"{_label(ticket)} is closed.")
+            self.current = None
+        else:
+            await self.session.say(_HELP)
+
+    async def inbox(self) -> None:
+        """Waiting and open conversations: language, waiting time, unread, holder."""
+        now = self.desk.clock()
+        tickets = await self.desk.inbox(self.agent)
+        if not tickets:
+            await self.session.say("No conversation is waiting or open.")
+            return
+        lines = ["| # | Language | Waiting | Unread | Who |", "|---|---|---|---|---|"]
+        buttons = []
+        for t in tickets:
+            who = ("waiting" if t.agent is None else "you" if t.agent == self.agent
+                   else t.agent.removeprefix("user:"))
+            mark = " ◀" if t is self.current else ""
+            language = language_name(t.language) if t.language else "?"
+            lines.append(f"| {t.number}{mark} | {wording.escape_markdown(language)} | "
+                         f"{_since(t.waited(now))} | {t.unread} | {wording.escape_markdown(who)} |")
+            if t.agent == self.agent:
+                buttons.append(Button("desk_open", f"Open #{t.number}", {"n": t.number}))
+            else:
+                verb = "Take" if t.agent is None else "Take over"
+                buttons.append(Button("desk_take", f"{verb} #{t.number}", {"n": t.number}))
+        await self.session.show(Reply("\n".join(lines) + f"\n\n*{_HELP}*", tuple(buttons[:12])))
+
+    async def take(self, number: int) -> None:
+        try:
+            ticket = await self.desk.take(self, number, self._bind)
+        except HymtError as err:
+            await self.session.say_error(err)
+            return
+        await self.switch(ticket)
+
+    async def open(self, number: int) -> None:
+        ticket = self.desk.get(number)
+        if ticket is None or ticket.agent != self.agent:
+            await self.session.say(f"#{number} is not one of your open conversations: "
+                                   f"/desk take {number} first.")
+            return
+        await self.switch(ticket)
+
+    async def switch(self, ticket: Ticket) -> None:
+        """*ticket* becomes current: its latest messages, and the agent's replies go there."""
+        if self.current is not None:
+            self.current.shown_to.discard(self)
+        self.current = ticket
+        ticket.shown_to.add(self)
+        ticket.unread = 0
+        history = ticket.room.history[-_SHOWN_ON_SWITCH:]
+        await self.session.say(f"Now with {_label(ticket)}: your messages go to this visitor "
+                               f"({len(ticket.room.history)} so far).")
+        demo = self.session.services.demo()
+        for message in history:
+            await self.session.show(Reply(wording.room_message_markdown(message, demo=demo)))
+
+    def button(self, name: str, payload: object) -> Awaitable[None]:
+        number = payload.get("n") if isinstance(payload, dict) else None
+        if not isinstance(number, int):
+            return self.session.say("That button has expired.")
+        return self.take(number) if name == "desk_take" else self.open(number)
+
+    # --- the desk's news -------------------------------------------------------------------
+
+    async def desk_event(self, ticket: Ticket | TicketView, what: str,
+                         message: RoomMessage | None = None) -> None:
+        async def show() -> None:
+            if what == "waiting":
+                await self.session.say(
+                    f"A visitor is waiting: {_label(ticket)}.",
+                    (Button("desk_take", f"Take #{ticket.number}", {"n": ticket.number}),))
+            elif what == "taken":
+                who = (ticket.agent or "").removeprefix("user:")
+                if self.current is ticket:
+                    self.current = None
+                await self.session.say(f"{_label(ticket)} was taken over by {who}.")
+            elif what == "message" and message is not None and isinstance(ticket, Ticket):
+                if self.current is ticket:
+                    await self.session.room_message(ticket.room, message)
+                else:
+                    await self.session.say(
+                        f"{_label(ticket)} · {ticket.unread} unread.",
+                        (Button("desk_open", f"Open #{ticket.number}", {"n": ticket.number}),))
+        await self.session.from_outside(show())
+
+    # --- binding a conversation to this tab ---------------------------------------------------
+
+    def _bind(self, ticket: Ticket) -> None:
+        """The room translates through this tab (its switches, its checked turns); a fresh
+        conversation starts with the agent's language, tone and glossary."""
+        conv, mine = ticket.room.conv, self.session.conv
+        if not conv.transcript or conv.agent_language != mine.agent_language:
+            try:
+                conv.set_agent_language(mine.agent_language)
+            except HymtError:
+                pass  # the visitor writes in the agent's language: kept as it was
+        if not conv.glossary.entries and not conv.glossary.keep:
+            conv.glossary = Glossary(list(mine.glossary.entries), list(mine.glossary.keep))
+        conv.tone = mine.tone
+        ticket.room.translate = self.session.room_translator(ticket.room)
+        ticket.room.on_pending = None
+        ticket.taken = ticket.taken or time.time()

@@ -1,0 +1,101 @@
+"""The support desk against the real app: visitors start conversations that wait in the queue,
+a signed-in agent takes two and switches between them in one tab, reloads and finds both, a
+second agent takes one over with its history and blocks its visitor; the queue's limit and a
+visitor's limit refuse with the key their page says in their language.
+
+The model is the instant stand-in of ``tests/support/tabs.py`` (answers marked ``EN:``): what
+is under test is the desk's routing, not translation. Every visitor here comes from 127.0.0.1,
+so they are one visitor to the desk's per-visitor limit (set high enough for the scenario)."""
+
+from __future__ import annotations
+
+import functools
+
+import aiohttp
+import httpx
+
+from hymt_chat.modes.wording import escape_markdown as md
+from hymt_chat.service.auth import hash_password
+from tests.support.tabs import Tab, app, room_events, room_ws_url
+
+AGENT = "Support agent"
+PASSWORD = "correct horse battery"
+G1, G2, G3 = "1" * 32, "2" * 32, "3" * 32
+
+
+@functools.cache
+def _hash(name: str) -> str:
+    return hash_password(PASSWORD, n=2**10)
+
+
+def _cookie(url: str, name: str) -> str:
+    answer = httpx.post(f"{url}/login", data={"username": name, "password": PASSWORD},
+                        timeout=30)
+    assert answer.status_code == 200, answer.text
+    return "; ".join(f"{c.name}={c.value}" for c in answer.cookies.jar)
+
+
+def _start(url: str, guest: str, language: str, text: str) -> httpx.Response:
+    return httpx.post(f"{url}/desk/start", timeout=30,
+                      json={"language": language, "text": text, "guest": guest})
+
+
+async def test_two_visitors_one_agent_a_reload_a_transfer_and_a_block(tmp_path):
+    agents = ",".join(f"{n}:{_hash(n)}" for n in ("alice", "bob"))
+    with app(tmp_path, HYMT_AGENTS=agents, CHAINLIT_AUTH_SECRET="s" * 64, HYMT_DESK_QUEUE="2",
+             HYMT_DESK_PER_VISITOR="3") as (url, _):
+        es = _start(url, G1, "es", "Hola, mi pedido no ha llegado.")
+        ja = _start(url, G2, "ja", "荷物がまだ届きません。")
+        assert es.status_code == ja.status_code == 200
+        one, two = es.json(), ja.json()
+        busy = _start(url, G3, "de", "Hallo?")  # two wait already: the queue is full
+        assert busy.status_code == 503 and busy.json()["key"] == "busy"
+        page = httpx.get(f"{url}/desk", headers={"Accept-Language": "ja"})
+        assert "お問い合わせ" in page.text and 'lang="ja"' in page.text
+        alice_cookie = _cookie(url, "alice")
+        async with aiohttp.ClientSession() as http:
+            async with Tab(url, {"Cookie": alice_cookie}, profile=AGENT) as alice:
+                await alice.wait("| Waiting |")  # the inbox, at once: two wait
+                await alice.send(f"/desk take {one['number']}")
+                await alice.wait(md(f"Now with #{one['number']} · Spanish"))
+                async with http.ws_connect(room_ws_url(url, one["token"])) as v1:
+                    await v1.send_json({"type": "hello", "guest": G1})
+                    welcome = (await room_events(v1, "welcome"))[-1]
+                    assert welcome["notice"] == "joined" and welcome["guest_language"] == "es"
+                    assert [m["who"] for m in welcome["history"]] == ["guest"]
+                    await alice.send("Your order ships today.")
+                    reply = (await room_events(v1, "message"))[-1]["message"]
+                    assert reply["who"] == "agent" and reply["target"] == "es"
+                    # The inbox's button this time (what the agent clicks), as the page posts it.
+                    take = [b for b in alice.actions("desk_take")
+                            if b["payload"] == {"n": two["number"]}][0]
+                    clicked = httpx.post(f"{url}/project/action", timeout=30,
+                                         headers={"Cookie": alice_cookie},
+                                         json={"sessionId": alice.session, "action": take})
+                    assert clicked.status_code == 200, clicked.text
+                    await alice.wait(md(f"Now with #{two['number']} · Japanese"))
+                    await v1.send_json({"type": "say", "text": "¿Y el número de seguimiento?"})
+                    await alice.wait(md(f"#{one['number']} · Spanish · 1 unread"))
+                # the queue has room again: one more start is let in, the next is theirs too many
+                assert _start(url, G3, "de", "Hallo, eine Frage.").status_code == 200
+                four = _start(url, "4" * 32, "fr", "Bonjour ?")
+                assert four.status_code == 429 and four.json()["key"] == "too_many"
+            async with Tab(url, {"Cookie": alice_cookie}, profile=AGENT) as again:  # a reload
+                await again.wait(md("You hold 2 conversation(s)"))
+                await again.send(f"/desk {one['number']}")
+                await again.wait(md("(3 so far)"))  # the Spanish talk, every message
+                bob_cookie = _cookie(url, "bob")
+                async with Tab(url, {"Cookie": bob_cookie}, profile=AGENT) as bob:
+                    await bob.send(f"/desk take {one['number']}")  # a transfer
+                    await bob.wait(md(f"Now with #{one['number']} · Spanish"))
+                    await bob.wait(md("mi pedido no ha llegado"))  # the history came along
+                    await again.wait(md(f"#{one['number']} · Spanish was taken over by bob"))
+                    async with http.ws_connect(room_ws_url(url, one["token"])) as v1:
+                        await v1.send_json({"type": "hello", "guest": G1})
+                        await room_events(v1, "welcome")
+                        await bob.send("/desk block")
+                        await bob.wait(md("the visitor is blocked"))
+                        closed = (await room_events(v1, "closed"))[-1]
+                        assert closed["key"] == "blocked"
+        blocked = _start(url, "5" * 32, "es", "Hola otra vez.")
+        assert blocked.status_code == 403 and blocked.json()["key"] == "blocked"

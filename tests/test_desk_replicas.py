@@ -1,0 +1,69 @@
+"""The support desk across two app replicas on one real Redis (Debian's ``redis-server``): both
+visitors start on replica A, the Spanish one stays there while the Japanese one's page lands on
+replica B (no sticky cookie: each client here names its replica directly), the agent sits on
+B, and the queue, the take, the replies and the visitors' messages cross between them by Redis
+pub/sub. A second agent on A then takes one over.
+
+The model is the instant stand-in of ``tests/support/tabs.py`` (answers marked ``EN:``)."""
+
+from __future__ import annotations
+
+import aiohttp
+import httpx
+
+from hymt_chat.modes.wording import escape_markdown as md
+from tests.support.redis_server import redis_server
+from tests.support.tabs import Tab, app, room_events, room_ws_url
+from tests.test_desk import AGENT, G1, G2, _cookie, _hash, _start
+
+
+async def test_visitors_on_one_replica_an_agent_on_the_other(tmp_path):
+    agents = ",".join(f"{n}:{_hash(n)}" for n in ("alice", "bob"))
+    with redis_server(tmp_path / "redis") as redis_url:
+        env = {"HYMT_AGENTS": agents, "CHAINLIT_AUTH_SECRET": "s" * 64,
+               "HYMT_REDIS_URL": redis_url, "HYMT_APP_REPLICAS": "2"}
+        with app(tmp_path / "a", **env) as (url_a, _), app(tmp_path / "b", **env) as (url_b, _):
+            es = _start(url_a, G1, "es", "Hola, mi pedido no ha llegado.").json()
+            ja = _start(url_a, G2, "ja", "荷物がまだ届きません。").json()
+            assert (es["number"], ja["number"]) == (1, 2)  # the deployment's numbers
+            async with aiohttp.ClientSession() as http:
+                v1 = await http.ws_connect(room_ws_url(url_a, es["token"]))
+                page = httpx.get(f"{url_b}/room/{ja['token']}", timeout=30)  # not B's room
+                assert page.status_code == 200 and 'lang="ja"' in page.text
+                v2 = await http.ws_connect(room_ws_url(url_b, ja["token"]))
+                for ws, guest in ((v1, G1), (v2, G2)):
+                    await ws.send_json({"type": "hello", "guest": guest})
+                    welcome = (await room_events(ws, "welcome"))[-1]
+                    assert len(welcome["history"]) == 1 and welcome["notice"] == "waiting"
+                alice_cookie = _cookie(url_b, "alice")
+                async with Tab(url_b, {"Cookie": alice_cookie}, profile=AGENT) as alice:
+                    await alice.wait("| Waiting |")  # replica A's two, in B's inbox
+                    await alice.send("/desk take 1")
+                    await alice.wait(md("Now with #1 · Spanish"))
+                    await alice.wait(md("mi pedido no ha llegado"))  # its history came along
+                    assert (await room_events(v1, "notice"))[-1]["key"] == "joined"
+                    await alice.send("Your order ships today.")
+                    reply = (await room_events(v1, "message"))[-1]["message"]
+                    assert reply["who"] == "agent" and reply["target"] == "es"
+                    await alice.send("/desk take 2")
+                    await alice.wait(md("Now with #2 · Japanese"))
+                    await alice.send("Your parcel is on its way.")
+                    reply = (await room_events(v2, "message"))[-1]["message"]
+                    assert reply["who"] == "agent" and reply["target"] == "ja"
+                    await v1.send_json({"type": "say", "text": "¿Y el número de seguimiento?"})
+                    mine = (await room_events(v1, "message"))[-1]["message"]
+                    assert mine["who"] == "guest" and mine["translation"].startswith("EN:")
+                    await alice.wait(md("#1 · Spanish · 1 unread"))  # translated on B
+                async with Tab(url_b, {"Cookie": alice_cookie}, profile=AGENT) as again:
+                    await again.wait(md("You hold 2 conversation(s)"))  # a reload
+                    bob_cookie = _cookie(url_a, "bob")
+                    async with Tab(url_a, {"Cookie": bob_cookie}, profile=AGENT) as bob:
+                        await bob.send("/desk take 1")  # from B back to A, the visitor's
+                        await bob.wait(md("Now with #1 · Spanish: your messages go to this "
+                                          "visitor (3 so far)"))
+                        await again.wait(md("#1 · Spanish was taken over by bob"))
+                        await bob.send("The tracking number is in your email.")
+                        last = (await room_events(v1, "message"))[-1]["message"]
+                        assert last["who"] == "agent" and last["original"].startswith("The tr")
+                await v1.close()
+                await v2.close()

@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 
 from hymt_chat.api.codes import deepl_source_code, deepl_sources, deepl_targets, from_deepl
 from hymt_chat.api.deepl_documents import add_document_routes
-from hymt_chat.api.deepl_door import DeepLDoor, message
+from hymt_chat.api.deepl_door import DeepLDoor, message, requested_languages
 from hymt_chat.api.deepl_glossaries import GLOSSARY_BODY, add_glossary_routes, glossary_terms
 from hymt_chat.api.deepl_options import parse_options, supports_formality
 from hymt_chat.api.fallback import add_fallback
@@ -79,12 +79,7 @@ def deepl_router(svc: ApiService) -> APIRouter:
             raise InputError(f"Too many texts: at most {MAX_TEXTS} per request.")
         if not all(isinstance(t, str) for t in texts):
             raise InputError("Parameter 'text' must be a list of strings.")
-        target_value = fields.text("target_lang")
-        if not target_value:
-            raise InputError("Parameter 'target_lang' not specified.")
-        target = from_deepl(target_value, "target_lang")
-        source_value = fields.text("source_lang")
-        source = from_deepl(source_value, "source_lang") if source_value else "auto"
+        source, target = requested_languages(fields)
         options = parse_options(
             target=target, family=family_in_force(settings),
             quality_available=chimera_available(settings),

@@ -27,8 +27,7 @@ from fastapi import APIRouter
 from starlette.responses import JSONResponse, Response
 
 from hymt_chat.api.access import Charge
-from hymt_chat.api.codes import from_deepl
-from hymt_chat.api.deepl_door import DeepLDoor, message
+from hymt_chat.api.deepl_door import DeepLDoor, message, requested_languages
 from hymt_chat.api.deepl_glossaries import glossary_terms
 from hymt_chat.api.deepl_options import Options, parse_options
 from hymt_chat.api.service import ApiService, Context
@@ -127,12 +126,7 @@ def add_document_routes(router: APIRouter, door: DeepLDoor, prefix: str,
         if upload is None:
             raise InputError("Parameter 'file' not specified.")
         name = fields.text("filename") or upload.filename or "document.txt"
-        target_value = fields.text("target_lang")
-        if not target_value:
-            raise InputError("Parameter 'target_lang' not specified.")
-        target = from_deepl(target_value, "target_lang")
-        source_value = fields.text("source_lang")
-        source = from_deepl(source_value, "source_lang") if source_value else "auto"
+        source, target = requested_languages(fields)
         wanted = (fields.text("output_format") or "").lower().lstrip(".")
         if wanted and wanted != _kind(name) and {wanted, _kind(name)} != {"htm", "html"}:
             raise InputError(f"Value for 'output_format' not supported: {wanted!r}: a document "

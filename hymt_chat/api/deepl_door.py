@@ -16,6 +16,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from hymt_chat.api.codes import from_deepl
 from hymt_chat.api.fields import Fields, read_fields
 from hymt_chat.api.service import ApiService, Context
 from hymt_chat.errors import (
@@ -30,7 +31,14 @@ from hymt_chat.errors import (
     public_text,
 )
 
-__all__ = ["DIALECT", "DeepLDoor", "GlossaryNotFoundError", "error_response", "message"]
+__all__ = [
+    "DIALECT",
+    "DeepLDoor",
+    "GlossaryNotFoundError",
+    "error_response",
+    "message",
+    "requested_languages",
+]
 
 DIALECT = "deepl"
 LEGACY_AUTH = ("auth_key in the query string or the body is no longer accepted (nor by DeepL "
@@ -67,6 +75,17 @@ def error_response(err: BaseException) -> Response:
     elif isinstance(err, ModelError):
         status = 503
     return message(status, public_text(err), headers)  # never a server address, nor a bug
+
+
+def requested_languages(fields: Fields) -> tuple[str, str]:
+    """A request's ``(source, target)`` in our codes: ``target_lang`` required, ``source_lang``
+    optional ("auto"), each refused with DeepL's wording when unknown."""
+    target_value = fields.text("target_lang")
+    if not target_value:
+        raise InputError("Parameter 'target_lang' not specified.")
+    target = from_deepl(target_value, "target_lang")  # checked first, as before
+    source = fields.text("source_lang")
+    return from_deepl(source, "source_lang") if source else "auto", target
 
 
 def _header_key(request: Request) -> str | None:

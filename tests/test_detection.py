@@ -180,12 +180,16 @@ def test_spanish_and_portuguese_are_told_apart(text, code):
     assert detect_language(text) == code
 
 
-def test_the_numpy_detector_gives_langdetects_own_probabilities_bit_for_bit() -> None:
-    """hymt_chat.lang.ngram_detector re-does langdetect's inner loop on numpy rows: the same
-    draws and float operations in the same order, so the same numbers, not close ones."""
+def test_the_numpy_detector_gives_langdetects_own_answers() -> None:
+    """hymt_chat.lang.ngram_detector re-does langdetect's trials on numpy arrays: the same
+    n-grams, the same random draws (Python's Mersenne Twister words, read from numpy's), the
+    same checkpoint where each trial stops, so the same languages in the same order with the
+    same probabilities up to float rounding (a sum of logs instead of a running product)."""
+    import random
+
     from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
 
-    from hymt_chat.lang.ngram_detector import Profiles
+    from hymt_chat.lang.ngram_detector import Profiles, _Stream, extract_ngrams
 
     def factory() -> DetectorFactory:
         made = DetectorFactory()
@@ -194,9 +198,17 @@ def test_the_numpy_detector_gives_langdetects_own_probabilities_bit_for_bit() ->
         return made
 
     theirs, ours = factory(), Profiles(factory())
+    python, stream = random.Random(0), _Stream(ours, 0)
+    for n in (1, 2, 3, 7, 100, 129, 1000):  # choice() of n items, gauss(), as CPython draws them
+        assert [python.gauss(0.0, 1.0) for _ in range(3)] == [stream.gauss(0.0, 1.0)
+                                                              for _ in range(3)]
+        drawn, used = stream.below(n, 50)
+        stream.at += int(used[-1])
+        assert drawn.tolist() == [python.choice(range(n)) for _ in range(50)], n
     texts = [text for _, text in CASES] + [
         "Hola, mi pedido no ha llegado todavía.", "ok", "Das Paket kommt morgen um 9 Uhr an.",
-        "Merci beaucoup! See you tomorrow at the office, d'accord?", "1234 5678 !!!"]
+        "Merci beaucoup! See you tomorrow at the office, d'accord?", "1234 5678 !!!",
+        "ŞİMDİ Bursa'da İSTANBUL", "a" * 3000]
     compared = 0
     for text in texts:
         results = []
@@ -206,8 +218,17 @@ def test_the_numpy_detector_gives_langdetects_own_probabilities_bit_for_bit() ->
                 results.append([(r.lang, r.prob) for r in detector.get_probabilities()])
             except Exception as err:  # noqa: BLE001 - both must fail alike ("no features")
                 results.append(type(err).__name__)
-        assert results[0] == results[1], text
-        compared += isinstance(results[0], list)
+        if isinstance(results[0], str) or isinstance(results[1], str):
+            assert results[0] == results[1], text
+            continue
+        assert [lang for lang, _ in results[0]] == [lang for lang, _ in results[1]], text
+        assert all(abs(p - q) < 1e-9 for (_, p), (_, q) in zip(*results, strict=True)), text
+        plain = theirs.create()
+        plain.append(text)
+        plain.cleaning_text()
+        assert extract_ngrams(plain.text, ours.factory.word_lang_prob_map) == (
+            plain._extract_ngrams()), text
+        compared += 1
     assert compared >= len(CASES)  # the statistical path ran, not only the failures
 
 

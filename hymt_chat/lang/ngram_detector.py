@@ -1,26 +1,132 @@
-"""langdetect's detector with its inner loop on numpy rows: the same answers for half the CPU.
+"""langdetect's detector with its trials on numpy arrays: the same answers for about half the CPU.
 
-langdetect multiplies its 55 language probabilities by an n-gram's 55 scores a few hundred
-times a text, one Python float at a time: 1.2–1.7 ms of CPU for a chat sentence, twice a
-message (the source, and the answer's check) — the largest cost of a message in the app
-(``benchmarks/app_ceiling.py``). :class:`Detector` keeps every step of langdetect's
-``_detect_block``: the same seeded random draws in the same order, the same float operations
-in the same order (an elementwise sum and product, a left-to-right sum to normalise), so its
-probabilities are langdetect's bit for bit (``tests/test_detection.py`` compares them). Only
-the profile table changes form: one matrix, and each n-gram's row number (half the memory of
-langdetect's lists of floats).
+langdetect multiplies its 55 language probabilities by an n-gram's 55 scores a few dozen times
+a trial, seven trials a text, one Python float and one ``random.choice`` at a time: ~1 ms of
+CPU for a chat sentence, twice a message (the source, and the answer's check) — the largest
+cost of a message in the app (``benchmarks/app_ceiling.py``). :class:`Detector` keeps
+langdetect's model and its randomness exactly and changes only how the arithmetic is done:
+
+- **The same random draws.** Python's ``random.Random`` is the Mersenne Twister; numpy's
+  ``MT19937`` set to the same state gives the same 32-bit words, from which ``choice`` and
+  ``gauss`` are re-derived as CPython 3.11 derives them (``_randbelow_with_getrandbits``,
+  ``random()``, ``gauss``), many draws at once.
+- **A trial in one pass.** langdetect multiplies the probabilities by each drawn n-gram's row
+  and normalises every fifth draw to see whether one language passed 0.99999. Normalising
+  does not change where the product points, so the same checkpoints are read off one
+  cumulative sum of log rows: the same draws, the same checkpoint where a trial stops, and
+  probabilities equal to langdetect's up to float rounding (``tests/test_detection.py``
+  compares them to 1e-9 and the draws exactly).
+- **n-grams read in one loop**, each character's normalisation (pure) remembered.
 """
 
 from __future__ import annotations
 
+import functools
+import math
+import random
 from collections.abc import Callable
 
 import numpy as np
 from langdetect.detector import Detector as _LangDetector
 from langdetect.detector_factory import DetectorFactory
 from langdetect.lang_detect_exception import ErrorCode, LangDetectException
+from langdetect.utils.ngram import NGram
 
 __all__ = ["Detector", "Profiles"]
+
+_TWOPI = 2.0 * math.pi  # as random.py rounds it
+_NORMALIZED: dict[str, str] = {}  # NGram.normalize, a pure function of one character
+
+
+def _normalize(ch: str) -> str:
+    got = _NORMALIZED.get(ch)
+    if got is None:
+        if len(_NORMALIZED) > 65536:  # bounded whatever the texts
+            _NORMALIZED.clear()
+        got = _NORMALIZED[ch] = NGram.normalize(ch)
+    return got
+
+
+def extract_ngrams(text: str, known: dict[str, int]) -> list[str]:
+    """langdetect's ``Detector._extract_ngrams`` (NGram.add_char inlined): the 1-, 2- and
+    3-grams of *text* it knows, in its order, skipping words in capitals."""
+    result: list[str] = []
+    grams, capital = " ", False
+    for ch in text:
+        ch = _normalize(ch)
+        last = grams[-1]
+        if last == " ":
+            grams, capital = " ", False
+            if ch == " ":
+                continue
+        elif len(grams) >= 3:
+            grams = grams[1:]
+        grams += ch
+        if ch.isupper():
+            if last.isupper():
+                capital = True
+        else:
+            capital = False
+        if capital:
+            continue
+        if ch != " " and ch in known:
+            result.append(ch)
+        if len(grams) >= 2:
+            if grams[-2:] in known:
+                result.append(grams[-2:])
+            if len(grams) >= 3 and grams[-3:] in known:
+                result.append(grams[-3:])
+    return result
+
+
+@functools.lru_cache(maxsize=16)
+def _blocks(draws: int) -> np.ndarray:
+    """Where each stretch between checkpoints starts: draw 0 alone, then five at a time."""
+    starts: np.ndarray = np.r_[0, np.arange(1, draws, 5)].astype(np.intp)
+    return starts
+
+
+class _Stream:
+    """``random.Random(seed)``'s draws, many at a time, read off its Mersenne Twister words."""
+
+    def __init__(self, profiles: Profiles, seed: int) -> None:
+        self.profiles, self.seed = profiles, seed
+        self.words = profiles.words(seed, 0)
+        self.at = 0  # the first word not yet used
+        self.gauss_next: float | None = None  # random.seed() clears it
+
+    def peek(self, n: int) -> np.ndarray:
+        """The next *n* words, not yet used up."""
+        if self.at + n > len(self.words):
+            self.words = self.profiles.words(self.seed, self.at + n)
+        return self.words[self.at:self.at + n]
+
+    def random(self) -> float:
+        a, b = (int(w) for w in self.peek(2))  # CPython's random_random: 53 bits of two words
+        self.at += 2
+        return ((a >> 5) * 67108864.0 + (b >> 6)) * (1.0 / 9007199254740992.0)
+
+    def gauss(self, mu: float, sigma: float) -> float:
+        z, self.gauss_next = self.gauss_next, None
+        if z is None:
+            x2pi = self.random() * _TWOPI
+            g2rad = math.sqrt(-2.0 * math.log(1.0 - self.random()))
+            z = math.cos(x2pi) * g2rad
+            self.gauss_next = math.sin(x2pi) * g2rad
+        return mu + z * sigma
+
+    def below(self, n: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """*count* draws of ``randbelow(n)`` (``random.choice`` of n items), without using
+        them up: the draws, and how many words each one's end has used."""
+        shift = np.uint64(32 - n.bit_length())  # getrandbits(k): a word's top k bits
+        words = 2 * count  # more than half are accepted on average: n > 2**(k-1)
+        while True:
+            drawn = self.peek(words) >> shift
+            accepted = np.flatnonzero(drawn < n)[:count]
+            if len(accepted) == count:
+                break
+            words *= 2
+        return drawn[accepted].astype(np.intp), accepted + 1
 
 
 class Profiles:
@@ -30,11 +136,27 @@ class Profiles:
     know which n-grams it has, and its lists of floats are let go.
     """
 
+    WORDS = 1 << 14  # words kept: a chat sentence uses ~600, the iteration limit ~14,000
+
     def __init__(self, factory: DetectorFactory) -> None:
         table = factory.word_lang_prob_map
         self.factory = factory
         self.matrix = np.array(list(table.values()), dtype=np.float64)
         factory.word_lang_prob_map = {word: row for row, word in enumerate(table)}
+        self._words: dict[int, np.ndarray] = {}
+
+    def words(self, seed: int, n: int) -> np.ndarray:
+        """The first *n* or more 32-bit words of ``random.Random(seed)`` (numpy's MT19937 in
+        the same state gives the same words): every detection starts from the same seed, so
+        its stream is made once, and longer only for a text that needs more."""
+        made = self._words.get(seed)
+        if made is None or len(made) < n:
+            _, internal, _ = random.Random(seed).getstate()
+            bits = np.random.MT19937(0)
+            bits.state = {"bit_generator": "MT19937", "state": {
+                "key": np.array(internal[:624], dtype=np.uint32), "pos": internal[624]}}
+            made = self._words[seed] = bits.random_raw(max(2 * n, self.WORDS))
+        return made
 
     def create(self, stop: Callable[[np.ndarray], bool] | None = None) -> Detector:
         return Detector(self, stop)
@@ -43,41 +165,59 @@ class Profiles:
 class Detector(_LangDetector):  # type: ignore[misc]
     """One text's detection (``append`` then ``get_probabilities``, as langdetect's)."""
 
+    BATCH = 66  # draws looked at first (5k + 1: whole stretches); a chat sentence needs ~40
+
     def __init__(self, profiles: Profiles,
                  stop: Callable[[np.ndarray], bool] | None = None) -> None:
         """*stop*: asked after each trial with the mean so far (each finished trial's share
         added); True ends the detection there (``stopped``), for a caller whose question is
         already answered (:func:`hymt_chat.lang.detect.detect_other_than`)."""
         super().__init__(profiles.factory)
-        self.matrix = profiles.matrix
+        self.profiles = profiles
         self.stop = stop
         self.stopped = False
 
     def _detect_block(self) -> None:
         self.cleaning_text()
-        ngrams = self._extract_ngrams()
+        ngrams = extract_ngrams(self.text, self.word_lang_prob_map)
         if not ngrams:
             raise LangDetectException(ErrorCode.CantDetectError, "No features in text.")
-        local: dict[str, int] = {}  # the text's n-grams, each its row in *scores* below
-        drawn = [local.setdefault(word, len(local)) for word in ngrams]
-        scores = self.matrix[[self.word_lang_prob_map[word] for word in local]]
-        self.random.seed(self.seed)
-        choice, gauss = self.random.choice, self.random.gauss
+        if self.seed is None:  # langdetect's own unseeded path (never ours: seed 0)
+            super()._detect_block()
+            return
+        rows = np.array([self.word_lang_prob_map[word] for word in ngrams], dtype=np.intp)
+        stream = _Stream(self.profiles, self.seed)
+        start = np.log(np.array(self._init_probability(), dtype=np.float64))
         langprob = np.zeros(len(self.langlist))
         for _ in range(self.n_trial):
-            prob = np.array(self._init_probability(), dtype=np.float64)
-            alpha = self.alpha + gauss(0.0, 1.0) * self.ALPHA_WIDTH
-            weighted = (alpha / self.BASE_FREQ) + scores  # langdetect's weight + score
-            i = 0
-            while True:
-                prob *= weighted[choice(drawn)]  # choice() over as many items: the same draw
-                if i % 5 == 0:
-                    prob /= sum(prob.tolist())  # Python's sum: left to right, like langdetect
-                    if prob.max() > self.CONV_THRESHOLD or i >= self.ITERATION_LIMIT:
-                        break
-                i += 1
-            langprob += prob / self.n_trial
+            alpha = self.alpha + stream.gauss(0.0, 1.0) * self.ALPHA_WIDTH
+            langprob += self._trial(stream, rows, start, alpha / self.BASE_FREQ) / self.n_trial
             if self.stop is not None and self.stop(langprob):
                 self.stopped = True
                 break
         self.langprob = langprob.tolist()
+
+    def _trial(self, stream: _Stream, rows: np.ndarray, start: np.ndarray,
+               weight: float) -> np.ndarray:
+        """One trial: draws until a checkpoint (every fifth draw from the first) where one
+        language is past CONV_THRESHOLD, or the ITERATION_LIMIT's; its normalised
+        probabilities."""
+        most = self.ITERATION_LIMIT + 1
+        count = min(self.BATCH, most)
+        while True:
+            draws, used = stream.below(len(rows), count)
+            logs = np.log(weight + self.profiles.matrix[rows[draws]])
+            # log-probabilities at the checkpoints (no BLAS: its threads would spin)
+            at = np.cumsum(np.add.reduceat(logs, _blocks(len(draws)), axis=0), axis=0) + start
+            top = at.max(axis=1, keepdims=True)
+            # the leader's normalised probability is 1 / sum(exp(at - top)) at each checkpoint
+            done = np.exp(at - top).sum(axis=1) < 1.0 / self.CONV_THRESHOLD
+            if count == most:
+                done[self.ITERATION_LIMIT // 5] = True
+            if done.any():
+                checkpoint = int(done.argmax())
+                stream.at += int(used[5 * checkpoint])
+                prob: np.ndarray = np.exp(at[checkpoint] - top[checkpoint])
+                prob /= prob.sum()
+                return prob
+            count = min(2 * count - 1, most)  # still 5k + 1

@@ -18,7 +18,6 @@ condition on the row the other replica committed; SQLite serialises writers on i
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import re
@@ -29,13 +28,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from hymt_chat.errors import HymtError, InputError, QuotaExceededError
-from hymt_chat.store.database import database_location, open_database, open_error
+from hymt_chat.store.database import database_location, db_errors, open_database, open_error
 from hymt_chat.store.database import sync_url as _sync_url  # noqa: F401 - tests import it here
 
 if TYPE_CHECKING:
@@ -57,8 +56,6 @@ __all__ = [
 KEY_PREFIX = "hymt-"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _SCHEMA_LOCK = 0x68796D74  # 'hymt': one replica at a time creates the tables on PostgreSQL
-P = ParamSpec("P")
-T = TypeVar("T")
 
 METADATA = sa.MetaData()
 KEYS = sa.Table(
@@ -167,17 +164,8 @@ def store_location(settings: Settings) -> Path | str:
     return database_location(settings, settings.api_keys_file)
 
 
-def _db_errors(method: Callable[P, T]) -> Callable[P, T]:
-    """A database failure becomes one sentence (KeyStoreError), not the driver's text (which
-    names hosts); the cause stays chained for the log."""
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return method(*args, **kwargs)
-        except sa.exc.SQLAlchemyError as err:
-            raise KeyStoreError("The API key database is not answering; try again shortly "
-                                f"({type(getattr(err, 'orig', None) or err).__name__}).") from err
-    return wrapper
+_db_errors = db_errors(KeyStoreError,
+                       "The API key database is not answering; try again shortly")
 
 
 class KeyStore:

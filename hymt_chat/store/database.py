@@ -13,11 +13,12 @@ user and stays on its own async engine (service/history.py): Chainlit drives it.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -104,6 +105,27 @@ def open_database(where: Path | str, metadata: sa.MetaData, *, schema_lock: int,
         engine.dispose()
         raise
     return Database(engine, insert, path, str(path) if path else url.render_as_string(True))
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def db_errors(error: Callable[[str], HymtError],
+              sentence: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """A store's methods: a database failure becomes *error* with *sentence* and the driver's
+    error class, never the driver's text (which names hosts); the cause stays chained for the
+    log."""
+    def decorate(method: Callable[P, T]) -> Callable[P, T]:
+        @functools.wraps(method)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+            try:
+                return method(*args, **kwargs)
+            except sa.exc.SQLAlchemyError as err:
+                cause = type(getattr(err, "orig", None) or err).__name__
+                raise error(f"{sentence} ({cause}).") from err
+        return wrapper
+    return decorate
 
 
 def open_error(what: str, where: Path | str, err: BaseException) -> HymtError:

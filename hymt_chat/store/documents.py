@@ -13,7 +13,6 @@ away (no progress for :data:`STALLED_AFTER` seconds) is reported as an error, no
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import secrets
@@ -22,12 +21,12 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
 from hymt_chat.errors import HymtError
-from hymt_chat.store.database import database_location, open_database
+from hymt_chat.store.database import database_location, db_errors, open_database
 
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
@@ -37,8 +36,6 @@ __all__ = ["DocumentJob", "DocumentJobs", "DocumentStoreError", "documents_locat
 KEEP_SECONDS = 3600.0  # a job and its result, from the upload
 STALLED_AFTER = 600.0  # no progress for this long: the replica translating it is gone
 _SCHEMA_LOCK = 0x68796D64  # 'hymd'
-P = ParamSpec("P")
-T = TypeVar("T")
 
 METADATA = sa.MetaData()
 JOBS = sa.Table(
@@ -85,16 +82,7 @@ def _hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def _db_errors(method: Callable[P, T]) -> Callable[P, T]:
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return method(*args, **kwargs)
-        except sa.exc.SQLAlchemyError as err:
-            raise DocumentStoreError("The documents' database is not answering "
-                                     f"({type(getattr(err, 'orig', None) or err).__name__})."
-                                     ) from err
-    return wrapper
+_db_errors = db_errors(DocumentStoreError, "The documents' database is not answering")
 
 
 class DocumentJobs:

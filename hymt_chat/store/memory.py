@@ -18,18 +18,17 @@ Every method is one transaction through :mod:`hymt_chat.store.database`; a datab
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
 from hymt_chat.errors import HymtError, InputError
-from hymt_chat.store.database import database_location, open_database, open_error
+from hymt_chat.store.database import database_location, db_errors, open_database, open_error
 from hymt_chat.text.cleanup import clean_text
 
 if TYPE_CHECKING:
@@ -59,8 +58,6 @@ EVICT_EVERY = 256  # machine writes between two looks at the size
 EVICT_TO = 0.9  # of the cap, once past it
 _BATCH = 1000  # rows per executemany of an import
 _SCHEMA_LOCK = 0x68796D75  # 'hymu': the memory's own lock (the keys' is 'hymt')
-P = ParamSpec("P")
-T = TypeVar("T")
 
 METADATA = sa.MetaData()
 ENTRIES = sa.Table(
@@ -155,16 +152,8 @@ def memory_location(settings: Settings) -> Path | str:
     return database_location(settings, settings.memory_file)
 
 
-def _db_errors(method: Callable[P, T]) -> Callable[P, T]:
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return method(*args, **kwargs)
-        except sa.exc.SQLAlchemyError as err:
-            raise MemoryStoreError(
-                "The translation memory's database is not answering "
-                f"({type(getattr(err, 'orig', None) or err).__name__}).") from err
-    return wrapper
+_db_errors = db_errors(MemoryStoreError,
+                       "The translation memory's database is not answering")
 
 
 class MemoryStore:

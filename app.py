@@ -236,6 +236,14 @@ for _name in BUTTONS:
     cl.action_callback(_name)(button)
 
 
+@cl.on_window_message
+async def window_message(data: Any) -> None:
+    """The tab's own script (public/desk.js): the agent is typing."""
+    session = cl.user_session.get("session")
+    if session is not None:
+        await session.window_message(data)
+
+
 @cl.on_stop
 async def stop() -> None:
     _session().stop()

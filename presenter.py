@@ -101,3 +101,6 @@ class Screen:
 
     def forget_context(self) -> None:
         cl.chat_context.clear()
+
+    async def signal(self, data: dict[str, object]) -> None:
+        await cl.send_window_message(data)  # the page posts it to itself: public/desk.js

@@ -104,6 +104,10 @@
   var k = document.createElement("script");
   k.src = base + "/public/kiosk.js";
   document.head.appendChild(k);
+  // The support desk's typing line, both ways (idle outside an agent's desk conversation).
+  var d = document.createElement("script");
+  d.src = base + "/public/desk.js";
+  document.head.appendChild(d);
 
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", poll);

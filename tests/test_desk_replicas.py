@@ -1,12 +1,14 @@
 """The support desk across two app replicas on one real Redis (Debian's ``redis-server``): both
 visitors start on replica A, the Spanish one stays there while the Japanese one's page lands on
 replica B (no sticky cookie: each client here names its replica directly), the agent sits on
-B, and the queue, the take, the replies and the visitors' messages cross between them by Redis
-pub/sub. A second agent on A then takes one over.
+B, and the queue, the take, the replies, the visitors' messages and the typing indicator (both
+ways) cross between them by Redis pub/sub. A second agent on A then takes one over.
 
 The model is the instant stand-in of ``tests/support/tabs.py`` (answers marked ``EN:``)."""
 
 from __future__ import annotations
+
+import asyncio
 
 import aiohttp
 import httpx
@@ -15,6 +17,17 @@ from hymt_chat.modes.wording import escape_markdown as md
 from tests.support.redis_server import redis_server
 from tests.support.tabs import Tab, app, room_events, room_ws_url
 from tests.test_desk import AGENT, G1, G2, _cookie, _hash, _start
+
+
+async def _signal(tab: Tab) -> dict:
+    """The first "visitor_typing" window message the tab got (for its page's script)."""
+    for _ in range(600):
+        found = [d for e, d in tab.events if e == "window_message" and isinstance(d, dict)
+                 and d.get("hymt") == "visitor_typing"]
+        if found:
+            return found[0]
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no typing signal in {str(tab.events[-5:])[:800]}")
 
 
 async def test_visitors_on_one_replica_an_agent_on_the_other(tmp_path):
@@ -45,6 +58,14 @@ async def test_visitors_on_one_replica_an_agent_on_the_other(tmp_path):
                     await alice.send("Your order ships today.")
                     reply = (await room_events(v1, "message"))[-1]["message"]
                     assert reply["who"] == "agent" and reply["target"] == "es"
+                    # Typing, both ways across the replicas: the visitor's (A -> B, to her tab's
+                    # script as a window message) and hers (her tab's script -> B -> A).
+                    await v1.send_json({"type": "typing"})
+                    told = await _signal(alice)
+                    assert told["text"] == "#1 · Spanish · the visitor is typing…", told
+                    await alice.client.emit("window_message", {"hymt": "typing"})
+                    typing = (await room_events(v1, "typing"))[-1]
+                    assert typing["who"] == "agent" and typing["seconds"] > 0
                     await alice.send("/desk take 2")
                     await alice.wait(md("Now with #2 · Japanese"))
                     await alice.send("Your parcel is on its way.")

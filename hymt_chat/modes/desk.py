@@ -57,7 +57,8 @@ class Seat(Protocol):
     async def desk_event(self, ticket: Ticket, what: str,
                          message: RoomMessage | None = None) -> None:
         """*what*: "waiting" (a new one in the queue), "message" (its visitor wrote),
-        "taken" (another agent took it over), "closed"."""
+        "taken" (another agent took it over), "closed", "typing" / "typed" (its visitor types
+        / their message came: told to its holder only)."""
         ...
 
 
@@ -187,6 +188,7 @@ class Desk:
                                to_agent=self._router(number), charge=self.charge)
         ticket = Ticket(number, room, visitor, self.clock(),
                         doors={self.remote.replica} if self.remote is not None else set())
+        room.on_typing = self._typing(number)
         room.notice = "waiting"
         self.tickets[number] = ticket
         if first is not None:
@@ -206,6 +208,15 @@ class Desk:
             if ticket is not None:
                 await self._from_visitor(ticket, message)
         return to_agent
+
+    def _typing(self, number: int) -> Callable[[bool], Awaitable[None]]:
+        async def typed(typing: bool) -> None:
+            ticket = self.tickets.get(number)
+            if ticket is None:
+                return
+            for seat in self._holders(ticket):  # its holder's tabs; nobody's while it waits
+                await seat.desk_event(ticket, "typing" if typing else "typed")
+        return typed
 
     def _changed(self, ticket: Ticket, *, new: bool = False) -> None:
         if self.remote is not None:
@@ -321,6 +332,7 @@ class Desk:
             Conversation(self.agent_language)), to_agent=self._router(number),
             charge=self.charge)
         room.translate = self.translate_for(room.conv)
+        room.on_typing = self._typing(number)
         ticket = Ticket(number, room, state["visitor"], state["opened"], state["agent"],
                         state["taken"], doors=set(state["doors"]))
         self.tickets[number] = ticket

@@ -29,6 +29,7 @@ ENGLISH: dict[str, str] = {
     "blocked": "You cannot start a conversation here.",
     "too_many": "You already have conversations open. Please continue in one of them.",
     "counter_title": "Counter", "flip": "Turn the screen",
+    "agent_typing": "The agent is typing…",
 }
 
 STATIC: dict[str, dict[str, str]] = {
@@ -48,6 +49,7 @@ STATIC: dict[str, dict[str, str]] = {
         "joined": "客服已加入对话。", "busy": "所有客服都在忙，请几分钟后再试。",
         "blocked": "您无法在此发起对话。", "too_many": "您已有进行中的对话，请在其中继续。",
         "counter_title": "柜台", "flip": "翻转屏幕",
+        "agent_typing": "客服正在输入…",
     },
     "es": {
         "title": "Conversación con soporte", "language": "Su idioma",
@@ -72,6 +74,7 @@ STATIC: dict[str, dict[str, str]] = {
         "blocked": "No puede iniciar una conversación aquí.",
         "too_many": "Ya tiene conversaciones abiertas. Continúe en una de ellas.",
         "counter_title": "Mostrador", "flip": "Girar la pantalla",
+        "agent_typing": "El agente está escribiendo…",
     },
     "fr": {
         "title": "Conversation avec le support", "language": "Votre langue",
@@ -96,6 +99,7 @@ STATIC: dict[str, dict[str, str]] = {
         "blocked": "Vous ne pouvez pas commencer de conversation ici.",
         "too_many": "Vous avez déjà des conversations ouvertes. Continuez dans l’une d’elles.",
         "counter_title": "Comptoir", "flip": "Retourner l’écran",
+        "agent_typing": "L’agent est en train d’écrire…",
     },
     "de": {
         "title": "Gespräch mit dem Support", "language": "Ihre Sprache",
@@ -122,6 +126,7 @@ STATIC: dict[str, dict[str, str]] = {
         "blocked": "Sie können hier kein Gespräch beginnen.",
         "too_many": "Sie haben schon offene Gespräche. Bitte setzen Sie eines davon fort.",
         "counter_title": "Schalter", "flip": "Bildschirm drehen",
+        "agent_typing": "Der Mitarbeiter schreibt…",
     },
     "ja": {
         "title": "サポートとの会話", "language": "あなたの言語",
@@ -145,6 +150,7 @@ STATIC: dict[str, dict[str, str]] = {
         "blocked": "ここでは会話を始めることができません。",
         "too_many": "既に進行中の会話があります。そちらで続けてください。",
         "counter_title": "カウンター", "flip": "画面を回転",
+        "agent_typing": "担当者が入力中です…",
     },
     "ko": {
         "title": "상담원과의 대화", "language": "사용 언어",
@@ -167,6 +173,7 @@ STATIC: dict[str, dict[str, str]] = {
         "blocked": "여기에서는 대화를 시작할 수 없습니다.",
         "too_many": "이미 진행 중인 대화가 있습니다. 그 대화에서 계속하세요.",
         "counter_title": "창구", "flip": "화면 돌리기",
+        "agent_typing": "상담원이 입력 중입니다…",
     },
     "pt": {
         "title": "Conversa com o suporte", "language": "Seu idioma",
@@ -191,6 +198,7 @@ STATIC: dict[str, dict[str, str]] = {
         "blocked": "Você não pode iniciar uma conversa aqui.",
         "too_many": "Você já tem conversas abertas. Continue em uma delas.",
         "counter_title": "Balcão", "flip": "Girar a tela",
+        "agent_typing": "O atendente está digitando…",
     },
     "ru": {
         "title": "Разговор со службой поддержки", "language": "Ваш язык",
@@ -215,6 +223,7 @@ STATIC: dict[str, dict[str, str]] = {
         "blocked": "Вы не можете начать разговор здесь.",
         "too_many": "У вас уже есть открытые разговоры. Продолжите один из них.",
         "counter_title": "Стойка", "flip": "Повернуть экран",
+        "agent_typing": "Сотрудник печатает…",
     },
     "ar": {
         "title": "محادثة مع الدعم", "language": "لغتك", "placeholder": "اكتب رسالتك بلغتك…",
@@ -235,5 +244,6 @@ STATIC: dict[str, dict[str, str]] = {
         "blocked": "لا يمكنك بدء محادثة هنا.",
         "too_many": "لديك محادثات مفتوحة بالفعل. تابع في إحداها.",
         "counter_title": "المكتب", "flip": "تدوير الشاشة",
+        "agent_typing": "الموظف يكتب…",
     },
 }

@@ -6,7 +6,8 @@ A :class:`Room` belongs to one agent session and shares its
 glossary, masking and the back-translation check apply as in the agent mode, and every message
 lands in the transcript. Guests connect to it through ``hymt_chat.room.page`` (a websocket);
 each connection is a queue of events. :class:`Rooms` hands out tokens and refuses unknown,
-expired and closed ones. Nothing here knows Chainlit or HTTP.
+expired and closed ones. Either side's typing is told to the other (throttled, expiring on its
+own: :mod:`~hymt_chat.modes.typing`). Nothing here knows Chainlit or HTTP.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.turns import AgentTurn
 from hymt_chat.modes.guest_words import ENGLISH
+from hymt_chat.modes.typing import Typing
 
 __all__ = ["GuestRelay", "Room", "RoomError", "RoomMessage", "Rooms"]
 
@@ -30,6 +32,7 @@ Who = Literal["agent", "guest"]
 Translate = Callable[[str, str], Awaitable[AgentTurn]]  # (text, side) -> the turn
 Deliver = Callable[["RoomMessage"], Awaitable[None]]
 Charge = Callable[[str, str], Awaitable[None]]  # (payer's allowance key, text)
+Typed = Callable[[bool], Awaitable[None]]  # the guest types (True) or their message came (False)
 Event = dict[str, Any]
 
 
@@ -74,6 +77,8 @@ class GuestRelay(Protocol):
 
     def language(self, code: str) -> None: ...
 
+    def typing(self, guest: str) -> None: ...
+
 
 class Room:
     """One conversation between an agent and (by default one) guest."""
@@ -103,6 +108,8 @@ class Room:
         # guests' replica) sends what a guest says to the room's.
         self.door: Callable[[Event, str | None], None] | None = None
         self.relay: GuestRelay | None = None
+        self.typing = Typing(clock)
+        self.on_typing: Typed | None = None  # the agent's side shows "the visitor is typing…"
 
     # --- who may be here ----------------------------------------------------------------------
 
@@ -164,6 +171,15 @@ class Room:
 
     # --- the guest's side ---------------------------------------------------------------------
 
+    async def guest_typing(self, guest: str) -> None:
+        """A guest is typing: the agent's side is told (throttled, here and at the door)."""
+        if self.refusal_key() or guest not in self.guests or not self.typing.mark("guest"):
+            return
+        if self.relay is not None:  # the room's talk is on another replica
+            self.relay.typing(guest)
+        elif self.on_typing is not None:
+            await self.on_typing(True)
+
     def set_guest_language(self, code: str) -> str:
         """The guest picked their language (a code of ours, checked)."""
         if self.relay is not None:
@@ -180,6 +196,7 @@ class Room:
         room is not a fresh allowance (issue 27: opening rooms gave one client 4x its limit)."""
         if self.refusal() or guest not in self.guests:
             return
+        typed = self.typing.stop("guest")  # they sent it: no longer typing
         if self.relay is not None:  # the room's talk is on another replica
             self.relay.says(guest, text, payer)
             return
@@ -189,6 +206,8 @@ class Room:
         except RateLimitedError as err:
             self._tell(guest, {"type": "error", "key": "rate_limited", "text": str(err)})
             return
+        if typed and self.on_typing is not None:
+            await self.on_typing(False)
         self._to_guests({"type": "pending", "who": "guest"})
         if self.on_pending is not None:
             await self.on_pending()
@@ -246,12 +265,19 @@ class Room:
 
     # --- the agent's side ---------------------------------------------------------------------
 
+    def agent_typing(self) -> None:
+        """The agent is typing a reply: the guests' pages say so (throttled; each event says
+        how long to show it, so it ends by itself)."""
+        if self.refusal_key() is None and self.typing.mark("agent"):
+            self._to_guests(self.typing.event("agent"))
+
     async def agent_says(self, text: str) -> RoomMessage:
         """The agent's reply: translated for the guest (checked as in the agent mode).
         Raises :class:`RoomError` when the room is closed, InputError for a refused text."""
         refused = self.refusal_key()
         if refused:
             raise RoomError(refused)
+        self.typing.stop("agent")  # the page's "translating…" takes the typing line's place
         self._to_guests({"type": "pending", "who": "agent"})
         message = await self._translated(text, "agent", "agent")
         self._to_guests(message.event())

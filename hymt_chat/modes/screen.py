@@ -109,3 +109,8 @@ class Screen(Protocol):
     def forget_context(self) -> None:
         """Drop the chat's message list (Chainlit keeps one per session)."""
         ...
+
+    async def signal(self, data: dict[str, object]) -> None:
+        """A message for the tab's own script (``public/desk.js``: the typing line), not a
+        chat message."""
+        ...

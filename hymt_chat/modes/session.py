@@ -194,6 +194,10 @@ class Session:
     async def execute(self, job: Job) -> None:
         raise NotImplementedError
 
+    async def window_message(self, data: object) -> None:
+        """A message of the tab's own script (``public/desk.js``): the agent mode's typing;
+        the other modes have none."""
+
     def touch(self) -> None:
         """Someone used the session (the kiosk restarts its idle clock)."""
 

@@ -300,6 +300,12 @@ def best_meta(meta: str, note: str, *, downgraded: bool) -> str:
 # The room: the customer on their own phone.
 
 ROOM_CLOSED = "The room is closed: its link no longer works."
+CUSTOMER_TYPING = "The customer is typing…"  # the agent's own room (public/desk.js shows it)
+
+
+def visitor_typing(label: str) -> str:
+    """A desk conversation's visitor types (*label*: "#3 · Spanish")."""
+    return f"{label} · the visitor is typing…"
 
 
 def room_link_markdown(link: str, hours: float) -> str:

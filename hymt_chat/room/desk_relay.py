@@ -8,8 +8,9 @@ conversation to the replica of the agent who takes it — not only the sticky co
 * Channel ``hymt:desk:to:<replica>``: what one replica asks of another. An agent on replica B
   takes #3 of replica A: B sends ``take``; A hands it over (``adopt``: the room's state, its
   history and conversation) and keeps the visitor's socket (A is the *door*); from then on A
-  sends what the visitor says to B (``says``, ``language``) and B sends the room's events to A
-  (``guest_event``), which shows them on the visitor's page. A further take-over moves the talk
+  sends what the visitor says to B (``says``, ``language``, ``typing``) and B sends the room's
+  events to A (``guest_event``: the agent's typing among them), which shows them on the
+  visitor's page. A further take-over moves the talk
   again and tells the door (``relay_to``).
 
 One listener task per process (:meth:`DeskRelay.run`); a message that cannot be handled is
@@ -51,6 +52,9 @@ class _ToTalk:
 
     def language(self, code: str) -> None:
         self.relay.send(self.to, {"op": "language", "token": self.token, "code": code})
+
+    def typing(self, guest: str) -> None:
+        self.relay.send(self.to, {"op": "typing", "token": self.token, "guest": guest})
 
 
 class DeskRelay:
@@ -272,6 +276,11 @@ class DeskRelay:
         room = self._room(message["token"])
         if room is not None and room.relay is None:
             self._spawn(room.guest_says(message["guest"], message["text"], message["payer"]))
+
+    async def _on_typing(self, message: dict[str, Any]) -> None:
+        room = self._room(message["token"])
+        if room is not None and room.relay is None:
+            await room.guest_typing(message["guest"])
 
     async def _on_language(self, message: dict[str, Any]) -> None:
         room = self._room(message["token"])

@@ -3,7 +3,8 @@
 No sign-in: the long random token is the key, and it leads to one room only. The page speaks
 the guest's language — the one they write in once known, else their browser's
 (Accept-Language) — every word of it, notices and errors included (:mod:`~hymt_chat.room.words`);
-the guest picks the language they write in, and the page then speaks that. Over the websocket a guest can say things and pick a language — nothing else: no
+the guest picks the language they write in, and the page then speaks that. Over the websocket
+a guest can say things, pick a language and say that they are typing — nothing else: no
 command, glossary, history or other room is reachable from here. A guest's messages are charged
 to the guest's own allowance, their address (as the chat would charge them).
 
@@ -235,6 +236,8 @@ async def _serve(websocket: WebSocket, room: Room, payer: str) -> None:
             incoming = await read_object(websocket)
             if incoming.get("type") == "say" and isinstance(incoming.get("text"), str):
                 await saying.start(room.guest_says(guest, incoming["text"], payer))
+            elif incoming.get("type") == "typing":  # throttled by the room
+                await room.guest_typing(guest)
             elif incoming.get("type") == "language":
                 found = find_language(incoming.get("code") or "")
                 if found is not None:

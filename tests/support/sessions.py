@@ -50,6 +50,7 @@ class RecordingScreen:
     command_menus: list[list[tuple[str, str, str]]] = field(default_factory=list)
     lines: list[Line] = field(default_factory=list)
     forgotten: int = 0
+    signals: list[dict[str, object]] = field(default_factory=list)  # for the tab's own script
 
     async def send(self, reply: Reply) -> Shown:
         self.shown.append(Shown(reply))
@@ -67,6 +68,9 @@ class RecordingScreen:
 
     def forget_context(self) -> None:
         self.forgotten += 1
+
+    async def signal(self, data: dict[str, object]) -> None:
+        self.signals.append(data)
 
     @property
     def texts(self) -> list[str]:

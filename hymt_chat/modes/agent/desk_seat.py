@@ -209,6 +209,10 @@ class DeskSeat:
                 if self.current is ticket:
                     self.current = None
                 await self.session.say(f"{_label(ticket)} was taken over by {who}.")
+            elif what in ("typing", "typed"):
+                await self.session.typing_line(str(ticket.number),
+                                               wording.visitor_typing(_label(ticket)),
+                                               what == "typing")
             elif what == "message" and message is not None and isinstance(ticket, Ticket):
                 if self.current is ticket:
                     await self.session.room_message(ticket.room, message)

@@ -29,11 +29,13 @@ from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Room, RoomMessage, Translate
 from hymt_chat.modes.screen import Attachment, Button, Choice, Reply, Screen, Shown, Toggle
 from hymt_chat.modes.session import KEPT_JOBS, Job, Kept, Services, Session, Upload
+from hymt_chat.modes.typing import SHOWN
 from hymt_chat.text.cleanup import clean_text
 
 __all__ = ["AgentSession"]
 
 Save = Callable[[dict[str, Any]], Awaitable[None]]
+TYPING = {"hymt": "typing"}  # what public/desk.js says while the agent types (throttled)
 # The agent's room replies being sent in this task collect their checked turn here.
 _ROOM_TURN: contextvars.ContextVar[list[turns.AgentTurn] | None] = contextvars.ContextVar(
     "hymt_room_turn", default=None)
@@ -231,6 +233,7 @@ class AgentSession(Session):
             room = rooms.open(self.conv, translate=self._room_translate,
                               to_agent=self._from_guest, charge=self._charge_guest,
                               on_pending=self._guest_writing)
+            room.on_typing = self._guest_typing
             self.room = room
         await self._show_link(room)
 
@@ -283,6 +286,23 @@ class AgentSession(Session):
             self._guest_lines.append(line)
             await line.start()
         await self.from_outside(show())
+
+    async def _guest_typing(self, typing: bool) -> None:
+        await self.from_outside(self.typing_line("room", wording.CUSTOMER_TYPING, typing))
+
+    async def typing_line(self, key: str, text: str, typing: bool) -> None:
+        """The tab's typing line (``public/desk.js``): *text* for :data:`SHOWN` seconds, or
+        gone (*typing* False: their message came). *key*: whose (a desk number, "room")."""
+        await self.screen.signal({"hymt": "visitor_typing", "key": key, "text": text,
+                                  "seconds": SHOWN if typing else 0})
+
+    async def window_message(self, data: object) -> None:
+        """The agent types (the tab's script says so, throttled): the room their messages go
+        to is told. Anything else — the page's echo of our own signals — is ignored."""
+        if data == TYPING:
+            room = self.talking_room()
+            if room is not None:
+                room.agent_typing()
 
     async def _from_guest(self, message: RoomMessage) -> None:
         """A guest's message reached the room: show it in the agent's tab, save the talk."""

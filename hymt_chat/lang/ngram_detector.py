@@ -182,9 +182,6 @@ class Detector(_LangDetector):  # type: ignore[misc]
         ngrams = extract_ngrams(self.text, self.word_lang_prob_map)
         if not ngrams:
             raise LangDetectException(ErrorCode.CantDetectError, "No features in text.")
-        if self.seed is None:  # langdetect's own unseeded path (never ours: seed 0)
-            super()._detect_block()
-            return
         rows = np.array([self.word_lang_prob_map[word] for word in ngrams], dtype=np.intp)
         stream = _Stream(self.profiles, self.seed)
         start = np.log(np.array(self._init_probability(), dtype=np.float64))

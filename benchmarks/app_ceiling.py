@@ -284,7 +284,7 @@ class Bench:
         out = self.profile / f"app-{sessions}.txt"
         # From now to the window's end: the warm-up second, then the window itself.
         return subprocess.Popen([str(self.py_spy), "record", "--pid", str(self.app.pid),
-                                 "--nonblocking", "--rate", "200", "--format", "raw",
+                                 "--nonblocking", "--gil", "--rate", "200", "--format", "raw",
                                  "-o", str(out)], stdout=subprocess.DEVNULL)
 
     def run(self, levels: list[int]) -> None:
@@ -361,7 +361,11 @@ def main() -> None:
             env = app_env(HYMT_BASE_URL=base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
                           HYMT_CACHE_DIR=str(Path(tmp) / "cache"), HYMT_PORT=str(_free_port()),
                           HYMT_RATE_LIMIT="", HYMT_RATE_LIMIT_CHARS="", HYMT_AGENTS="",
-                          HYMT_MEMORY="false")  # every message to the model (memory: memory.py)
+                          HYMT_MEMORY="false",  # every message to the model (memory: memory.py)
+                          # The window one H200 gives (the h200 profile's --max-num-seqs): the
+                          # stand-in has no /metrics, and the safe default of 2 would queue
+                          # every level above 2 in the app's fair queue, not at the model.
+                          HYMT_WINDOW_MAX="128")
             env.pop("CHAINLIT_AUTH_SECRET", None)
             os.sched_setaffinity(0, app_cores)  # the app inherits its cores
             port = _free_port()

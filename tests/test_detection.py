@@ -208,7 +208,9 @@ def test_the_numpy_detector_gives_langdetects_own_answers() -> None:
     texts = [text for _, text in CASES] + [
         "Hola, mi pedido no ha llegado todavía.", "ok", "Das Paket kommt morgen um 9 Uhr an.",
         "Merci beaucoup! See you tomorrow at the office, d'accord?", "1234 5678 !!!",
-        "ŞİMDİ Bursa'da İSTANBUL", "a" * 3000]
+        "ŞİMDİ Bursa'da İSTANBUL", "a" * 3000,
+        # words read once each: repeated, spaced oddly, in capitals, cut by punctuation
+        "  the the  THE tHe, the.the THE\tthe ", "ABC def ABCdef aBC the end"]
     compared = 0
     for text in texts:
         results = []

@@ -9,6 +9,7 @@ Nothing is faked; greedy decoding keeps the demo model's answers repeatable.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.error
 from collections.abc import Iterator
@@ -321,13 +322,19 @@ async def test_a_client_that_hangs_up_cancels_its_model_calls_and_is_not_billed(
     from tests.test_e2e_overload import until
 
     key = new_key(api, "gone", chars_per_month=100_000)
-    long_text = " ".join([FR.rstrip(".") + ", et le suivi ne montre rien depuis lundi."] * 6)
-    async with httpx.AsyncClient(timeout=3) as http:  # gives up long before the answer
-        with pytest.raises(httpx.ReadTimeout):
-            await http.post(api.url + "/deepl/v2/translate",
-                            headers={"Authorization": f"DeepL-Auth-Key {key}"},
-                            json={"text": [long_text], "target_lang": "DE", "source_lang": "FR"})
-    assert api.policy.in_flight > 0  # still translating a moment after the hang-up
+    long_text = " ".join([FR.rstrip(".") + ", et le suivi ne montre rien depuis lundi."] * 12)
+    async with httpx.AsyncClient(timeout=120) as http:
+        request = asyncio.create_task(http.post(
+            api.url + "/deepl/v2/translate",
+            headers={"Authorization": f"DeepL-Auth-Key {key}"},
+            json={"text": [long_text], "target_lang": "DE", "source_lang": "FR"}))
+        # Hang up once the model is at work: an event, not a clock (a fixed client timeout
+        # raced the translation on a busy machine and sometimes hung up after it had ended).
+        await until(lambda: api.policy.in_flight > 0 or request.done(), 60, "the model calls")
+        assert not request.done()  # twelve sentences take the CPU model many seconds
+        request.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await request
     await until(lambda: api.policy.in_flight == 0, 30, "the abandoned calls to be cancelled")
     await until(lambda: any('outcome="cancelled"' in line
                             for line in metric_lines(api, "gone")), 10, "the count")

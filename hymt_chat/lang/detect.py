@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 
 import numpy as np
 from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
@@ -23,7 +23,8 @@ from hymt_chat.lang.ngram_detector import Detector, Profiles
 from hymt_chat.settings import Shared
 from hymt_chat.text.cleanup import clean_text
 
-__all__ = ["detect_language", "detect_other_than", "detect_with_confidence", "script_of",
+__all__ = ["count_scripts", "detect_language", "detect_other_than", "detect_with_confidence",
+           "script_of",
            "warm_up"]
 
 SAMPLE_CHARS = 4000
@@ -110,7 +111,26 @@ _STATISTICAL_SCRIPTS = frozenset({"latin", "cyrillic", "arabic", "devanagari", "
 
 def script_of(ch: str) -> str:
     """The script of one character ("latin", "han", "kana", "cyrillic"…; "other" if none)."""
-    return _script(ch)
+    return _SCRIPTS[ch]
+
+
+def count_scripts(chars: Iterable[str]) -> Counter[str]:
+    """How many of *chars* each script has (one table look-up a character)."""
+    return Counter(map(_SCRIPTS.__getitem__, chars))
+
+
+class _ScriptTable(dict[str, str]):
+    """Each character's script, found once (a pure function asked for every letter of every
+    text and answer: two to three look-ups a character a message)."""
+
+    def __missing__(self, ch: str) -> str:
+        if len(self) > 65536:  # bounded whatever the texts
+            self.clear()
+        got = self[ch] = _script(ch)
+        return got
+
+
+_SCRIPTS = _ScriptTable()
 
 
 def _script(ch: str) -> str:
@@ -361,7 +381,7 @@ def _detect(text: str, settled: _Settled | None) -> tuple[str | None, float]:
     letters = [ch for ch in sample if ch.isalpha()]
     if len(letters) < MIN_LETTERS:
         return None, 0.0
-    scripts = Counter(_script(ch) for ch in letters)
+    scripts = count_scripts(letters)
     # Japanese mixes kanji and kana: judge the pair together against the other scripts.
     if scripts["kana"] and scripts["kana"] * 10 >= scripts["han"]:
         scripts["kana"] += scripts.pop("han", 0)

@@ -48,12 +48,41 @@ def _normalize(ch: str) -> str:
 
 
 def extract_ngrams(text: str, known: dict[str, int]) -> list[str]:
-    """langdetect's ``Detector._extract_ngrams`` (NGram.add_char inlined): the 1-, 2- and
-    3-grams of *text* it knows, in its order, skipping words in capitals."""
+    """langdetect's ``Detector._extract_ngrams``: the 1-, 2- and 3-grams of *text* it knows,
+    in its order, skipping words in capitals.
+
+    Its n-grams never cross a space (a space starts them again), so each word's are a pure
+    function of the word and of whether a space follows it; they are read once per word
+    (``_word_ngrams``, remembered) instead of once per character of every text."""
+    words = "".join(map(_normalize, text)).split(" ")
+    result: list[str] = []
+    last = len(words) - 1
+    for i, word in enumerate(words):
+        if word:
+            result += _word_ngrams(word, i < last, known)
+    return result
+
+
+_WORD_NGRAMS: dict[tuple[str, bool, int], tuple[str, ...]] = {}
+
+
+def _word_ngrams(word: str, spaced: bool, known: dict[str, int]) -> tuple[str, ...]:
+    """One normalised word's known n-grams (and a following space's, when *spaced*), as
+    langdetect's ``NGram.add_char`` makes them (per table: a process loads one)."""
+    key = (word, spaced, id(known))
+    got = _WORD_NGRAMS.get(key)
+    if got is None:
+        if len(_WORD_NGRAMS) > 65536:  # bounded whatever the texts
+            _WORD_NGRAMS.clear()
+        got = _WORD_NGRAMS[key] = tuple(_char_ngrams(word + " " * spaced, known))
+    return got
+
+
+def _char_ngrams(text: str, known: dict[str, int]) -> list[str]:
+    """``NGram.add_char`` over normalised *text*, one character at a time."""
     result: list[str] = []
     grams, capital = " ", False
     for ch in text:
-        ch = _normalize(ch)
         last = grams[-1]
         if last == " ":
             grams, capital = " ", False

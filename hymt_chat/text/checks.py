@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hymt_chat.lang.detect import detect_other_than, script_of
+from hymt_chat.lang.detect import count_scripts, detect_other_than, script_of
 from hymt_chat.lang.languages import CODES, find_language
 from hymt_chat.text.protect import find_spans, strip_tokens
 from hymt_chat.text.values import (
@@ -176,11 +176,7 @@ def _span_findings(source: str, answer: str) -> list[Finding]:
 
 
 def _dominant_script(text: str) -> str | None:
-    counts: dict[str, int] = {}
-    for ch in text:
-        if ch.isalpha():
-            script = script_of(ch)
-            counts[script] = counts.get(script, 0) + 1
+    counts = count_scripts(ch for ch in text if ch.isalpha())
     if counts.get("kana"):  # Japanese: kanji and kana are one writing system
         counts["kana"] += counts.pop("han", 0)
     return max(counts, key=counts.__getitem__) if counts else None
@@ -228,9 +224,10 @@ def _written_in_target(text: str, target: str) -> bool:
     expected = _TARGET_SCRIPTS.get(target, frozenset())
     if not expected or expected == {"latin"}:
         return False
-    letters = [script_of(ch) for ch in text if ch.isalpha()]
-    return bool(letters) and sum(s in expected for s in letters) >= TARGET_SCRIPT_SHARE * len(
-        letters)
+    counts = count_scripts(ch for ch in text if ch.isalpha())
+    letters = sum(counts.values())
+    return bool(letters) and sum(n for s, n in counts.items() if s in expected) >= (
+        TARGET_SCRIPT_SHARE * letters)
 
 
 def _lines(text: str) -> int:

@@ -220,10 +220,31 @@ def test_the_trie_lookahead_changes_no_match_of_a_word_alternation(codes):
     words = [*vocab.currencies, *vocab.months, *vocab.units, *vocab.periods]
     flat = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
     pick = random.Random(28)
-    pieces = [pick.choice(words) for _ in range(400)]
-    text = " ".join(p.upper() if i % 3 == 0 else p[:-1] if i % 5 == 0 else p
-                    for i, p in enumerate(pieces)) + " 12 € 3 jours $5"
+    pieces = [pick.choice(words) for _ in range(600)]
+    cases = (str.upper, str.title, str.swapcase, lambda p: p[:-1], lambda p: p.replace("s", "ſ"))
+    text = " ".join(cases[i % 7](p) if i % 7 < len(cases) else p
+                    for i, p in enumerate(pieces)) + " 12 € 3 jours $5 KM ıTL İSTANBUL"
     for flags in (0, re.IGNORECASE):
         ours = [m.span() for m in re.finditer(values._alternation(words), text, flags)]
         theirs = [m.span() for m in re.finditer(flat, text, flags)]
         assert ours == theirs and len(ours) > 300
+
+
+def test_the_tries_letters_match_what_ignorecase_matches():
+    """The tries spell each letter as the class of what re.IGNORECASE lets it match (so that
+    re can skip a branch in one step): for every letter of four vocabularies, and the ones
+    re folds specially, the class matches exactly the code points the letter matches under
+    IGNORECASE, over all of Unicode."""
+    import re
+
+    from hymt_chat.text import values
+
+    everything = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp < 0xE000)
+    letters = {ch for codes in (("fr", "en"), ("tr", "de"), ("ru", "el"), ("vi", "ja"))
+               for w in values._merge(codes).currencies for ch in w} | set("sſkKıİσςΣµµ")
+    assert len(letters) > 150
+    for ch in sorted(letters):
+        _, spelled = values._folded(ch)
+        ours = [m.start() for m in re.finditer(spelled, everything)]
+        theirs = [m.start() for m in re.finditer(re.escape(ch), everything, re.IGNORECASE)]
+        assert ours == theirs, (ch, spelled)

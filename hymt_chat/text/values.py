@@ -18,10 +18,11 @@ CLDR lacks a few everyday words — the bare currency words 元/块 (Chinese), �
 
 from __future__ import annotations
 
+import _sre  # re's engine: the case folding it applies (values._folded)
 import copy
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, time
 from decimal import Decimal, InvalidOperation
@@ -34,6 +35,11 @@ from babel.dates import format_skeleton, format_time
 from babel.numbers import get_territory_currencies, list_currencies
 
 from hymt_chat.text.protect import find_spans
+
+try:  # the characters re folds together beyond lower case (ſ and s, ı and i…): its internals
+    from re._casefix import _EXTRA_CASES  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # another Python: the tries stay case-insensitive, as before
+    _EXTRA_CASES = None
 
 __all__ = ["Value", "babel_locale", "calendar_words", "extract_values", "format_value", "number_values",
            "to_ascii_digits"]
@@ -306,33 +312,69 @@ class Value:
 
 def _alternation(words: Iterable[str]) -> str:
     """Words as a regex alternation, the longest first, behind a lookahead that is the same
-    words as a trie: Python's ``re`` tries every branch of an alternation at every position
-    (with IGNORECASE it cannot even skip one on its first letter), which made the 2,000
-    currency names of a language pair cost 0.6 ms a text; the trie tries one branch a letter,
-    and the alternation itself (whose order decides which word matches) runs only where one
-    of its words starts."""
+    words as a trie: Python's ``re`` tries every branch of an alternation at every position,
+    which made the 2,000 currency names of a language pair cost 0.6 ms a text; the trie tries
+    one branch a letter, and the alternation itself (whose order decides which word matches,
+    under the pattern's own flags) runs only where one of its words starts. The trie spells
+    out what ``re.IGNORECASE`` lets each letter match (:func:`_folded`): ``re`` skips a
+    branch whose first character is a plain class in one step, but tries every branch of a
+    case-insensitive one."""
     ordered = sorted(set(words), key=len, reverse=True)
     flat = "|".join(re.escape(w) for w in ordered if w)
-    return f"(?={_trie(ordered)})(?:{flat})" if flat else ""
+    return f"(?=(?-i:{_trie(ordered, _folded)}))(?:{flat})" if flat else ""
 
 
-def _trie(words: Iterable[str]) -> str:
-    """A regex matching exactly *words* (as a set), one branch per letter: ``ab|ac`` -> ``a[bc]``."""
-    root: dict[str, dict] = {}  # type: ignore[type-arg]
+def _trie(words: Iterable[str], letter: Callable[[str], tuple[str, str]] | None = None) -> str:
+    """A regex matching exactly *words* (as a set), one branch per letter: ``ab|ac`` ->
+    ``a[bc]``. *letter*: a character's (key, regex), letters of one key sharing a branch."""
+    spell = letter or (lambda ch: (ch, re.escape(ch)))
+    root: dict[str, Any] = {}
     for word in words:
         node = root
         for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}  # a word ends here
+            key, regex = spell(ch)
+            node = node.setdefault(key, {"": regex})
+        node[None] = True  # a word ends here
 
-    def emit(node: dict) -> str:  # type: ignore[type-arg]
-        branches = [re.escape(ch) + emit(child) for ch, child in node.items() if ch]
+    def emit(node: dict[Any, Any]) -> str:
+        branches = [child[""] + emit(child) for key, child in node.items() if key]
         if not branches:
             return ""
         body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if "" in node else body
+        return f"(?:{body})?" if None in node else body
 
     return emit(root)
+
+
+@lru_cache(maxsize=4096)
+def _folded(ch: str) -> tuple[str, str]:
+    """*ch* as ``re.IGNORECASE`` matches it, spelled as a plain class: the characters whose
+    simple lower case is its own (or one ``re`` folds with it: ſ and s, ı and i), the test
+    ``re`` itself makes (``_sre.unicode_tolower``). Without those internals: *ch* under
+    IGNORECASE, as before."""
+    tolower = getattr(_sre, "unicode_tolower", None)
+    iscased = getattr(_sre, "unicode_iscased", None)
+    if tolower is None or iscased is None or _EXTRA_CASES is None:
+        return ch, "(?i:" + re.escape(ch) + ")"
+    if not iscased(ord(ch)):
+        return ch, re.escape(ch)
+    low = tolower(ord(ch))
+    keys = {low, *_EXTRA_CASES.get(low, ())}
+    members = sorted({cp for key in keys for cp in (key, *_lowered_from().get(key, ()))})
+    return chr(low), "[" + "".join(re.escape(chr(cp)) for cp in members) + "]"
+
+
+@lru_cache(maxsize=1)
+def _lowered_from() -> dict[int, tuple[int, ...]]:
+    """Each lower-case code point's other forms (``_sre.unicode_tolower``'s inverse), read
+    once over Unicode (~0.2 s, the first time a pattern is built)."""
+    tolower = _sre.unicode_tolower
+    found: dict[int, list[int]] = {}
+    for cp in range(0x110000):
+        low = tolower(cp)
+        if low != cp:
+            found.setdefault(low, []).append(cp)
+    return {low: tuple(cps) for low, cps in found.items()}
 
 
 def _bounded(words: Iterable[str]) -> str:
@@ -391,7 +433,9 @@ def _patterns(codes: tuple[str, ...]) -> _Patterns:
     periods = _bounded(v.periods)
     currency = _bounded([t for t in v.currencies if not t.isascii() or not t.isalpha()]
                         + [t for t in v.currencies if t.isascii() and t.isalpha()])
-    iso = r"(?-i:(?<![A-Za-z])(?:" + "|".join(sorted(_ISO)) + r")(?![A-Za-z]))"  # upper case
+    # ISO codes, upper case: three capitals first (one class test where most positions fail),
+    # then the ~300 codes as a trie (a flat alternation tried them all at every position)
+    iso = r"(?-i:(?<![A-Za-z])(?=[A-Z]{3}(?![A-Za-z]))" + _trie(_ISO) + ")"
     num = NUMBER
     day = r"(?P<d>\d{1,2})(?!\d|[:.,]\d)"
     return _Patterns(

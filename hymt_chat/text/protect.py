@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 __all__ = [
     "Masked",
@@ -124,7 +125,8 @@ _TRAILING = ".,;:!?)]}'\"»”’>。，；：！？）"
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("code", r"```.*?```|`[^`\n]+`"),
     ("url", r"(?:https?://|ftp://|www\.)[^\s<>\"'`，。、；！？）】」]+"),
-    ("email", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"),
+    # possessive: a run of name characters not followed by "@" is not tried again shorter
+    ("email", r"[A-Za-z0-9._%+-]++@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"),
     ("literal", _TOKEN.pattern),  # "[2]" in the source: masked too, so it cannot be confused
     ("placeholder",
      r"\{\{[^{}\n]{1,60}\}\}|\{[A-Za-z0-9_.:\-\[\]]{0,40}\}|\$\{[A-Za-z_]\w*\}"
@@ -169,6 +171,22 @@ def find_spans(text: str, terms: Mapping[str, str] | None = None) -> list[Span]:
     agreed translation for a glossary term. Terms win over the patterns (longest first), then
     the patterns in the order above.
     """
+    if not terms and len(text) <= _REMEMBERED_CHARS:  # a chat segment and its answer are
+        return list(_pattern_spans(text))  # read four to six times (masking, the checks)
+    return _find_spans(text, terms)
+
+
+_REMEMBERED_CHARS = 2000
+"""Texts up to this long have their spans remembered (256 of them: at most ~2 MB held)."""
+
+
+@lru_cache(maxsize=256)
+def _pattern_spans(text: str) -> tuple[Span, ...]:
+    """:func:`find_spans` without terms: pure, so remembered for the last few texts."""
+    return tuple(_find_spans(text, None))
+
+
+def _find_spans(text: str, terms: Mapping[str, str] | None) -> list[Span]:
     found: list[tuple[int, int, str, str]] = []  # start, end, kind, restore
     taken: list[tuple[int, int]] = []
 

@@ -6,10 +6,12 @@ a loop can be re-entered. Every socket event, model call and timer of a message 
 through Python (``benchmarks/app_ceiling.py --profile``: the event loop was the largest stage
 of a message's CPU after detection). Nothing in hymt-chat re-enters the loop; Chainlit's one
 attempt (``WebsocketSession.get_config`` runs ``set_chat_profiles`` nested, for profiles'
-``config_overrides``, which ours have none of) is answered here directly instead.
+``config_overrides``, which ours have none of) is answered directly instead
+(:func:`answer_config_directly`, given Chainlit's class by ``app.py``: the core does not
+import Chainlit).
 
-:func:`use_fast_loop` runs where ``app.py`` is imported: after ``nest_asyncio.apply()`` and
-before Chainlit's ``asyncio.run`` creates the serving loop.
+Both run where ``app.py`` is imported: after ``nest_asyncio.apply()`` and before Chainlit's
+``asyncio.run`` creates the serving loop.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import asyncio
 import asyncio.futures
 import asyncio.tasks
 import importlib
+from typing import Any
 
-__all__ = ["loop_kind", "use_fast_loop"]
+__all__ = ["answer_config_directly", "loop_kind", "use_fast_loop"]
 
 
 def use_fast_loop() -> None:
@@ -31,7 +34,6 @@ def use_fast_loop() -> None:
     uvloop = importlib.import_module("uvloop")  # after the above: it binds asyncio.Task on import
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     asyncio.set_event_loop(uvloop.new_event_loop())  # the one Chainlit's asyncio.run gets
-    _answer_chainlit_config_directly()
 
 
 def loop_kind() -> str:
@@ -41,17 +43,14 @@ def loop_kind() -> str:
     return f"{type(loop).__module__}.{type(loop).__name__} {type(task).__module__}"
 
 
-def _answer_chainlit_config_directly() -> None:
-    """Chainlit's session asks the loop to run ``set_chat_profiles`` nested only to read
-    profiles' ``config_overrides``; with none of those the answer is the global config, and
-    a loop that cannot be re-entered would leave the coroutine un-awaited."""
-    from chainlit.config import config
-    from chainlit.session import WebsocketSession
+def answer_config_directly(session_class: type, config: object) -> None:
+    """Chainlit's session (*session_class*) asks the loop to run ``set_chat_profiles`` nested
+    only to read profiles' ``config_overrides``; with none of those the answer is the global
+    *config*, and a loop that cannot be re-entered would leave the coroutine un-awaited."""
 
-    def get_config(self: WebsocketSession) -> object:
-        if getattr(self, "config", None):
-            return self.config
-        self.config = config
-        return config
+    def get_config(self: Any) -> object:
+        if not getattr(self, "config", None):
+            self.config = config
+        return self.config
 
-    WebsocketSession.get_config = get_config  # type: ignore[method-assign]
+    session_class.get_config = get_config  # type: ignore[attr-defined]

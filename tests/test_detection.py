@@ -210,7 +210,11 @@ def test_the_numpy_detector_gives_langdetects_own_answers() -> None:
         "Merci beaucoup! See you tomorrow at the office, d'accord?", "1234 5678 !!!",
         "ŞİMDİ Bursa'da İSTANBUL", "a" * 3000,
         # words read once each: repeated, spaced oddly, in capitals, cut by punctuation
-        "  the the  THE tHe, the.the THE\tthe ", "ABC def ABCdef aBC the end"]
+        "  the the  THE tHe, the.the THE\tthe ", "ABC def ABCdef aBC the end",
+        # langdetect's cleaning: mostly another script (Latin letters dropped), or not
+        "Привет   мир hello world, Москва   Россия [x] ^_^ `q`", "Tôi   muốn đặt  bàn ở Hà Nội",
+        "ạạạạạạạạ ạạạạạ ạạạạ Hà Nội ệệệ",  # Latin Extended Additional counts as non-Latin
+        "Ελλάδα and   Greece   and Athens", "see https://example.com/a?b=1 or me@example.org  ok"]
     compared = 0
     for text in texts:
         results = []

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -32,6 +33,12 @@ from langdetect.lang_detect_exception import ErrorCode, LangDetectException
 from langdetect.utils.ngram import NGram
 
 __all__ = ["Detector", "Profiles"]
+
+_SPACES = re.compile(" {2,}")
+_LATIN = re.compile("[A-z]")  # langdetect's 'A' <= ch <= 'z' ([ \\ ] ^ _ ` too)
+# langdetect's non-Latin: from U+0300 on. It means to leave out the block "Latin Extended
+# Additional", but compares unicode_block()'s number with that name, so it never does.
+_NON_LATIN = re.compile("[^\x00-\u02ff]")
 
 _TWOPI = 2.0 * math.pi  # as random.py rounds it
 _NORMALIZED: dict[str, str] = {}  # NGram.normalize, a pure function of one character
@@ -193,10 +200,28 @@ class Detector(_LangDetector):  # type: ignore[misc]
         """*stop*: asked after each trial with the mean so far (each finished trial's share
         added); True ends the detection there (``stopped``), for a caller whose question is
         already answered (:func:`hymt_chat.lang.detect.detect_other_than`)."""
-        super().__init__(profiles.factory)
+        # langdetect's __init__, less the random.Random() it seeds from os.urandom: the draws
+        # here are the _Stream's.
+        factory = profiles.factory
+        self.word_lang_prob_map, self.langlist = factory.word_lang_prob_map, factory.langlist
+        self.seed, self.text, self.langprob = factory.seed, "", None
+        self.alpha, self.n_trial, self.max_text_length = self.ALPHA_DEFAULT, 7, 10000
+        self.prior_map, self.verbose = None, False
         self.profiles = profiles
         self.stop = stop
         self.stopped = False
+
+    def append(self, text: str) -> None:
+        """langdetect's ``append`` (addresses out, Vietnamese normalised, runs of spaces made
+        one), its character loop as one regex."""
+        text = self.MAIL_RE.sub(" ", self.URL_RE.sub(" ", text))
+        self.text += _SPACES.sub(" ", NGram.normalize_vi(text)[:self.max_text_length])
+
+    def cleaning_text(self) -> None:
+        """langdetect's ``cleaning_text``: a text mostly in another script loses its Latin
+        letters ("A" to "z"); its two character loops as regexes."""
+        if 2 * len(_LATIN.findall(self.text)) < len(_NON_LATIN.findall(self.text)):
+            self.text = _LATIN.sub("", self.text)
 
     def _detect_block(self) -> None:
         self.cleaning_text()

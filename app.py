@@ -21,7 +21,6 @@ from chainlit.data import get_data_layer
 from chainlit.logger import logger
 from chainlit.server import app as server
 from chainlit.server import sio
-from chainlit.session import WebsocketSession
 
 from hymt_chat.api import routes as api
 from hymt_chat.engine.recall import Memory
@@ -39,7 +38,7 @@ from hymt_chat.room import page as room_page
 from hymt_chat.room.desk_relay import DeskRelay
 from hymt_chat.room.words import PageWords
 from hymt_chat.service import auth, history, logs, web
-from hymt_chat.service.event_loop import answer_config_directly, loop_kind, use_fast_loop
+from hymt_chat.service.event_loop import loop_kind, use_c_tasks
 from hymt_chat.service.metrics import get_metrics
 from hymt_chat.service.nonblocking import drop_blocking_sleep
 from hymt_chat.service.ratelimit import get_rate_limiter
@@ -48,8 +47,7 @@ from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
 from presenter import Screen
 
-use_fast_loop()  # C tasks and uvloop again under Chainlit's nest_asyncio (benchmarks/app_ceiling)
-answer_config_directly(WebsocketSession, cl_config)  # uvloop is not re-entered for it
+use_c_tasks()  # asyncio's C tasks again under Chainlit's nest_asyncio (benchmarks/app_ceiling)
 # Chainlit sleeps 1 ms in every Message/Step constructor, on the event loop (benchmarks/app_ceiling).
 drop_blocking_sleep(*(importlib.import_module(f"chainlit.{m}") for m in ("message", "step")))
 SETTINGS = get_settings()

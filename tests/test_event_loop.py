@@ -1,10 +1,10 @@
-"""The app's serving loop (``hymt_chat.service.event_loop``): ``chainlit run`` applies
+"""The app's tasks (``hymt_chat.service.event_loop``): ``chainlit run`` applies
 ``nest_asyncio``, which puts asyncio's pure-Python Task and Future in place of the C ones;
-``use_fast_loop`` gives the C ones back and runs the loop on uvloop (issue 28: the event loop
-was the largest stage of a message's CPU after detection).
+``use_c_tasks`` gives the C ones back (issue 28: the event loop was the largest stage of a
+message's CPU after detection), and the loop stays re-entrant for Chainlit's nested call.
 
 Each case runs in a Python process of its own, as ``chainlit run`` does (importing Chainlit's
-CLI is what applies nest_asyncio), so the test process's own loop policy is left alone."""
+CLI is what applies nest_asyncio), so the test process's own asyncio is left alone."""
 
 from __future__ import annotations
 
@@ -24,43 +24,42 @@ def _run(code: str) -> str:
     return done.stdout.strip()
 
 
-def test_chainlits_cli_leaves_python_tasks_and_the_app_gets_c_tasks_on_uvloop():
+def test_chainlits_cli_leaves_python_tasks_and_the_app_gets_c_tasks():
     out = _run("""
         import asyncio
         import chainlit.cli  # noqa: F401 - applies nest_asyncio, as `chainlit run` does
         print("before", asyncio.Task.__module__)
-        from hymt_chat.service.event_loop import loop_kind, use_fast_loop
-        use_fast_loop()
+        from hymt_chat.service.event_loop import loop_kind, use_c_tasks
+        use_c_tasks()
 
         async def main():
-            await asyncio.sleep(0)
+            await asyncio.gather(asyncio.sleep(0), asyncio.sleep(0))
             return loop_kind()
 
         print("after", asyncio.run(main()))  # Chainlit's call: nest_asyncio's run
     """)
-    assert out.splitlines() == ["before asyncio.tasks", "after uvloop.Loop _asyncio"]
+    assert out.splitlines() == ["before asyncio.tasks",
+                                "after asyncio.unix_events._UnixSelectorEventLoop _asyncio"]
 
 
-def test_a_sessions_config_is_the_global_one_and_no_profile_call_is_left_unawaited():
+def test_chainlits_nested_profile_call_still_runs_on_c_tasks():
     """Chainlit's WebsocketSession.get_config runs set_chat_profiles nested (re-entering the
-    loop) to read profiles' config_overrides; uvloop cannot be re-entered, and hymt-chat's
-    profiles have no overrides, so the answer is the global config, given directly (with
-    nothing may be said about a coroutine never awaited)."""
+    running loop): with C tasks it still runs, and answers."""
     out = _run("""
-        import asyncio, gc
+        import asyncio
         import chainlit.cli  # noqa: F401
-        from hymt_chat.service.event_loop import answer_config_directly, use_fast_loop
-        use_fast_loop()
+        from hymt_chat.service.event_loop import use_c_tasks
+        use_c_tasks()
         import chainlit as cl
         from chainlit.config import config
         from chainlit.session import WebsocketSession
-        answer_config_directly(WebsocketSession, config)  # as app.py does
 
         asked = []
 
         @cl.set_chat_profiles
         async def profiles(user=None, language=None):
-            asked.append(1)
+            await asyncio.sleep(0)  # a task switch inside the nested run
+            asked.append(type(asyncio.current_task()).__module__)
             return [cl.ChatProfile(name="Translator", markdown_description="x")]
 
         async def main():
@@ -69,15 +68,6 @@ def test_a_sessions_config_is_the_global_one_and_no_profile_call_is_left_unawait
                                        chat_profile="Translator")
             return session.get_config() is config
 
-        print(asyncio.run(main()), len(asked))
-        gc.collect()
+        print(asyncio.run(main()), asked)
     """)
-    assert out == "True 0"
-
-
-def test_hymt_chats_profiles_have_no_config_overrides():
-    """What makes answering get_config directly right: no profile overrides the config."""
-    from hymt_chat.modes import profiles
-
-    for profile in profiles.PROFILES:
-        assert not getattr(profile, "config_overrides", None), profile.name
+    assert out == "True ['_asyncio']"

@@ -1,17 +1,19 @@
-"""The app's event loop: asyncio's C tasks and futures back, and uvloop under them.
+"""The app's event loop: asyncio's C tasks and futures back under Chainlit's nest_asyncio.
 
-``chainlit run`` applies ``nest_asyncio`` before it loads ``app.py``: that swaps asyncio's
-Task and Future for their pure-Python versions and the loop's step for a Python one, so that
-a loop can be re-entered. Every socket event, model call and timer of a message then steps
-through Python (``benchmarks/app_ceiling.py --profile``: the event loop was the largest stage
-of a message's CPU after detection). Nothing in hymt-chat re-enters the loop; Chainlit's one
-attempt (``WebsocketSession.get_config`` runs ``set_chat_profiles`` nested, for profiles'
-``config_overrides``, which ours have none of) is answered directly instead
-(:func:`answer_config_directly`, given Chainlit's class by ``app.py``: the core does not
-import Chainlit).
+``chainlit run`` applies ``nest_asyncio`` before it loads ``app.py``: that makes the loop
+re-entrant (Chainlit's ``WebsocketSession.get_config`` runs ``set_chat_profiles`` nested) and,
+to do so on old Pythons, swaps asyncio's Task and Future for their pure-Python versions. Every
+socket event, model call and timer of a message then stepped through Python. On Python 3.11
+nest_asyncio's re-entrant loop runs C tasks as well (its step sets the current task aside
+either way), so the C ones are put back and re-entrance is kept.
 
-Both run where ``app.py`` is imported: after ``nest_asyncio.apply()`` and before Chainlit's
-``asyncio.run`` creates the serving loop.
+uvloop was tried under it too (it cannot be re-entered, so Chainlit's nested call had to be
+answered directly): 3-5 % less CPU a message than this in alternating runs
+(``benchmarks/app_ceiling.py``), and one test of the rooms (an agent's reply reaching the guest)
+failed one run in three with it, never without it. Not worth a loop of another kind.
+
+:func:`use_c_tasks` runs where ``app.py`` is imported: after ``nest_asyncio.apply()`` and
+before Chainlit's ``asyncio.run`` creates the first task.
 """
 
 from __future__ import annotations
@@ -19,38 +21,20 @@ from __future__ import annotations
 import asyncio
 import asyncio.futures
 import asyncio.tasks
-import importlib
-from typing import Any
 
-__all__ = ["answer_config_directly", "loop_kind", "use_fast_loop"]
+__all__ = ["loop_kind", "use_c_tasks"]
 
 
-def use_fast_loop() -> None:
-    """C tasks and futures again, and uvloop's policy for the loop ``asyncio.run`` creates."""
-    import _asyncio  # CPython's C implementation, which nest_asyncio replaced
+def use_c_tasks() -> None:
+    """asyncio's C Task and Future again, where nest_asyncio put the Python ones."""
+    import _asyncio  # CPython's C implementation
 
     asyncio.Task = asyncio.tasks.Task = asyncio.tasks._CTask = _asyncio.Task  # type: ignore[attr-defined,misc]
     asyncio.Future = asyncio.futures.Future = asyncio.futures._CFuture = _asyncio.Future  # type: ignore[attr-defined,misc]
-    uvloop = importlib.import_module("uvloop")  # after the above: it binds asyncio.Task on import
-    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-    asyncio.set_event_loop(uvloop.new_event_loop())  # the one Chainlit's asyncio.run gets
 
 
 def loop_kind() -> str:
-    """The running loop's and its tasks' kinds, for ``/health``-style checks and tests."""
+    """The running loop's and its tasks' kinds (logged at start; read by the tests)."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     return f"{type(loop).__module__}.{type(loop).__name__} {type(task).__module__}"
-
-
-def answer_config_directly(session_class: type, config: object) -> None:
-    """Chainlit's session (*session_class*) asks the loop to run ``set_chat_profiles`` nested
-    only to read profiles' ``config_overrides``; with none of those the answer is the global
-    *config*, and a loop that cannot be re-entered would leave the coroutine un-awaited."""
-
-    def get_config(self: Any) -> object:
-        if not getattr(self, "config", None):
-            self.config = config
-        return self.config
-
-    session_class.get_config = get_config  # type: ignore[attr-defined]

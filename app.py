@@ -10,6 +10,7 @@ import asyncio
 import gc
 import importlib
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import chainlit as cl
@@ -201,7 +202,24 @@ if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history ne
 
     @cl.on_chat_resume
     async def resume(thread: dict[str, Any]) -> None:
-        await _open(thread).resume(cl.user_session.get("chat_settings"))
+        session = _open(thread)
+        await session.resume(cl.user_session.get("chat_settings"))
+        _once_shown(session.shown)
+
+
+def _once_shown(then: Callable[[], Awaitable[None]]) -> None:
+    """Run *then* once Chainlit has sent the resumed thread to the page. It sends it after
+    on_chat_resume returns, and the page then replaces its messages with the thread's: what
+    was said during the resume vanished (an agent's reload lost the desk's "You hold …")."""
+    emitter = cl.context.emitter
+    send = emitter.resume_thread
+
+    async def resume_thread(thread: Any) -> None:
+        await send(thread)
+        emitter.resume_thread = send  # type: ignore[method-assign]
+        await then()
+
+    emitter.resume_thread = resume_thread  # type: ignore[method-assign]
 
 
 # --- events -----------------------------------------------------------------------------------

@@ -69,15 +69,18 @@ class AgentSession(Session):
             "user:") else None
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
-        await self.start(banner=False)  # the thread shows the banner already
-
-    async def start(self, *, banner: bool = True) -> None:
-        await self.send_settings()
+        await self.send_settings()  # the thread shows the banner already; the desk: shown()
         await self.screen.commands(turns.AGENT_COMMANDS)
-        if banner:
-            await self.banner()
+
+    async def shown(self) -> None:
         if self.seat is not None:
             await self.seat.sit()  # a reload: the agent's desk conversations are here again
+
+    async def start(self) -> None:
+        await self.send_settings()
+        await self.screen.commands(turns.AGENT_COMMANDS)
+        await self.banner()
+        await self.shown()  # a new tab shows nothing before this: said at once
 
     async def send_settings(self) -> None:
         await self.screen.settings([

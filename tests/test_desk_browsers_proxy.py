@@ -1,0 +1,193 @@
+"""Issue 29's "Done when", in real browsers (Debian's chromium, Playwright) through the real
+proxy: two app replicas (``chainlit run app.py``) on one Redis behind HAProxy configured by
+``hymt_chat/sidecar/proxy.py``, as ``hymt-chat up --app-replicas 2`` runs them.
+
+Another origin's page embeds the widget with its one script tag; two visitors (es-ES, ja-JP,
+each a browser context of its own) start conversations in its frame; agent alice (signed in
+on the Chainlit page) takes both, answers each in English, and each visitor reads the answer
+translated for their language; alice reloads and finds both with their history; agent bob
+takes one over, reads its history, and his answer reaches its visitor.
+
+Placement: each context carries the proxy's affinity cookie before its first request, the
+visitors naming replica 1, alice replica 2, bob replica 1 — and the replicas themselves say
+whom they served (each has its own stand-in model, which records what it was asked to
+translate). The stand-in answers the text it was given marked with the language it was asked
+for ("ES:Your order ships today."): what is under test is where words go, not translation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, FrameLocator, Page, expect
+
+from hymt_chat.modes.guest_words import STATIC
+from hymt_chat.service.auth import hash_password
+from hymt_chat.settings import Settings
+from hymt_chat.sidecar.private import write_private
+from hymt_chat.sidecar.proxy import plan_proxy
+from hymt_chat.sidecar.supervisor import Supervisor
+from tests.conftest import free_port
+from tests.support.redis_server import redis_server
+from tests.support.stub_model import StubModel, echo_source
+from tests.support.tabs import app
+from tests.test_desk_browser import _Site
+
+pytestmark = pytest.mark.slow
+
+PASSWORD = "correct horse battery"
+WAIT = 60_000  # ms: generous, for a busy 2-core machine; every wait ends on an event
+_CODES = {"English": "EN", "Spanish": "ES", "Japanese": "JA"}
+
+
+def _marked(prompt: str) -> str:
+    """The stand-in's answer: the source text, marked with the language it was asked for."""
+    asked = re.search(r"into (\w+), without", prompt)
+    return f"{_CODES.get(asked.group(1), '??') if asked else '??'}:{echo_source(prompt)}"
+
+
+def _asked(stub: StubModel, text: str) -> list[str]:
+    """The languages *stub* was asked to translate *text* into."""
+    return [_marked(p).split(":", 1)[0] for p in stub.prompts if echo_source(p) == text]
+
+
+@contextmanager
+def _proxy(backends: list[str], folder: Path, cookie: str) -> Iterator[str]:
+    """HAProxy in front of *backends* (their URLs), as ``up --app-replicas`` configures it."""
+    port = free_port()
+    plan = plan_proxy([("127.0.0.1", int(u.rsplit(":", 1)[1])) for u in backends],
+                      host="127.0.0.1", port=port, cookie=cookie,
+                      config_path=folder / "haproxy.cfg")
+    write_private(plan.config_path, plan.config)
+    proxy = Supervisor(plan.spec, health_url=plan.health_url, log_path=folder / "haproxy.log",
+                       name="haproxy")
+    proxy.start(timeout=30)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proxy.stop()
+
+
+def _pinned(browser: Browser, url: str, cookie: str, server: str, locale: str) -> BrowserContext:
+    """A browser context whose requests to *url* carry the proxy's affinity cookie for
+    *server* (as HAProxy inserts it: HttpOnly, no SameSite, so Lax), before any page opens."""
+    context = browser.new_context(locale=locale, viewport={"width": 1100, "height": 900})
+    context.add_cookies([{"name": cookie, "value": server, "url": url, "sameSite": "Lax",
+                          "httpOnly": True}])
+    return context
+
+
+def _visitor(context: BrowserContext, site: str, text: str) -> tuple[Page, FrameLocator]:
+    """The visitor opens the widget on the site's page and starts a conversation."""
+    page = context.new_page()
+    page.goto(site)
+    page.click("#hymt-desk-button")
+    frame = page.frame_locator("#hymt-desk-frame")
+    frame.locator("#text").fill(text)
+    frame.locator("#start").click()
+    expect(frame.locator(".msg.guest .text")).to_have_text(text, timeout=WAIT)
+    return page, frame
+
+
+def _agent(context: BrowserContext, url: str, name: str) -> Page:
+    """An agent signs in on the Chainlit page and picks the Support agent profile."""
+    page = context.new_page()
+    page.goto(f"{url}/login")
+    page.fill("#email", name)
+    page.fill("#password", PASSWORD)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#chat-profiles", timeout=WAIT)
+    page.click("#chat-profiles")
+    page.click("[data-test='select-item:Support agent']")
+    return page
+
+
+def _say(page: Page, text: str) -> None:
+    page.click("#chat-input")
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
+
+
+def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, tmp_path):
+    cookie = Settings().affinity_cookie  # "hymt-route", as `up` gives every replica
+    site_port = free_port()
+    site_url = f"http://127.0.0.1:{site_port}"
+    agents = ",".join(f"{n}:{hash_password(PASSWORD, n=2**10)}" for n in ("alice", "bob"))
+    with redis_server(tmp_path / "redis") as redis_url:
+        env = {"HYMT_AGENTS": agents, "CHAINLIT_AUTH_SECRET": "s" * 64,
+               "HYMT_REDIS_URL": redis_url, "HYMT_APP_REPLICAS": "2",
+               "HYMT_AFFINITY_COOKIE": cookie, "HYMT_TRUSTED_PROXIES": "127.0.0.1",
+               "HYMT_WIDGET_ORIGINS": site_url}
+        with (app(tmp_path / "r1", _marked, **env) as (url_1, model_1),
+              app(tmp_path / "r2", _marked, **env) as (url_2, model_2),
+              _proxy([url_1, url_2], tmp_path, cookie) as front):
+            site = _Site(front, site_port, host="127.0.0.1")
+            try:
+                es_ctx = _pinned(browser, front, cookie, "app1", "es-ES")
+                ja_ctx = _pinned(browser, front, cookie, "app1", "ja-JP")
+                es_text, ja_text = "Hola, mi pedido no ha llegado.", "荷物がまだ届きません。"
+                es_page, es = _visitor(es_ctx, site.url, es_text)
+                ja_page, ja = _visitor(ja_ctx, site.url, ja_text)
+                expect(es.locator("#status")).to_have_text(STATIC["es"]["waiting"])
+                expect(ja.locator("#status")).to_have_text(STATIC["ja"]["waiting"])
+                # Replica 1 started both (its model translated their first messages), not 2.
+                assert _asked(model_1, es_text) == ["EN"] and _asked(model_1, ja_text) == ["EN"]
+                assert _asked(model_2, es_text) == _asked(model_2, ja_text) == []
+
+                alice_ctx = _pinned(browser, front, cookie, "app2", "en-US")
+                alice = _agent(alice_ctx, front, "alice")
+                alice.get_by_role("button", name="Take #1").click(timeout=WAIT)
+                expect(alice.get_by_text("Now with #1 · Spanish").last).to_be_visible(
+                    timeout=WAIT)
+                expect(es.locator("#status")).to_have_text(STATIC["es"]["joined"], timeout=WAIT)
+                _say(alice, "Your order ships today.")
+                reply = es.locator(".msg.agent").last
+                expect(reply.locator(".text")).to_have_text("ES:Your order ships today.",
+                                                            timeout=WAIT)
+                expect(reply.locator(".orig")).to_contain_text("Your order ships today.")
+                alice.get_by_role("button", name="Take #2").last.click(timeout=WAIT)
+                expect(alice.get_by_text("Now with #2 · Japanese").last).to_be_visible(
+                    timeout=WAIT)
+                _say(alice, "Your parcel is on its way.")
+                reply = ja.locator(".msg.agent").last
+                expect(reply.locator(".text")).to_have_text("JA:Your parcel is on its way.",
+                                                            timeout=WAIT)
+                # Alice's replica translated her replies: her tab is on replica 2.
+                assert _asked(model_2, "Your order ships today.") == ["ES"]
+                assert _asked(model_2, "Your parcel is on its way.") == ["JA"]
+                assert _asked(model_1, "Your order ships today.") == []
+
+                alice.reload()
+                expect(alice.get_by_text("You hold 2 conversation(s): #1 · Spanish, #2 · "
+                                         "Japanese.")).to_be_visible(timeout=WAIT)
+                # The last one is current again, its talk shown; the other a click away.
+                expect(alice.get_by_text("Now with #2 · Japanese").last).to_be_visible()
+                _say(alice, "/desk 1")
+                expect(alice.get_by_text("Now with #1 · Spanish: your messages go to this "
+                                         "visitor (2 so far).")).to_be_visible(timeout=WAIT)
+                expect(alice.locator("code", has_text="ES:Your order ships today.").last
+                       ).to_be_visible()
+
+                bob_ctx = _pinned(browser, front, cookie, "app1", "en-US")
+                bob = _agent(bob_ctx, front, "bob")
+                bob.get_by_role("button", name="Take over #1").last.click(timeout=WAIT)
+                expect(bob.get_by_text("Now with #1 · Spanish: your messages go to this "
+                                       "visitor (2 so far).")).to_be_visible(timeout=WAIT)
+                expect(bob.get_by_text(f"Original: {es_text}").last).to_be_visible()
+                expect(bob.locator("code", has_text="ES:Your order ships today.").last
+                       ).to_be_visible()
+                expect(alice.get_by_text("#1 · Spanish was taken over by bob")).to_be_visible(
+                    timeout=WAIT)
+                _say(bob, "The tracking number is in your email.")
+                expect(es.locator(".msg.agent .text").last).to_have_text(
+                    "ES:The tracking number is in your email.", timeout=WAIT)
+                assert _asked(model_1, "The tracking number is in your email.") == ["ES"]
+                assert _asked(model_2, "The tracking number is in your email.") == []
+                for context in (es_ctx, ja_ctx, alice_ctx, bob_ctx):
+                    context.close()
+            finally:
+                site.close()

@@ -17,12 +17,14 @@ for ("ES:Your order ships today."): what is under test is where words go, not tr
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import redis
 from playwright.sync_api import Browser, BrowserContext, FrameLocator, Page, expect
 
 from hymt_chat.modes.guest_words import STATIC
@@ -70,6 +72,46 @@ def _proxy(backends: list[str], folder: Path, cookie: str) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         proxy.stop()
+
+
+class _Relay:
+    """What the replicas tell each other over Redis (``hymt_chat/room/desk_relay.py``), read by
+    a subscriber of the test's own, and where each conversation's talk lives (its inbox row's
+    owner): the replicas' own account of whom they serve."""
+
+    def __init__(self, url: str) -> None:
+        self.redis = redis.Redis.from_url(url, decode_responses=True)
+        self.watch = self.redis.pubsub()
+        self.watch.psubscribe("hymt:desk:to:*")
+        self.seen: list[tuple[str, dict]] = []  # (replica told, message)
+
+    def owner(self, number: int) -> tuple[str, str | None]:
+        """The replica where conversation *number*'s talk lives, and its agent."""
+        row = json.loads(self.redis.hget("hymt:desk:tickets", str(number)) or "{}")
+        return row.get("owner", ""), row.get("agent")
+
+    def told(self, op: str, **fields: object) -> list[str]:
+        """The replicas told *op* (with *fields*), once one is (waiting up to a minute)."""
+        for _ in range(600):
+            found = [to for to, m in self.seen if m.get("op") == op
+                     and all(m.get(k) == v for k, v in fields.items())]
+            if found:
+                return found
+            message = self.watch.get_message(timeout=0.1)
+            if message and message["type"] == "pmessage":
+                self.seen.append((message["channel"].removeprefix("hymt:desk:to:"),
+                                  json.loads(message["data"])))
+        raise AssertionError(f"no {op} {fields} in {self.seen}")
+
+    def close(self) -> None:
+        self.watch.close()
+        self.redis.close()
+
+
+def _token(page: Page) -> str:
+    """The room token of the visitor's conversation, from the widget frame's address."""
+    return next(re.search(r"/room/([A-Za-z0-9_-]+)", f.url).group(1)  # type: ignore[union-attr]
+                for f in page.frames if "/room/" in f.url)
 
 
 def _pinned(browser: Browser, url: str, cookie: str, server: str, locale: str) -> BrowserContext:
@@ -125,7 +167,7 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, tmp_path
         with (app(tmp_path / "r1", _marked, **env) as (url_1, model_1),
               app(tmp_path / "r2", _marked, **env) as (url_2, model_2),
               _proxy([url_1, url_2], tmp_path, cookie) as front):
-            site = _Site(front, site_port, host="127.0.0.1")
+            site, relay = _Site(front, site_port, host="127.0.0.1"), _Relay(redis_url)
             try:
                 es_ctx = _pinned(browser, front, cookie, "app1", "es-ES")
                 ja_ctx = _pinned(browser, front, cookie, "app1", "ja-JP")
@@ -137,6 +179,8 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, tmp_path
                 # Replica 1 started both (its model translated their first messages), not 2.
                 assert _asked(model_1, es_text) == ["EN"] and _asked(model_1, ja_text) == ["EN"]
                 assert _asked(model_2, es_text) == _asked(model_2, ja_text) == []
+                one, ja_token, es_token = relay.owner(1)[0], _token(ja_page), _token(es_page)
+                assert one and relay.owner(1) == relay.owner(2) == (one, None)
 
                 alice_ctx = _pinned(browser, front, cookie, "app2", "en-US")
                 alice = _agent(alice_ctx, front, "alice")
@@ -160,12 +204,23 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, tmp_path
                 assert _asked(model_2, "Your order ships today.") == ["ES"]
                 assert _asked(model_2, "Your parcel is on its way.") == ["JA"]
                 assert _asked(model_1, "Your order ships today.") == []
+                # Replica 2 asked replica 1 for both (alice's take) and holds their talk now,
+                two = relay.told("take", number=1, agent="user:alice")[0] and relay.owner(1)[0]
+                assert two != one and relay.owner(1) == relay.owner(2) == (two, "user:alice")
+                assert relay.told("take", number=2, agent="user:alice") == [one]
+                # while the visitors' sockets stay on replica 1: 2 sends their events there.
+                assert set(relay.told("guest_event", token=es_token)) == {one}
+                assert set(relay.told("guest_event", token=ja_token)) == {one}
 
                 alice.reload()
                 expect(alice.get_by_text("You hold 2 conversation(s): #1 · Spanish, #2 · "
                                          "Japanese.")).to_be_visible(timeout=WAIT)
                 # The last one is current again, its talk shown; the other a click away.
                 expect(alice.get_by_text("Now with #2 · Japanese").last).to_be_visible()
+                _say(alice, "/desk inbox")  # both hers
+                for row in (r"^1 Spanish .* you$", r"^2 ◀ Japanese .* you$"):  # ◀: current
+                    expect(alice.get_by_role("row", name=re.compile(row)).last).to_be_visible(
+                        timeout=WAIT)
                 _say(alice, "/desk 1")
                 expect(alice.get_by_text("Now with #1 · Spanish: your messages go to this "
                                          "visitor (2 so far).")).to_be_visible(timeout=WAIT)
@@ -187,7 +242,9 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, tmp_path
                     "ES:The tracking number is in your email.", timeout=WAIT)
                 assert _asked(model_1, "The tracking number is in your email.") == ["ES"]
                 assert _asked(model_2, "The tracking number is in your email.") == []
+                assert relay.owner(1) == (one, "user:bob")  # the talk back on bob's replica 1
                 for context in (es_ctx, ja_ctx, alice_ctx, bob_ctx):
                     context.close()
             finally:
                 site.close()
+                relay.close()

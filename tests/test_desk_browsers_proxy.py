@@ -2,17 +2,21 @@
 proxy: two app replicas (``chainlit run app.py``) on one Redis behind HAProxy configured by
 ``hymt_chat/sidecar/proxy.py``, as ``hymt-chat up --app-replicas 2`` runs them.
 
-Another origin's page embeds the widget with its one script tag; two visitors (es-ES, ja-JP,
-each a browser context of its own) start conversations in its frame; agent alice (signed in
-on the Chainlit page) takes both, answers each in English, and each visitor reads the answer
-translated for their language; alice reloads and finds both with their history; agent bob
-takes one over, reads its history, and his answer reaches its visitor.
+Another origin's page (127.0.0.1, another port) embeds the widget with its one script tag; two
+visitors (es-ES, ja-JP, each a browser context of its own) start conversations in its frame;
+agent alice (signed in on the Chainlit page) takes both with the inbox's buttons, answers each
+in English, and each visitor reads the answer translated for their language; alice reloads
+and finds both with their history; agent bob takes one over, reads its history, and his answer
+reaches its visitor. Then a visitor on another *site's* page (localhost), whose frame the
+proxy's cookie cannot pin, is taken and answered across the replicas too.
 
-Placement: each context carries the proxy's affinity cookie before its first request, the
-visitors naming replica 1, alice replica 2, bob replica 1 — and the replicas themselves say
-whom they served (each has its own stand-in model, which records what it was asked to
-translate). The stand-in answers the text it was given marked with the language it was asked
-for ("ES:Your order ships today."): what is under test is where words go, not translation.
+Placement: each context but the last carries the proxy's affinity cookie before its first
+request — the visitors naming replica 1, alice replica 2, bob replica 1 — and the replicas say
+whom they served: each has its own stand-in model, which records what it translated (where a
+conversation's talk was), and the desk's relay over Redis says where each talk lives and what
+one replica asks or sends the other (a visitor's events go to the replica holding their
+socket). The stand-in answers the text it was given marked with the language it was asked for
+("ES:Your order ships today."): what is under test is where words go, not translation.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ pytestmark = pytest.mark.slow
 
 PASSWORD = "correct horse battery"
 WAIT = 60_000  # ms: generous, for a busy 2-core machine; every wait ends on an event
-_CODES = {"English": "EN", "Spanish": "ES", "Japanese": "JA"}
+_CODES = {"English": "EN", "Spanish": "ES", "Japanese": "JA", "French": "FR"}
 
 
 def _marked(prompt: str) -> str:
@@ -156,18 +160,20 @@ def _say(page: Page, text: str) -> None:
 
 def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, tmp_path):
     cookie = Settings().affinity_cookie  # "hymt-route", as `up` gives every replica
-    site_port = free_port()
-    site_url = f"http://127.0.0.1:{site_port}"
+    site_port, other_port = free_port(), free_port()
+    site_url, other_url = f"http://127.0.0.1:{site_port}", f"http://localhost:{other_port}"
     agents = ",".join(f"{n}:{hash_password(PASSWORD, n=2**10)}" for n in ("alice", "bob"))
     with redis_server(tmp_path / "redis") as redis_url:
         env = {"HYMT_AGENTS": agents, "CHAINLIT_AUTH_SECRET": "s" * 64,
                "HYMT_REDIS_URL": redis_url, "HYMT_APP_REPLICAS": "2",
                "HYMT_AFFINITY_COOKIE": cookie, "HYMT_TRUSTED_PROXIES": "127.0.0.1",
-               "HYMT_WIDGET_ORIGINS": site_url}
+               "HYMT_WIDGET_ORIGINS": f"{site_url},{other_url}",
+               "HYMT_DESK_PER_VISITOR": "3"}  # every visitor is 127.0.0.1 here
         with (app(tmp_path / "r1", _marked, **env) as (url_1, model_1),
               app(tmp_path / "r2", _marked, **env) as (url_2, model_2),
               _proxy([url_1, url_2], tmp_path, cookie) as front):
             site, relay = _Site(front, site_port, host="127.0.0.1"), _Relay(redis_url)
+            other = _Site(front, other_port)  # localhost: another site, not only origin
             try:
                 es_ctx = _pinned(browser, front, cookie, "app1", "es-ES")
                 ja_ctx = _pinned(browser, front, cookie, "app1", "ja-JP")
@@ -243,8 +249,28 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, tmp_path
                 assert _asked(model_1, "The tracking number is in your email.") == ["ES"]
                 assert _asked(model_2, "The tracking number is in your email.") == []
                 assert relay.owner(1) == (one, "user:bob")  # the talk back on bob's replica 1
-                for context in (es_ctx, ja_ctx, alice_ctx, bob_ctx):
+
+                # A visitor on another SITE's page: the frame is cross-site, so chromium
+                # neither stores nor sends the proxy's cookie (Lax) there, each of its requests
+                # goes where HAProxy balances it, and the replicas serve it wherever it lands.
+                fr_ctx = browser.new_context(locale="fr-FR")
+                fr_text = "Bonjour, ma commande est en retard."
+                fr_page, fr = _visitor(fr_ctx, other.url, fr_text)
+                bob.get_by_role("button", name="Take #3").last.click(timeout=WAIT)
+                expect(bob.get_by_text("Now with #3 · French").last).to_be_visible(timeout=WAIT)
+                expect(fr.locator("#status")).to_have_text(STATIC["fr"]["joined"], timeout=WAIT)
+                _say(bob, "We will call you tomorrow.")
+                expect(fr.locator(".msg.agent .text").last).to_have_text(
+                    "FR:We will call you tomorrow.", timeout=WAIT)
+                assert [c for c in fr_ctx.cookies() if c["name"] == cookie] == []
+                # HAProxy's leastconn put it on replica 2 (alice's one socket there against
+                # three on replica 1), so bob's take crossed again: 1 asked 2 for it.
+                assert _asked(model_2, fr_text) == ["EN"] and _asked(model_1, fr_text) == []
+                assert relay.told("take", number=3, agent="user:bob") == [two]
+                assert relay.owner(3) == (one, "user:bob")
+                for context in (es_ctx, ja_ctx, alice_ctx, bob_ctx, fr_ctx):
                     context.close()
             finally:
                 site.close()
+                other.close()
                 relay.close()

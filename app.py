@@ -32,6 +32,7 @@ from hymt_chat.modes.agent.desk_seat import open_desk
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.kiosk_session import KioskSession
 from hymt_chat.modes.room import Rooms
+from hymt_chat.modes.screen import storing
 from hymt_chat.modes.session import BUTTONS, Services, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
 from hymt_chat.room import counter, desk_page
@@ -152,8 +153,11 @@ def _session() -> Session:
     return cl.user_session.get("session") or _open()
 
 
-def _is_kiosk() -> bool:
-    """For the data layer: is the current session a kiosk (whose writes are skipped)?"""
+def _unkept() -> bool:
+    """For the data layer: is this write skipped (a kiosk's session keeps nothing; a mode
+    shows some things without keeping them: ``not_stored``)?"""
+    if not storing():
+        return True
     try:
         return cl.context.session.chat_profile == kiosk.KIOSK_PROFILE
     except ChainlitContextException:  # a write outside any session (an HTTP route)
@@ -195,7 +199,7 @@ if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history ne
 
     @cl.data_layer
     def history_layer() -> SQLAlchemyDataLayer:
-        layer_cls = history.skip_writes_when(SQLAlchemyDataLayer, _is_kiosk)  # kiosk: nothing
+        layer_cls = history.skip_writes_when(SQLAlchemyDataLayer, _unkept)
         layer = layer_cls(conninfo=SETTINGS.history_url)
         history.adapt_sqlite(layer.engine)
         return layer

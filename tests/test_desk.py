@@ -106,7 +106,7 @@ async def test_a_reloaded_thread_page_hears_the_desk_after_the_thread(tmp_path):
     """A reload after the first message is a reload of ``/thread/<id>``, which Chainlit
     resumes: it sends the thread to the page after on_chat_resume, and the page replaces its
     messages with the thread's — so the desk's news must come after it, or the agent sees none
-    of their conversations (found in a real browser: tests/test_desk_browsers_proxy.py)."""
+    of their conversations (both found in a real browser: tests/test_desk_browsers_proxy.py)."""
     with app(tmp_path, HYMT_AGENTS=f"alice:{_hash('alice')}", CHAINLIT_AUTH_SECRET="s" * 64
              ) as (url, _):
         assert _start(url, G1, "es", "Hola, mi pedido no ha llegado.").status_code == 200
@@ -126,3 +126,11 @@ async def test_a_reloaded_thread_page_hears_the_desk_after_the_thread(tmp_path):
             held = next(i for i, (e, d) in enumerate(again.events) if e == "new_message"
                         and "You hold" in d["output"])
             assert "resume_thread" in names[:held], names
+        # That news is the present, shown afresh at each reload: not kept in the thread, or
+        # every resume showed the earlier ones too (Chainlit's page opens several sockets
+        # while it loads, each resuming: the agent read it all twice).
+        async with Tab(url, {"Cookie": alice_cookie}, profile=AGENT, thread=thread[0]) as third:
+            await third.wait(md("You hold 1 conversation(s)"))
+            steps = [d for e, d in third.events if e == "resume_thread"][0]["steps"]
+            assert any("/desk take 1" in (s.get("output") or "") for s in steps), steps
+            assert not [s for s in steps if "You hold" in (s.get("output") or "")]

@@ -39,6 +39,7 @@ from hymt_chat.sidecar.private import write_private
 from hymt_chat.sidecar.proxy import plan_proxy
 from hymt_chat.sidecar.supervisor import Supervisor
 from tests.conftest import free_port
+from tests.support.postgres import fresh_database
 from tests.support.redis_server import redis_server
 from tests.support.stub_model import StubModel, echo_source
 from tests.support.tabs import app
@@ -95,12 +96,13 @@ class _Relay:
         row = json.loads(self.redis.hget("hymt:desk:tickets", str(number)) or "{}")
         return row.get("owner", ""), row.get("agent")
 
-    def told(self, op: str, **fields: object) -> list[str]:
-        """The replicas told *op* (with *fields*), once one is (waiting up to a minute)."""
+    def told(self, op: str, until: str | None = None, **fields: object) -> list[str]:
+        """The replicas told *op* (with *fields*), once one is — replica *until*, if given
+        (waiting up to a minute)."""
         for _ in range(600):
             found = [to for to, m in self.seen if m.get("op") == op
                      and all(m.get(k) == v for k, v in fields.items())]
-            if found:
+            if found and (until is None or until in found):
                 return found
             message = self.watch.get_message(timeout=0.1)
             if message and message["type"] == "pmessage":
@@ -154,12 +156,14 @@ def _agent(context: BrowserContext, url: str, name: str) -> Page:
 
 
 def _say(page: Page, text: str) -> None:
-    page.click("#chat-input")
-    page.keyboard.type(text)
-    page.keyboard.press("Enter")
+    """Type *text* and send it with the send button (Enter on a "/command" may pick the
+    command menu's entry instead), then see the composer emptied: it went."""
+    page.fill("#chat-input", text)  # at once: keys typed while the page redraws get lost
+    page.click("#chat-submit", timeout=WAIT)
+    expect(page.locator("#chat-input")).to_have_text("", timeout=WAIT)
 
 
-def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, tmp_path):
+def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres_url, tmp_path):
     cookie = Settings().affinity_cookie  # "hymt-route", as `up` gives every replica
     site_port, other_port = free_port(), free_port()
     site_url, other_url = f"http://127.0.0.1:{site_port}", f"http://localhost:{other_port}"
@@ -169,7 +173,8 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, tmp_path
                "HYMT_REDIS_URL": redis_url, "HYMT_APP_REPLICAS": "2",
                "HYMT_AFFINITY_COOKIE": cookie, "HYMT_TRUSTED_PROXIES": "127.0.0.1",
                "HYMT_WIDGET_ORIGINS": f"{site_url},{other_url}",
-               "HYMT_DESK_PER_VISITOR": "3"}  # every visitor is 127.0.0.1 here
+               "HYMT_DESK_PER_VISITOR": "3",  # every visitor is 127.0.0.1 here
+               "HYMT_DATABASE_URL": fresh_database(postgres_url)}  # one history, as deployed
         with (app(tmp_path / "r1", _marked, **env) as (url_1, model_1),
               app(tmp_path / "r2", _marked, **env) as (url_2, model_2),
               _proxy([url_1, url_2], tmp_path, cookie) as front):
@@ -274,6 +279,21 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, tmp_path
                 assert _asked(model_2, fr_text) == ["EN"] and _asked(model_1, fr_text) == []
                 assert relay.told("take", number=3, agent="user:bob") == [two]
                 assert relay.owner(3) == (one, "user:bob")
+
+                # Alice's replica is gone for her browser (HAProxy redispatches it: the cookie
+                # names replica 1 now); her reload resumes the thread from the shared history
+                # there, and her remaining conversation is brought along to replica 1.
+                alice_ctx.add_cookies([{"name": cookie, "value": "app1", "url": front,
+                                        "sameSite": "Lax", "httpOnly": True}])
+                alice.reload()
+                expect(alice.get_by_text("You hold 1 conversation(s): #2 · Japanese.")
+                       ).to_be_visible(timeout=WAIT)
+                assert relay.told("take", two, number=2, agent="user:alice") == [one, two]
+                assert relay.owner(2) == (one, "user:alice")
+                _say(alice, "It arrives on Friday.")
+                expect(ja.locator(".msg.agent .text").last).to_have_text(
+                    "JA:It arrives on Friday.", timeout=WAIT)
+                assert _asked(model_1, "It arrives on Friday.") == ["JA"]
                 for context in (es_ctx, ja_ctx, alice_ctx, bob_ctx, fr_ctx):
                     context.close()
             finally:

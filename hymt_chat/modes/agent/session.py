@@ -27,7 +27,16 @@ from hymt_chat.modes.agent.corrections import Correctable, review
 from hymt_chat.modes.agent.desk_seat import DESK_BUTTONS, DeskSeat
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Room, RoomMessage, Translate
-from hymt_chat.modes.screen import Attachment, Button, Choice, Reply, Screen, Shown, Toggle
+from hymt_chat.modes.screen import (
+    Attachment,
+    Button,
+    Choice,
+    Reply,
+    Screen,
+    Shown,
+    Toggle,
+    not_stored,
+)
 from hymt_chat.modes.session import KEPT_JOBS, Job, Kept, Services, Session, Upload
 from hymt_chat.modes.typing import SHOWN
 from hymt_chat.text.cleanup import clean_text
@@ -74,7 +83,8 @@ class AgentSession(Session):
 
     async def shown(self) -> None:
         if self.seat is not None:
-            await self.seat.sit()  # a reload: the agent's desk conversations are here again
+            with not_stored():  # said afresh at each reload, never piled up in the thread
+                await self.seat.sit()  # a reload: the agent's desk conversations are here again
 
     async def start(self) -> None:
         await self.send_settings()

@@ -35,8 +35,8 @@ _NOT_STORED: ContextVar[bool] = ContextVar("hymt_not_stored", default=False)
 def not_stored() -> Iterator[None]:
     """What is shown inside is not kept in the tab's history: a view of the present that each
     reload shows afresh (the desk's "You hold …" and the current conversation's latest lines).
-    Kept, every resume showed the earlier ones again, one set per reload and per socket
-    Chainlit's page opens while it loads (three here)."""
+    Kept, every resume showed the earlier ones again: one set per reload, and one per socket
+    Chainlit's page opens while it loads (chromium: three, each resuming the thread)."""
     token = _NOT_STORED.set(True)
     try:
         yield

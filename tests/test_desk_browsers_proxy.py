@@ -1,6 +1,7 @@
 """Issue 29's "Done when", in real browsers (Debian's chromium, Playwright) through the real
-proxy: two app replicas (``chainlit run app.py``) on one Redis behind HAProxy configured by
-``hymt_chat/sidecar/proxy.py``, as ``hymt-chat up --app-replicas 2`` runs them.
+proxy: two app replicas (``chainlit run app.py``) on one Redis and one PostgreSQL history,
+behind HAProxy configured by ``hymt_chat/sidecar/proxy.py``, as ``hymt-chat up --app-replicas
+2`` runs them.
 
 Another origin's page (127.0.0.1, another port) embeds the widget with its one script tag; two
 visitors (es-ES, ja-JP, each a browser context of its own) start conversations in its frame;
@@ -8,7 +9,9 @@ agent alice (signed in on the Chainlit page) takes both with the inbox's buttons
 in English, and each visitor reads the answer translated for their language; alice reloads
 and finds both with their history; agent bob takes one over, reads its history, and his answer
 reaches its visitor. Then a visitor on another *site's* page (localhost), whose frame the
-proxy's cookie cannot pin, is taken and answered across the replicas too.
+proxy's cookie cannot pin, is taken and answered across the replicas too; last, alice's
+reload lands on the other replica (as HAProxy redispatches a browser whose replica is gone)
+and her remaining conversation comes along.
 
 Placement: each context but the last carries the proxy's affinity cookie before its first
 request — the visitors naming replica 1, alice replica 2, bob replica 1 — and the replicas say

@@ -34,6 +34,7 @@ import httpx
 import pytest
 import redis
 from playwright.sync_api import Browser, BrowserContext, FrameLocator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from hymt_chat.modes.guest_words import STATIC
 from hymt_chat.service.auth import hash_password
@@ -161,8 +162,13 @@ def _agent(context: BrowserContext, url: str, name: str) -> Page:
 def _say(page: Page, text: str) -> None:
     """Type *text* and send it with the send button (Enter on a "/command" may pick the
     command menu's entry instead), then see the composer emptied: it went."""
-    page.fill("#chat-input", text)  # at once: keys typed while the page redraws get lost
-    page.click("#chat-submit", timeout=WAIT)
+    for _ in range(12):  # a redraw (the tab's thread made: /thread/<id>) may empty the composer
+        page.fill("#chat-input", text)  # at once: keys typed while the page redraws get lost
+        try:
+            page.click("#chat-submit", timeout=5_000)  # disabled again: it was emptied
+            break
+        except PlaywrightTimeout:
+            continue
     expect(page.locator("#chat-input")).to_have_text("", timeout=WAIT)
 
 
@@ -204,6 +210,7 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 alice_ctx = _pinned(browser, front, cookie, "app2", "en-US")
                 alice = _agent(alice_ctx, front, "alice")
                 alice.get_by_role("button", name="Take #1").click(timeout=WAIT)
+                alice.wait_for_url("**/thread/*", timeout=WAIT)  # her first step made the thread
                 expect(alice.get_by_text("Now with #1 · Spanish").last).to_be_visible(
                     timeout=WAIT)
                 expect(es.locator("#status")).to_have_text(STATIC["es"]["joined"], timeout=WAIT)
@@ -250,6 +257,7 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 bob_ctx = _pinned(browser, front, cookie, "app1", "en-US")
                 bob = _agent(bob_ctx, front, "bob")
                 bob.get_by_role("button", name="Take over #1").last.click(timeout=WAIT)
+                bob.wait_for_url("**/thread/*", timeout=WAIT)
                 expect(bob.get_by_text("Now with #1 · Spanish: your messages go to this "
                                        "visitor (2 so far).")).to_be_visible(timeout=WAIT)
                 expect(bob.get_by_text(f"Original: {es_text}").last).to_be_visible()

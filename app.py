@@ -221,7 +221,10 @@ def _once_shown(then: Callable[[], Awaitable[None]]) -> None:
     async def resume_thread(thread: Any) -> None:
         await send(thread)
         emitter.resume_thread = send  # type: ignore[method-assign]
-        await then()
+        try:
+            await then()
+        except Exception:  # noqa: BLE001 - outside on_chat_resume's guard: log, keep the socket
+            logger.exception("the resumed tab's mode failed after the thread was shown")
 
     emitter.resume_thread = resume_thread  # type: ignore[method-assign]
 

@@ -10,6 +10,7 @@ import asyncio
 import gc
 import importlib
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import chainlit as cl
@@ -31,6 +32,7 @@ from hymt_chat.modes.agent.desk_seat import open_desk
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.kiosk_session import KioskSession
 from hymt_chat.modes.room import Rooms
+from hymt_chat.modes.screen import storing
 from hymt_chat.modes.session import BUTTONS, Services, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
 from hymt_chat.room import counter, desk_page
@@ -153,8 +155,11 @@ def _session() -> Session:
     return cl.user_session.get("session") or _open()
 
 
-def _is_kiosk() -> bool:
-    """For the data layer: is the current session a kiosk (whose writes are skipped)?"""
+def _unkept() -> bool:
+    """For the data layer: is this write skipped (a kiosk's session keeps nothing; a mode
+    shows some things without keeping them: ``not_stored``)?"""
+    if not storing():
+        return True
     try:
         return cl.context.session.chat_profile == kiosk.KIOSK_PROFILE
     except ChainlitContextException:  # a write outside any session (an HTTP route)
@@ -197,14 +202,34 @@ if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history ne
 
     @cl.data_layer
     def history_layer() -> SQLAlchemyDataLayer:
-        layer_cls = history.skip_writes_when(SQLAlchemyDataLayer, _is_kiosk)  # kiosk: nothing
+        layer_cls = history.skip_writes_when(SQLAlchemyDataLayer, _unkept)
         layer = layer_cls(conninfo=SETTINGS.history_url)
         history.adapt_sqlite(layer.engine)
         return layer
 
     @cl.on_chat_resume
     async def resume(thread: dict[str, Any]) -> None:
-        await _open(thread).resume(cl.user_session.get("chat_settings"))
+        session = _open(thread)
+        await session.resume(cl.user_session.get("chat_settings"))
+        _once_shown(session.shown)
+
+
+def _once_shown(then: Callable[[], Awaitable[None]]) -> None:
+    """Run *then* once Chainlit has sent the resumed thread to the page. It sends it after
+    on_chat_resume returns, and the page then replaces its messages with the thread's: what
+    was said during the resume vanished (an agent's reload lost the desk's "You hold …")."""
+    emitter = cl.context.emitter
+    send = emitter.resume_thread
+
+    async def resume_thread(thread: Any) -> None:
+        await send(thread)
+        emitter.resume_thread = send  # type: ignore[method-assign]
+        try:
+            await then()
+        except Exception:  # noqa: BLE001 - outside on_chat_resume's guard: log, keep the socket
+            logger.exception("the resumed tab's mode failed after the thread was shown")
+
+    emitter.resume_thread = resume_thread  # type: ignore[method-assign]
 
 
 # --- events -----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ so they are one visitor to the desk's per-visitor limit (set high enough for the
 
 from __future__ import annotations
 
+import asyncio
 import functools
 
 import aiohttp
@@ -99,3 +100,37 @@ async def test_two_visitors_one_agent_a_reload_a_transfer_and_a_block(tmp_path):
                         assert closed["key"] == "blocked"
         blocked = _start(url, "5" * 32, "es", "Hola otra vez.")
         assert blocked.status_code == 403 and blocked.json()["key"] == "blocked"
+
+
+async def test_a_reloaded_thread_page_hears_the_desk_after_the_thread(tmp_path):
+    """A reload after the first message is a reload of ``/thread/<id>``, which Chainlit
+    resumes: it sends the thread to the page after on_chat_resume, and the page replaces its
+    messages with the thread's — so the desk's news must come after it, or the agent sees none
+    of their conversations (both found in a real browser: tests/test_desk_browsers_proxy.py)."""
+    with app(tmp_path, HYMT_AGENTS=f"alice:{_hash('alice')}", CHAINLIT_AUTH_SECRET="s" * 64
+             ) as (url, _):
+        assert _start(url, G1, "es", "Hola, mi pedido no ha llegado.").status_code == 200
+        alice_cookie = _cookie(url, "alice")
+        async with Tab(url, {"Cookie": alice_cookie}, profile=AGENT) as alice:
+            await alice.send("/desk take 1")
+            await alice.wait(md("Now with #1 · Spanish"))
+            for _ in range(600):  # the thread is made after the first message's answer
+                thread = [d["thread_id"] for e, d in alice.events if e == "first_interaction"]
+                if thread:
+                    break
+                await asyncio.sleep(0.1)
+            assert thread, alice.events[-5:]
+        async with Tab(url, {"Cookie": alice_cookie}, profile=AGENT, thread=thread[0]) as again:
+            await again.wait(md("You hold 1 conversation(s)"))
+            names = [e for e, _ in again.events]
+            held = next(i for i, (e, d) in enumerate(again.events) if e == "new_message"
+                        and "You hold" in d["output"])
+            assert "resume_thread" in names[:held], names
+        # That news is the present, shown afresh at each reload: not kept in the thread, or
+        # every resume showed the earlier ones too (Chainlit's page opens several sockets
+        # while it loads, each resuming: the agent read it all twice).
+        async with Tab(url, {"Cookie": alice_cookie}, profile=AGENT, thread=thread[0]) as third:
+            await third.wait(md("You hold 1 conversation(s)"))
+            steps = [d for e, d in third.events if e == "resume_thread"][0]["steps"]
+            assert any("/desk take 1" in (s.get("output") or "") for s in steps), steps
+            assert not [s for s in steps if "You hold" in (s.get("output") or "")]

@@ -102,11 +102,11 @@ def test_a_japanese_guest_page_shows_no_english_or_chinese_string(browser, tmp_p
 
 
 class _Site:
-    """Another origin's page (``localhost``, where the app is ``127.0.0.1``) under a strict
-    CSP: nothing inline, scripts and frames from the app's origin only — the widget's whole
-    demand on a host page."""
+    """Another origin's page (``localhost``, where the app is ``127.0.0.1``: another site; or
+    *host* ``127.0.0.1``, the same site on another port) under a strict CSP: nothing inline,
+    scripts and frames from the app's origin only — the widget's whole demand on a host page."""
 
-    def __init__(self, app_url: str, port: int) -> None:
+    def __init__(self, app_url: str, port: int, host: str = "localhost") -> None:
         page = (f'<!doctype html><html><head><script src="{app_url}/desk/widget.js" async>'
                 "</script></head><body><h1>Tienda</h1></body></html>").encode()
         policy = f"default-src 'none'; script-src {app_url}; frame-src {app_url}"
@@ -123,7 +123,7 @@ class _Site:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.url = f"http://localhost:{port}"
+        self.url = f"http://{host}:{port}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:

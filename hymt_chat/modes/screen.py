@@ -8,7 +8,9 @@ have shown.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,7 +24,29 @@ __all__ = [
     "Screen",
     "Shown",
     "Toggle",
+    "not_stored",
+    "storing",
 ]
+
+_NOT_STORED: ContextVar[bool] = ContextVar("hymt_not_stored", default=False)
+
+
+@contextmanager
+def not_stored() -> Iterator[None]:
+    """What is shown inside is not kept in the tab's history: a view of the present that each
+    reload shows afresh (the desk's "You hold …" and the current conversation's latest lines).
+    Kept, every resume showed the earlier ones again: one set per reload, and one per socket
+    Chainlit's page opens while it loads (chromium: three, each resuming the thread)."""
+    token = _NOT_STORED.set(True)
+    try:
+        yield
+    finally:
+        _NOT_STORED.reset(token)
+
+
+def storing() -> bool:
+    """For the data layer: whether what is shown now is kept."""
+    return not _NOT_STORED.get()
 
 
 @dataclass(frozen=True, slots=True)

@@ -171,6 +171,10 @@ class Session:
         """A thread reopened (history): by default, a fresh start."""
         await self.start()
 
+    async def shown(self) -> None:
+        """The page shows the resumed thread now: what the mode says on a resume goes here (the
+        page replaces what came before with the thread's own messages)."""
+
     async def settings_changed(self, values: Mapping[str, Any]) -> None:
         """The settings panel changed (a mode without settings ignores it)."""
 

@@ -49,8 +49,9 @@ class Tab:
     """One browser tab's socket.io session: send messages, read what the app answered."""
 
     def __init__(self, url: str, headers: dict[str, str] | None = None,
-                 profile: str | None = None) -> None:
-        self.url, self.headers, self.profile = url, headers or {}, profile
+                 profile: str | None = None, thread: str | None = None) -> None:
+        """*thread*: the page of that thread (``/thread/<id>``), which Chainlit resumes."""
+        self.url, self.headers, self.profile, self.thread = url, headers or {}, profile, thread
         self.session = str(uuid.uuid4())
         self.events: list[tuple[str, object]] = []
         self.client = socketio.AsyncClient()
@@ -75,7 +76,8 @@ class Tab:
                                   transports=["websocket"], headers=self.headers,
                                   auth={"sessionId": self.session, "clientType": "webapp",
                                         "userEnv": "{}",
-                                        **({"chatProfile": self.profile} if self.profile else {})})
+                                        **({"chatProfile": self.profile} if self.profile else {}),
+                                        **({"threadId": self.thread} if self.thread else {})})
 
     async def __aexit__(self, *exc: object) -> None:
         await self.client.disconnect()

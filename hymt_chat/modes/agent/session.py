@@ -27,7 +27,16 @@ from hymt_chat.modes.agent.corrections import Correctable, review
 from hymt_chat.modes.agent.desk_seat import DESK_BUTTONS, DeskSeat
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Room, RoomMessage, Translate
-from hymt_chat.modes.screen import Attachment, Button, Choice, Reply, Screen, Shown, Toggle
+from hymt_chat.modes.screen import (
+    Attachment,
+    Button,
+    Choice,
+    Reply,
+    Screen,
+    Shown,
+    Toggle,
+    not_stored,
+)
 from hymt_chat.modes.session import KEPT_JOBS, Job, Kept, Services, Session, Upload
 from hymt_chat.modes.typing import SHOWN
 from hymt_chat.text.cleanup import clean_text
@@ -69,15 +78,19 @@ class AgentSession(Session):
             "user:") else None
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
-        await self.start(banner=False)  # the thread shows the banner already
+        await self.send_settings()  # the thread shows the banner already; the desk: shown()
+        await self.screen.commands(turns.AGENT_COMMANDS)
 
-    async def start(self, *, banner: bool = True) -> None:
+    async def shown(self) -> None:
+        if self.seat is not None:
+            with not_stored():  # said afresh at each reload, never piled up in the thread
+                await self.seat.sit()  # a reload: the agent's desk conversations are here again
+
+    async def start(self) -> None:
         await self.send_settings()
         await self.screen.commands(turns.AGENT_COMMANDS)
-        if banner:
-            await self.banner()
-        if self.seat is not None:
-            await self.seat.sit()  # a reload: the agent's desk conversations are here again
+        await self.banner()
+        await self.shown()  # a new tab shows nothing before this: said at once
 
     async def send_settings(self) -> None:
         await self.screen.settings([

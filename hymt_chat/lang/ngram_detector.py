@@ -204,7 +204,8 @@ class Detector(_LangDetector):  # type: ignore[misc]
         # here are the _Stream's.
         factory = profiles.factory
         self.word_lang_prob_map, self.langlist = factory.word_lang_prob_map, factory.langlist
-        self.seed, self.text, self.langprob = factory.seed, "", None
+        self.seed, self.text = factory.seed, ""
+        self.langprob: list[float] | None = None
         self.alpha, self.n_trial, self.max_text_length = self.ALPHA_DEFAULT, 7, 10000
         self.prior_map, self.verbose = None, False
         self.profiles = profiles

@@ -18,7 +18,7 @@ CLDR lacks a few everyday words — the bare currency words 元/块 (Chinese), �
 
 from __future__ import annotations
 
-import _sre  # re's engine: the case folding it applies (values._folded)
+import _sre  # type: ignore[import-not-found]  # re's engine: the case folding it applies
 import copy
 import re
 import unicodedata
@@ -328,7 +328,7 @@ def _trie(words: Iterable[str], letter: Callable[[str], tuple[str, str]] | None 
     """A regex matching exactly *words* (as a set), one branch per letter: ``ab|ac`` ->
     ``a[bc]``. *letter*: a character's (key, regex), letters of one key sharing a branch."""
     spell = letter or (lambda ch: (ch, re.escape(ch)))
-    root: dict[str, Any] = {}
+    root: dict[Any, Any] = {}
     for word in words:
         node = root
         for ch in word:

@@ -24,8 +24,7 @@ from hymt_chat.settings import Shared
 from hymt_chat.text.cleanup import clean_text
 
 __all__ = ["count_scripts", "detect_language", "detect_other_than", "detect_with_confidence",
-           "script_of",
-           "warm_up"]
+           "script_of", "warm_up"]
 
 SAMPLE_CHARS = 4000
 """Only the start of a long text is examined: enough for a stable answer, cheap on 200k."""

@@ -13,10 +13,11 @@ langdetect's model and its randomness exactly and changes only how the arithmeti
 - **A trial in one pass.** langdetect multiplies the probabilities by each drawn n-gram's row
   and normalises every fifth draw to see whether one language passed 0.99999. Normalising
   does not change where the product points, so the same checkpoints are read off one
-  cumulative sum of log rows, every fifth row of it: the same draws, the same checkpoint where a trial stops, and
-  probabilities equal to langdetect's up to float rounding (``tests/test_detection.py``
-  compares them to 1e-9 and the draws exactly).
-- **n-grams read in one loop**, each character's normalisation (pure) remembered.
+  cumulative sum of log rows, every fifth row of it: the same draws, the same checkpoint where
+  a trial stops, and probabilities equal to langdetect's up to float rounding
+  (``tests/test_detection.py`` compares them to 1e-9 and the draws exactly).
+- **n-grams read once per word** (they never cross a space), each character's normalisation
+  (pure) remembered; langdetect's text cleaning as regexes instead of character loops.
 """
 
 from __future__ import annotations

@@ -78,8 +78,7 @@ class AgentSession(Session):
             "user:") else None
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
-        await self.send_settings()  # the thread shows the banner already; the desk: shown()
-        await self.screen.commands(turns.AGENT_COMMANDS)
+        await self._controls()  # the thread shows the banner already; the desk: shown()
 
     async def shown(self) -> None:
         if self.seat is not None:
@@ -87,10 +86,14 @@ class AgentSession(Session):
                 await self.seat.sit()  # a reload: the agent's desk conversations are here again
 
     async def start(self) -> None:
-        await self.send_settings()
-        await self.screen.commands(turns.AGENT_COMMANDS)
+        await self._controls()
         await self.banner()
         await self.shown()  # a new tab shows nothing before this: said at once
+
+    async def _controls(self) -> None:
+        """The settings panel and the command menu: a new tab's and a resumed one's."""
+        await self.send_settings()
+        await self.screen.commands(turns.AGENT_COMMANDS)
 
     async def send_settings(self) -> None:
         await self.screen.settings([

@@ -126,3 +126,25 @@ async def test_get_health_and_the_supervisor_go_through_the_one_probe(tmp_path):
         supervisor = Supervisor(None, health_url=f"{endpoint.root}/health",  # type: ignore[arg-type]
                                 log_path=tmp_path / "log")
         assert supervisor.healthy() is True
+
+
+async def test_a_server_that_takes_the_connection_and_never_answers_is_slow_a_closed_one_not(
+        tmp_path):
+    """Timed out (busy) and refused (down) are told apart: the readiness waiter keeps a model
+    that answered before "ready" through a slow check (tests/test_readiness.py)."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()  # accepts (the kernel's backlog), never answers
+    try:
+        port = listener.getsockname()[1]
+        settings = Settings(base_url=f"http://127.0.0.1:{port}/v1", api_key="k",
+                            cache_dir=tmp_path)
+        hung = await probe_model(settings, timeout=0.3)
+        assert (hung.state, hung.slow) == ("down", True)
+    finally:
+        listener.close()
+    closed = await probe_model(Settings(base_url=f"http://127.0.0.1:{free_port()}/v1",
+                                        api_key="k", cache_dir=tmp_path), timeout=0.3)
+    assert (closed.state, closed.slow) == ("down", False)

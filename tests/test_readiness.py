@@ -19,6 +19,8 @@ class Script:
         state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
         if isinstance(state, Exception):
             raise state
+        if isinstance(state, Probe):
+            return state
         return Probe(state, self.root if state == "ready" else None)
 
 
@@ -72,3 +74,16 @@ async def test_going_down_again_blocks_new_waiters():
     assert readiness.state == "restarting"
     assert await readiness.wait_ready(timeout=0.05) is False
     await readiness.stop()
+
+
+async def test_a_slow_probe_of_a_model_that_was_ready_is_busy_not_down():
+    """A health check past its timeout (the server took the connection and is slow: busy) does
+    not refuse messages as "down"; a refused connection does, and so does slowness before the
+    server ever answered."""
+    readiness = Readiness(Script("ready", Probe("down", slow=True), "down"), interval=10,
+                          ready_interval=10)
+    assert await readiness.refresh() == "ready"
+    assert await readiness.refresh() == "ready"  # slow: still ready
+    assert await readiness.refresh() == "down"  # refused
+    never = Readiness(Script(Probe("down", slow=True)), interval=10)
+    assert await never.refresh() == "down"

@@ -35,7 +35,7 @@ async def test_a_guest_joins_and_both_sides_read_each_other(tmp_path):
                 await agent.send("/glossary list")
                 await agent.wait("empty", "no terms", "No terms")  # the guest added nothing
                 await agent.send("Your order ships today.")
-                sent = (await room_events(ws, "message"))[-1]["message"]
+                sent = (await room_events(ws, "message", tab=agent))[-1]["message"]
                 assert sent["who"] == "agent" and sent["translation"].startswith("EN:")
                 assert sent["target"] == "es"
             async with http.ws_connect(room_ws_url(url, token)) as again:  # a reload

@@ -53,6 +53,7 @@ def health_response(state: ModelState) -> tuple[int, dict[str, str]]:
 class Probe:
     state: ModelState
     model_root: str | None = None  # what the server says it serves (a path or a hub name)
+    slow: bool = False  # the server did not answer within the probe's timeout (not refused)
 
 
 async def _model_root(endpoint: Endpoint, http: httpx.AsyncClient) -> str | None:
@@ -88,6 +89,8 @@ async def probe_model(
         async with httpx.AsyncClient(timeout=timeout, verify=_tls()) as http:
             ok = await HealthCheck.of(endpoint).ask(http)
             root = await _model_root(endpoint, http) if ok and with_model else None
+    except httpx.TimeoutException:
+        return Probe(model_state(False, sidecar), None, slow=True)
     except httpx.HTTPError:
         ok, root = False, None
     return Probe(model_state(ok, sidecar), root)

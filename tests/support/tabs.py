@@ -121,12 +121,18 @@ async def open_room(tab: Tab) -> str:
     return link.group(1)
 
 
-async def room_events(ws: aiohttp.ClientWebSocketResponse, until: str, timeout: float = 20
-                      ) -> list[dict]:
-    """A guest socket's events up to the first of type *until*."""
+async def room_events(ws: aiohttp.ClientWebSocketResponse, until: str, timeout: float = 60,
+                      tab: Tab | None = None) -> list[dict]:
+    """A guest socket's events up to the first of type *until* (waiting as generously as
+    :meth:`Tab.wait`). *tab*: the agent's, whose last events a timeout shows."""
     got = []
     while True:
-        message = await asyncio.wait_for(ws.receive(), timeout)
+        try:
+            message = await asyncio.wait_for(ws.receive(), timeout)
+        except TimeoutError:
+            seen = str(tab.events[-6:])[:1500] if tab is not None else "(no tab given)"
+            raise AssertionError(f"no {until!r} in {timeout:g} s after {got}; the agent's tab "
+                                 f"last showed {seen}") from None
         if message.type != aiohttp.WSMsgType.TEXT:
             raise AssertionError(f"socket ended: {message!r} after {got}")
         got.append(json.loads(message.data))

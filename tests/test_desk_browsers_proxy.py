@@ -13,13 +13,17 @@ proxy's cookie cannot pin, is taken and answered across the replicas too; last, 
 reload lands on the other replica (as HAProxy redispatches a browser whose replica is gone)
 and her remaining conversation comes along.
 
+Replica 2, alice's, talks to the real model (vLLM's CPU build serving the demo model, answer
+checks on): her answers reach the visitors in Spanish and Japanese, read back with the app's
+own language detection. Replica 1 talks to a stand-in that answers the text it was given marked
+with the language it was asked for ("ES:The tracking number is in your email.") and records
+what it was asked: a marked answer was translated on replica 1, a real one on replica 2.
+
 Placement: each context but the last carries the proxy's affinity cookie before its first
 request — the visitors naming replica 1, alice replica 2, bob replica 1 — and the replicas say
-whom they served: each has its own stand-in model, which records what it translated (where a
-conversation's talk was), and the desk's relay over Redis says where each talk lives and what
-one replica asks or sends the other (a visitor's events go to the replica holding their
-socket). The stand-in answers the text it was given marked with the language it was asked for
-("ES:Your order ships today."): what is under test is where words go, not translation.
+whom they served: the answers' kind (above), the stand-in's record, and the desk's relay over
+Redis, which says where each talk lives and what one replica asks or sends the other (a
+visitor's events go to the replica holding their socket).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import redis
 from playwright.sync_api import Browser, BrowserContext, FrameLocator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from hymt_chat.lang.detect import detect_language
 from hymt_chat.modes.guest_words import STATIC
 from hymt_chat.service.auth import hash_password
 from hymt_chat.settings import Settings
@@ -43,6 +48,7 @@ from hymt_chat.sidecar.private import write_private
 from hymt_chat.sidecar.proxy import plan_proxy
 from hymt_chat.sidecar.supervisor import Supervisor
 from tests.conftest import free_port
+from tests.support.chainlit_app import app_env, running_app
 from tests.support.postgres import fresh_database
 from tests.support.redis_server import redis_server
 from tests.support.stub_model import StubModel, echo_source
@@ -65,6 +71,27 @@ def _marked(prompt: str) -> str:
 def _asked(stub: StubModel, text: str) -> list[str]:
     """The languages *stub* was asked to translate *text* into."""
     return [_marked(p).split(":", 1)[0] for p in stub.prompts if echo_source(p) == text]
+
+
+@contextmanager
+def _on_model(folder: Path, server, **env: str) -> Iterator[str]:
+    """A replica on the real model server (greedy, so its answers are stable; checks on)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    environment = app_env(HYMT_BASE_URL=server.endpoint.base_url,
+                          HYMT_API_KEY=server.endpoint.api_key,
+                          HYMT_MODEL=server.endpoint.model or "", HYMT_TEMPERATURE="0",
+                          HYMT_CACHE_DIR=str(folder / "cache"), **env)
+    with running_app(environment, free_port(), folder / "app.log") as url:
+        yield url
+
+
+def _translated(reply, original: str, language: str) -> str:
+    """The text a visitor's page shows for the agent's *original*: translated by the real model
+    (not the stand-in's marked echo), in *language*; the original one tap away."""
+    expect(reply.locator(".orig")).to_contain_text(original, timeout=WAIT)
+    text = reply.locator(".text").inner_text()
+    assert ":" + original not in text and detect_language(text) == language, text
+    return text
 
 
 @contextmanager
@@ -172,7 +199,8 @@ def _say(page: Page, text: str) -> None:
     expect(page.locator("#chat-input")).to_have_text("", timeout=WAIT)
 
 
-def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres_url, tmp_path):
+def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres_url, tmp_path,
+                                                              demo_server):
     cookie = Settings().affinity_cookie  # "hymt-route", as `up` gives every replica
     site_port, other_port = free_port(), free_port()
     site_url, other_url = f"http://127.0.0.1:{site_port}", f"http://localhost:{other_port}"
@@ -185,7 +213,7 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                "HYMT_DESK_PER_VISITOR": "3",  # every visitor is 127.0.0.1 here
                "HYMT_DATABASE_URL": fresh_database(postgres_url)}  # one history, as deployed
         with (app(tmp_path / "r1", _marked, **env) as (url_1, model_1),
-              app(tmp_path / "r2", _marked, **env) as (url_2, model_2),
+              _on_model(tmp_path / "r2", demo_server, **env) as url_2,
               _proxy([url_1, url_2], tmp_path, cookie) as front):
             site, relay = _Site(front, site_port, host="127.0.0.1"), _Relay(redis_url)
             other = _Site(front, other_port)  # localhost: another site, not only origin
@@ -201,9 +229,8 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 ja_page, ja = _visitor(ja_ctx, site.url, ja_text)
                 expect(es.locator("#status")).to_have_text(STATIC["es"]["waiting"])
                 expect(ja.locator("#status")).to_have_text(STATIC["ja"]["waiting"])
-                # Replica 1 started both (its model translated their first messages), not 2.
+                # Replica 1 started both (its model translated their first messages).
                 assert _asked(model_1, es_text) == ["EN"] and _asked(model_1, ja_text) == ["EN"]
-                assert _asked(model_2, es_text) == _asked(model_2, ja_text) == []
                 one, ja_token, es_token = relay.owner(1)[0], _token(ja_page), _token(es_page)
                 assert one and relay.owner(1) == relay.owner(2) == (one, None)
 
@@ -215,21 +242,17 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                     timeout=WAIT)
                 expect(es.locator("#status")).to_have_text(STATIC["es"]["joined"], timeout=WAIT)
                 _say(alice, "Your order ships today.")
-                reply = es.locator(".msg.agent").last
-                expect(reply.locator(".text")).to_have_text("ES:Your order ships today.",
-                                                            timeout=WAIT)
-                expect(reply.locator(".orig")).to_contain_text("Your order ships today.")
+                es_reply = _translated(es.locator(".msg.agent").last, "Your order ships today.",
+                                       "es")
                 alice.get_by_role("button", name="Take #2").last.click(timeout=WAIT)
                 expect(alice.get_by_text("Now with #2 · Japanese").last).to_be_visible(
                     timeout=WAIT)
                 _say(alice, "Your parcel is on its way.")
-                reply = ja.locator(".msg.agent").last
-                expect(reply.locator(".text")).to_have_text("JA:Your parcel is on its way.",
-                                                            timeout=WAIT)
-                # Alice's replica translated her replies: her tab is on replica 2.
-                assert _asked(model_2, "Your order ships today.") == ["ES"]
-                assert _asked(model_2, "Your parcel is on its way.") == ["JA"]
+                _translated(ja.locator(".msg.agent").last, "Your parcel is on its way.", "ja")
+                # Alice's replica translated her replies (real answers, none asked of replica
+                # 1's stand-in): her tab is on replica 2.
                 assert _asked(model_1, "Your order ships today.") == []
+                assert _asked(model_1, "Your parcel is on its way.") == []
                 # Replica 2 asked replica 1 for both (alice's take) and holds their talk now,
                 assert relay.told("take", number=1, agent="user:alice") == [one]
                 assert relay.told("take", number=2, agent="user:alice") == [one]
@@ -251,8 +274,7 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 _say(alice, "/desk 1")
                 expect(alice.get_by_text("Now with #1 · Spanish: your messages go to this "
                                          "visitor (2 so far).")).to_be_visible(timeout=WAIT)
-                expect(alice.locator("code", has_text="ES:Your order ships today.").last
-                       ).to_be_visible()
+                expect(alice.locator("code", has_text=es_reply).last).to_be_visible()
 
                 bob_ctx = _pinned(browser, front, cookie, "app1", "en-US")
                 bob = _agent(bob_ctx, front, "bob")
@@ -261,15 +283,13 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 expect(bob.get_by_text("Now with #1 · Spanish: your messages go to this "
                                        "visitor (2 so far).")).to_be_visible(timeout=WAIT)
                 expect(bob.get_by_text(f"Original: {es_text}").last).to_be_visible()
-                expect(bob.locator("code", has_text="ES:Your order ships today.").last
-                       ).to_be_visible()
+                expect(bob.locator("code", has_text=es_reply).last).to_be_visible()
                 expect(alice.get_by_text("#1 · Spanish was taken over by bob")).to_be_visible(
                     timeout=WAIT)
                 _say(bob, "The tracking number is in your email.")
                 expect(es.locator(".msg.agent .text").last).to_have_text(
                     "ES:The tracking number is in your email.", timeout=WAIT)
                 assert _asked(model_1, "The tracking number is in your email.") == ["ES"]
-                assert _asked(model_2, "The tracking number is in your email.") == []
                 assert relay.owner(1) == (one, "user:bob")  # the talk back on bob's replica 1
 
                 # A visitor on another SITE's page: the frame is cross-site, so chromium
@@ -287,7 +307,7 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 assert [c for c in fr_ctx.cookies() if c["name"] == cookie] == []
                 # HAProxy's leastconn put it on replica 2 (alice's one socket there against
                 # three on replica 1), so bob's take crossed again: 1 asked 2 for it.
-                assert _asked(model_2, fr_text) == ["EN"] and _asked(model_1, fr_text) == []
+                assert _asked(model_1, fr_text) == []
                 assert relay.told("take", number=3, agent="user:bob") == [two]
                 assert relay.owner(3) == (one, "user:bob")
 

@@ -318,8 +318,8 @@ async def test_api_requests_reach_vllm_in_the_api_class_and_long_ones_as_bulk(
 
 
 async def test_a_client_that_hangs_up_cancels_its_model_calls_and_is_not_billed(
-        api: ApiApp) -> None:
-    from tests.test_e2e_overload import until
+        api: ApiApp, demo_server) -> None:
+    from tests.test_e2e_overload import settled, until
 
     key = new_key(api, "gone", chars_per_month=100_000)
     long_text = " ".join([FR.rstrip(".") + ", et le suivi ne montre rien depuis lundi."] * 12)
@@ -339,3 +339,4 @@ async def test_a_client_that_hangs_up_cancels_its_model_calls_and_is_not_billed(
     await until(lambda: any('outcome="cancelled"' in line
                             for line in metric_lines(api, "gone")), 10, "the count")
     assert api.store.used("gone") == 0  # refunded: nothing was delivered
+    await settled(demo_server)  # and vLLM dropped them (the next test finds it idle)

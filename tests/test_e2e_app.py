@@ -22,7 +22,7 @@ from hymt_chat.service.auth import hash_password
 from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.postgres import fresh_database, libpq
-from tests.test_e2e_overload import PARAGRAPH, metric, until
+from tests.test_e2e_overload import PARAGRAPH, metric, settled, until
 from tests.test_security import PASSWORD, Tab
 
 pytestmark = pytest.mark.slow
@@ -42,7 +42,7 @@ async def _running(server) -> float:
 
 def test_stop_and_closing_the_tab_abort_the_generation_in_vllm(demo_server, tmp_path):
     async def scenario(url: str) -> tuple[float, float]:
-        assert await _running(demo_server) == 0, "server not idle"
+        await settled(demo_server)
         async with Tab(url) as tab:
             await tab.send(PARAGRAPH)
             await until(lambda: _running(demo_server), 120, "vLLM to start generating")

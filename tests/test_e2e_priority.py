@@ -20,7 +20,7 @@ from hymt_chat.engine.policy import Policy, PolicyEvent
 from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.translator import Translator
 from hymt_chat.lang.detect import detect_language
-from tests.test_e2e_overload import metric, restored, until  # noqa: F401 - restored: a fixture
+from tests.test_e2e_overload import metric, restored, settled, until  # noqa: F401 - restored: a fixture
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +92,7 @@ async def _low_short_low_long_then_low_and_high(client: ModelClient, server) -> 
     async def queued(wanted: int) -> bool:
         return bool(finished) or await _count(server, "waiting", wanted)
 
-    assert await metric(server, "vllm:num_requests_running") == 0, "server not idle"
+    await settled(server)
     # Two low-priority requests take both running slots: a short one and a long one.
     tasks = [asyncio.create_task(ask("low-short", 64, 30)),
              asyncio.create_task(ask("low-long", 320, 30))]

@@ -47,6 +47,13 @@ def running_app(
                     f"chainlit did not start in {timeout} s:\n{log_path.read_text()}")
             time.sleep(0.3)
         yield url
+    except BaseException:
+        # The test failed inside: the app's own account goes into the report (its log is in a
+        # temporary folder CI does not keep).
+        log.flush()
+        tail = log_path.read_text(errors="replace").splitlines()[-40:]
+        print(f"--- the last lines of {log_path.name} ---", *tail, sep="\n")
+        raise
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)

@@ -236,8 +236,7 @@ async def _idle(server) -> bool:
 
 async def settled(server) -> None:
     """The shared server idle before a test reads its counters: a test before it may have left
-    calls that vLLM is still dropping (awaited, not assumed: a bare assert failed after the API's
-    hang-up test once)."""
+    calls that vLLM is still dropping (awaited, not assumed)."""
     await until(lambda: _idle(server), 120, "the shared server to be idle")
 
 

@@ -40,7 +40,6 @@ from hymt_chat.room import page as room_page
 from hymt_chat.room.desk_relay import DeskRelay
 from hymt_chat.room.words import PageWords
 from hymt_chat.service import auth, history, logs, web
-from hymt_chat.service.event_loop import loop_kind, use_c_tasks
 from hymt_chat.service.metrics import get_metrics
 from hymt_chat.service.nonblocking import drop_blocking_sleep
 from hymt_chat.service.ratelimit import get_rate_limiter
@@ -49,7 +48,6 @@ from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
 from presenter import Screen
 
-use_c_tasks()  # asyncio's C tasks again under Chainlit's nest_asyncio (benchmarks/app_ceiling)
 # Chainlit sleeps 1 ms in every Message/Step constructor, on the event loop (benchmarks/app_ceiling).
 drop_blocking_sleep(*(importlib.import_module(f"chainlit.{m}") for m in ("message", "step")))
 SETTINGS = get_settings()
@@ -187,7 +185,6 @@ if AGENTS:  # registering Chainlit's auth callback makes sign-in compulsory: onl
 @cl.on_app_startup
 async def app_startup() -> None:
     """The history's tables (with sign-in); the desk's relay between replicas (with Redis)."""
-    logger.info("event loop: %s", loop_kind())
     if HISTORY:
         added = await history.ensure_schema(SETTINGS.history_url)
         if added:
@@ -241,7 +238,9 @@ async def starters(user: cl.User | None = None, language: str | None = None) -> 
 
 @cl.on_chat_start
 async def start() -> None:
-    await _open().start()
+    # _session, not _open: Chainlit starts the chat after connection_successful's emits, so a
+    # message sent at once may have opened the tab's session already (and runs in it).
+    await _session().start()
 
 
 @cl.on_settings_update

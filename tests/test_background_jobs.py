@@ -147,6 +147,23 @@ async def test_stop_leaves_background_jobs_and_closing_the_tab_cancels_them(
     assert [f.name for s in screen.shown for f in s.reply.files] == ["a.en.txt"]
 
 
+async def test_stop_cancels_the_running_message_whichever_task_chainlit_names(
+        stub, gate, tmp_path):
+    """Chainlit's Stop cancels its ``current_task``: whichever handler set it last. A message
+    sent while the tab's ``connection_successful`` still emits loses it to ``on_chat_start``'s
+    task, and Stop then left the message's call running on vLLM (seen in CI and here: the
+    real-server run is ``test_e2e_app``'s Stop test). The session cancels its own message."""
+    session, screen = _translator(stub, tmp_path)
+    message = asyncio.create_task(session.message("Paragraphe court, à traduire.", None))
+    await _until(lambda: gate.waiting >= 1, "the message reaches the model")
+    assert session.inline  # running in the message's own task, which the session knows
+    session.stop()
+    await asyncio.gather(message, return_exceptions=True)
+    assert message.cancelled() and not session.inline
+    gate.open()
+    assert not any("Paragraphe court" in s.reply.markdown for s in screen.shown)
+
+
 async def test_the_agent_keeps_talking_while_a_long_paste_translates(stub, gate, tmp_path):
     screen = RecordingScreen()
     session = AgentSession(_services(stub, tmp_path), screen, session_id="a1",

@@ -151,6 +151,7 @@ class Session:
         self.user_key = user_key  # the rate limit: a signed-in agent, else the client address
         self.kept: Kept[Job] = Kept()
         self.waiting: set[asyncio.Task[None]] = set()  # jobs waiting for the model to start
+        self.inline: set[asyncio.Task[Any]] = set()  # messages running in their own task
         self.jobs: dict[str, asyncio.Task[None]] = {}  # background jobs by id, for their Cancel
         self.lock = asyncio.Lock()  # short messages: one at a time, in order
         # The context this session was opened in (the UI's, e.g. Chainlit's session): output
@@ -271,8 +272,17 @@ class Session:
         model = await readiness.current(max_age=5)
         background = self.is_background(job)
         if model == "ready" and not self.waiting and inline and not background:
-            async with self.lock:
-                await self.run(job)
+            # Stop cancels this task itself: Chainlit's current_task is whichever handler set
+            # it last, and a message sent while the tab's connection_successful still emits
+            # loses it to on_chat_start's task (Stop then left the call running on vLLM).
+            task = asyncio.current_task()
+            if task is not None:
+                self.inline.add(task)
+            try:
+                async with self.lock:
+                    await self.run(job)
+            finally:
+                self.inline.discard(task)  # type: ignore[arg-type]
             return
         if model == "down" and not self.waiting:
             await self.say_error(ModelUnavailableError(wording.model_down_message()), retry=job)
@@ -360,9 +370,9 @@ class Session:
         await self.rerun(self.kept.get(payload))
 
     def stop(self) -> None:
-        """Stop: drop the jobs waiting for the model (the running message is Chainlit's task to
-        cancel; a background job has its own Cancel, so Stop leaves it running)."""
-        for task in self.waiting:
+        """Stop: drop the jobs waiting for the model and the running message (its model call is
+        closed, vLLM aborts it); a background job has its own Cancel, so Stop leaves it running."""
+        for task in (*self.waiting, *self.inline):
             task.cancel()
 
     def end(self) -> None:

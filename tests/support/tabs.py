@@ -49,9 +49,12 @@ class Tab:
     """One browser tab's socket.io session: send messages, read what the app answered."""
 
     def __init__(self, url: str, headers: dict[str, str] | None = None,
-                 profile: str | None = None, thread: str | None = None) -> None:
-        """*thread*: the page of that thread (``/thread/<id>``), which Chainlit resumes."""
+                 profile: str | None = None, thread: str | None = None,
+                 greet: bool = True) -> None:
+        """*thread*: the page of that thread (``/thread/<id>``), which Chainlit resumes.
+        *greet*: False leaves ``connection_successful`` (the chat's start) to the test."""
         self.url, self.headers, self.profile, self.thread = url, headers or {}, profile, thread
+        self.greet = greet
         self.session = str(uuid.uuid4())
         self.events: list[tuple[str, object]] = []
         self.client = socketio.AsyncClient()
@@ -68,7 +71,8 @@ class Tab:
             if http is not None:
                 await http.close()  # the refused handshake left its HTTP session open
             raise
-        await self.client.emit("connection_successful")
+        if self.greet:
+            await self.client.emit("connection_successful")
         return self
 
     async def _connect(self) -> None:

@@ -248,7 +248,9 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 expect(alice.get_by_text("Now with #2 · Japanese").last).to_be_visible(
                     timeout=WAIT)
                 _say(alice, "Your parcel is on its way.")
-                _translated(ja.locator(".msg.agent").last, "Your parcel is on its way.", "ja")
+                ja_reply = _translated(ja.locator(".msg.agent").last,
+                                       "Your parcel is on its way.", "ja")
+                print(f"the visitors read: {es_reply!r}, {ja_reply!r}")
                 # Alice's replica translated her replies (real answers, none asked of replica
                 # 1's stand-in): her tab is on replica 2.
                 assert _asked(model_1, "Your order ships today.") == []

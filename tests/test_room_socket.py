@@ -17,6 +17,28 @@ AGENT = "Support agent"
 GUEST = "c" * 32
 
 
+async def test_a_room_opened_before_the_chat_started_carries_the_agents_messages(tmp_path):
+    """Chainlit starts the chat after ``connection_successful`` has emitted three events, each
+    socket event in a task of its own: a /room typed at once opened the tab's session first,
+    and the chat's start replaced it, so the agent's next message went to a session with no
+    room and never reached the guest (one CI run of the test above failed exactly so). The
+    order is made certain here: the message before the chat's start."""
+    with app(tmp_path) as (url, stub):
+        async with Tab(url, profile=AGENT, greet=False) as agent, \
+                aiohttp.ClientSession() as http:
+            opening = asyncio.create_task(open_room(agent))
+            await asyncio.sleep(0)  # /room is on the wire first
+            await agent.client.emit("connection_successful")
+            token = await opening
+            await agent.wait("Customer")  # the chat started: its settings and greeting
+            async with http.ws_connect(room_ws_url(url, token)) as ws:
+                await ws.send_json({"type": "hello", "guest": GUEST, "language": "es"})
+                await room_events(ws, "welcome")
+                await agent.send("Your order ships today.")
+                sent = (await room_events(ws, "message", tab=agent))[-1]["message"]
+                assert sent["who"] == "agent" and sent["original"] == "Your order ships today."
+
+
 async def test_a_guest_joins_and_both_sides_read_each_other(tmp_path):
     with app(tmp_path) as (url, stub):
         async with Tab(url, profile=AGENT) as agent, aiohttp.ClientSession() as http:

@@ -68,8 +68,8 @@ async def test_two_visitors_one_agent_a_reload_a_transfer_and_a_block(tmp_path):
                     reply = (await room_events(v1, "message"))[-1]["message"]
                     assert reply["who"] == "agent" and reply["target"] == "es"
                     # The inbox's button this time (what the agent clicks), as the page posts it.
-                    take = [b for b in alice.actions("desk_take")
-                            if b["payload"] == {"n": two["number"]}][0]
+                    take = await alice.action(
+                        "desk_take", lambda b: b["payload"] == {"n": two["number"]})
                     clicked = httpx.post(f"{url}/project/action", timeout=30,
                                          headers={"Cookie": alice_cookie},
                                          json={"sessionId": alice.session, "action": take})

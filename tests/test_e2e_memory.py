@@ -118,7 +118,7 @@ async def test_a_repeat_is_answered_without_a_model_call_in_every_mode_and_api(
         await tab.wait("Welcome")
         await tab.send(PAGE_TEXT)
         await tab.wait("Tap the language")
-        english = next(a for a in tab.actions("kiosk_target") if a["payload"]["target"] == "en")
+        english = await tab.action("kiosk_target", lambda a: a["payload"]["target"] == "en")
         httpx.post(f"{one}/project/action", timeout=30,
                    json={"sessionId": tab.session, "action": english}).raise_for_status()
         kiosk = await _answer(tab, "from memory")

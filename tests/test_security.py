@@ -63,7 +63,7 @@ def test_buttons_draw_from_the_same_limit(tmp_path):
         async with Tab(url) as tab:
             await tab.send("Hello, this message is already written in English.")
             await tab.wait("already in English")
-            action = tab.actions("translate_into")[0]
+            action = await tab.action("translate_into")
             codes = []
             for _ in range(4):
                 codes.append(httpx.post(f"{url}/project/action", timeout=10, json={
@@ -180,7 +180,7 @@ def test_a_malformed_setting_gets_a_sentence_not_a_python_error(tmp_path):
             await tab.wait("is not a language name")
             await tab.send("Hello, this message is already written in English.")
             await tab.wait("already in English")
-            button = tab.actions("translate_into")[0]
+            button = await tab.action("translate_into")
             for payload in ({"key": {"x": 1}, "target": "fr"}, {"key": "nope", "target": "fr"}):
                 httpx.post(f"{url}/project/action", timeout=10, json={
                     "sessionId": tab.session, "action": {**button, "payload": payload}})
@@ -199,9 +199,7 @@ def test_a_forged_kiosk_button_is_refused_with_a_sentence(tmp_path):
     async def scenario(url: str) -> str:
         async with Tab(url, profile=KIOSK_PROFILE) as tab:
             await tab.wait("Welcome")
-            while not tab.actions("kiosk_target"):  # the buttons follow the message
-                await asyncio.sleep(0.1)
-            button = tab.actions("kiosk_target")[0]
+            button = await tab.action("kiosk_target")
             forged = {**button, "payload": {"target": {"<script>": 1}}}
             response = httpx.post(f"{url}/project/action", timeout=10,
                                   json={"sessionId": tab.session, "action": forged})

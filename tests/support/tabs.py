@@ -99,6 +99,17 @@ class Tab:
     def actions(self, name: str) -> list[dict]:
         return [d for e, d in self.events if e == "action" and d.get("name") == name]
 
+    async def action(self, name: str, where: Callable[[dict], bool] = lambda a: True,
+                     timeout: float = 60) -> dict:
+        """The first button *name* (matching *where*) the app sent: Chainlit sends a message's
+        buttons after the message, so they are waited for, not read at once."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if found := [a for a in self.actions(name) if where(a)]:
+                return found[0]
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"no {name} button in {str(self.events[-5:])[:800]}")
+
     async def wait(self, *texts: str, timeout: float = 60) -> str:
         """The first text of *texts* the app said (waiting for it: generously, since a busy
         2-core machine can take seconds to answer a socket)."""

@@ -276,13 +276,13 @@ class Session:
             # it last, and a message sent while the tab's connection_successful still emits
             # loses it to on_chat_start's task (Stop then left the call running on vLLM).
             task = asyncio.current_task()
-            if task is not None:
-                self.inline.add(task)
+            assert task is not None  # a coroutine always runs in a task
+            self.inline.add(task)
             try:
                 async with self.lock:
                     await self.run(job)
             finally:
-                self.inline.discard(task)  # type: ignore[arg-type]
+                self.inline.discard(task)
             return
         if model == "down" and not self.waiting:
             await self.say_error(ModelUnavailableError(wording.model_down_message()), retry=job)

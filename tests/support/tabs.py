@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import aiohttp
 import socketio
@@ -21,6 +22,8 @@ from tests.support.chainlit_app import app_env, running_app
 from tests.support.stub_model import StubModel, echo_source
 
 __all__ = ["Tab", "app", "marked", "open_room", "room_events", "room_ws_url"]
+
+T = TypeVar("T")
 
 
 def marked(prompt: str) -> str:
@@ -103,24 +106,23 @@ class Tab:
                      timeout: float = 60) -> dict:
         """The first button *name* (matching *where*) the app sent: Chainlit sends a message's
         buttons after the message, so they are waited for, not read at once."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if found := [a for a in self.actions(name) if where(a)]:
-                return found[0]
-            await asyncio.sleep(0.1)
-        raise AssertionError(f"no {name} button in {str(self.events[-5:])[:800]}")
+        return await self._first(lambda: next((a for a in self.actions(name) if where(a)), None),
+                                 timeout, f"no {name} button")
 
     async def wait(self, *texts: str, timeout: float = 60) -> str:
         """The first text of *texts* the app said (waiting for it: generously, since a busy
         2-core machine can take seconds to answer a socket)."""
+        return await self._first(lambda: next((t for t in texts if self.said(t)), None),
+                                 timeout, f"none of {texts}")
+
+    async def _first(self, found: Callable[[], T | None], timeout: float, missing: str) -> T:
+        """What *found* returns once it is not None, polled until *timeout* seconds."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            for text in texts:
-                if self.said(text):
-                    return text
+            if (value := found()) is not None:
+                return value
             await asyncio.sleep(0.1)
-        raise AssertionError(f"none of {texts} in {str(self.events[-5:])[:800]}")
-
+        raise AssertionError(f"{missing} in {str(self.events[-5:])[:800]}")
 
 async def open_room(tab: Tab) -> str:
     """An agent tab types /room: the new room's token (of its latest "Room open")."""

@@ -18,8 +18,10 @@ from hymt_chat.errors import IncompleteTranslationError, ModelBusyError
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.turns import handle_agent_message, turn_markdown
 from hymt_chat.modes.warnings import warnings_markdown
+from hymt_chat.service.loop_watch import LoopWatch
 from hymt_chat.service.metrics import Metrics
 from hymt_chat.settings import Settings
+from hymt_chat.text import values
 from hymt_chat.text.checks import Finding
 from hymt_chat.text.masking import ALL_KINDS, mask_values
 from hymt_chat.text.protect import unmask
@@ -117,6 +119,27 @@ async def test_nothing_but_values_needs_no_model_call():
     call = Answers("never")
     checked = await translate_checked("259 元", "zh", "en", call)
     assert checked.text == "CN¥259" and checked.calls == 0 and call.calls == []
+
+
+async def test_a_language_pairs_first_segment_does_not_hold_the_event_loop():
+    """A pair's value patterns take 1-2 s of CPU to build (every month, weekday and currency
+    name of both languages): built on the loop, every tab's socket waited that long, long enough
+    on a busy machine for a client to miss the server's ping and drop. They are built in a
+    thread. Judged by the app's own loop watch (the loop thread's CPU time caps each stall, so a
+    busy host does not read as one), and by the patterns being there afterwards."""
+    values._PATTERNS.clear()  # a process that has not met the pair yet
+    assert not values.values_ready("de", "ja")
+    stalls: list[float] = []
+    watch = LoopWatch(stalls.append, interval=0.01)
+    watch.start()
+    try:
+        done = await translate_checked("Das Paket kostet 25 € am 3. Mai.", "de", "ja",
+                                       Answers("荷物は5月3日に[1]です。"))
+    finally:
+        watch.stop()
+    assert done.calls == 1 and done.text == "荷物は5月3日に€25です。" and not done.findings
+    assert values.values_ready("de", "ja")
+    assert stalls and max(stalls) < 0.1, f"the loop was held {max(stalls):.2f} s"
 
 
 async def test_every_check_event_reaches_the_hooks():

@@ -68,6 +68,11 @@ def test_native_digits_keep_their_offsets():
     ("259 บาท", "th", (D("259"), "THB")),
     ("¥259", "bo", (D("259"), "CNY")),
     ("259 USD", "fr", (D("259"), "USD")),
+    # a symbol touching a word: how the masking restores an amount in a Japanese sentence
+    # ("に€25"), which the answer's check had read as a bare 25, "currency missing"
+    ("荷物は5月3日に€25です。", "ja", (D("25"), "EUR")),
+    ("料金は25€です", "ja", (D("25"), "EUR")),
+    ("Preisab€25", "de", (D("25"), "EUR")),
 ])
 def test_amounts_carry_their_currency(text, lang, expected):
     assert expected in keys(text, lang, "amount")

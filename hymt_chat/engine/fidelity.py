@@ -15,6 +15,7 @@ user, ``masked`` per value masked before the call.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from hymt_chat.engine.hooks import Hooks
 from hymt_chat.text.checks import Finding, check_translation, score
 from hymt_chat.text.masking import MASKED_KINDS, mask_values
 from hymt_chat.text.protect import Masked, unmask
-from hymt_chat.text.values import extract_values
+from hymt_chat.text.values import extract_values, prepare_values, values_ready
 
 __all__ = ["CheckEvent", "Checked", "add_check_hook", "remove_check_hook", "translate_checked"]
 
@@ -75,6 +76,8 @@ async def translate_checked(
 ) -> Checked:
     """Translate one segment through *call*, checked and, if needed, retried once; *mask*
     replaces the values of *kinds* (and protected spans) by placeholders first."""
+    if not values_ready(source, target):  # a pair's first segment: 1-2 s of CPU, not on the loop
+        await asyncio.to_thread(prepare_values, source, target)
     values = extract_values(text, [source, target])  # read once: the masking and every check
     masked = (mask_values(text, source, target, kinds, values=values) if mask
               else Masked(text, (), text))

@@ -41,6 +41,7 @@ from hymt_chat.service.metrics import Metrics
 from hymt_chat.service.ratelimit import RateLimiter
 from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
+from hymt_chat.text import values
 
 __all__ = ["BUTTONS", "KEPT_JOBS", "Job", "Kept", "Services", "Session", "Upload"]
 
@@ -69,9 +70,10 @@ class Services:
     desk: Desk | None = None  # the support desk's queue (None: no desk in this process)
 
     def __post_init__(self) -> None:
-        # Load the detector's profiles now, at the app's start, not inside the first message
-        # (a quarter of a second with the event loop blocked, every tab waiting).
+        # Load the detector's profiles and the value tables now, at the app's start, not inside
+        # the first message (about a second with the event loop blocked, every tab waiting).
         detect.warm_up()
+        values.warm_up()
 
     def demo(self) -> bool:
         """Is the model the small demo stand-in (said under every answer)?"""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import _sre  # type: ignore[import-not-found]  # re's engine: the case folding it applies
 import copy
 import re
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ except ImportError:  # another Python: the tries stay case-insensitive, as befor
     _EXTRA_CASES = None
 
 __all__ = ["Value", "babel_locale", "calendar_words", "extract_values", "format_value", "number_values",
-           "to_ascii_digits"]
+           "prepare_values", "to_ascii_digits", "values_ready", "warm_up"]
 
 # Our table codes -> CLDR locales.
 _LOCALES = {"zh": "zh_Hans", "zh-Hant": "zh_Hant", "tl": "fil"}
@@ -378,12 +379,15 @@ def _lowered_from() -> dict[int, tuple[int, ...]]:
 
 
 def _bounded(words: Iterable[str]) -> str:
-    """Words as a regex: spaced-script words must not run on into letters ("mar" in "martes")."""
+    """Words as a regex: spaced-script words must not run on into letters ("mar" in "martes").
+    Only a word's letter ends are bounded: a symbol may touch a letter ("に€25", "25€です")."""
     spaced = [w for w in words if not _UNSPACED.search(w)]
     unspaced = [w for w in words if _UNSPACED.search(w)]
     parts = []
     if spaced:
-        parts.append(r"(?<!" + LETTER + ")(?:" + _alternation(spaced) + r")(?!" + LETTER + ")")
+        # "not a letter on both sides of this edge", asked only where the word has a letter
+        parts.append(f"(?:(?!{LETTER})|(?<!{LETTER}))(?:{_alternation(spaced)})"
+                     f"(?:(?<!{LETTER})|(?!{LETTER}))")
     if unspaced:
         parts.append(r"(?:" + _alternation(unspaced) + ")")
     return "|".join(parts) or r"(?!x)x"
@@ -426,8 +430,55 @@ def _merge(codes: tuple[str, ...]) -> _Vocabulary:
                        tuple(sorted(percent, key=len, reverse=True)))
 
 
-@lru_cache(maxsize=128)
+_PATTERNS: dict[tuple[str, ...], _Patterns] = {}  # the most recently used last
+_PATTERNS_LOCK = threading.Lock()
+_BUILDING = threading.Lock()
+_KEPT_PATTERNS = 128  # language pairs (each order apart), a few MB of compiled regex each
+
+
 def _patterns(codes: tuple[str, ...]) -> _Patterns:
+    """*codes*' patterns, built once (1-2 s of CPU: see :func:`values_ready`) and kept for
+    the most recent pairs. A dict, not ``lru_cache``: :func:`values_ready` asks what is kept."""
+    with _PATTERNS_LOCK:  # the event loop and prepare_values's threads both come here
+        pats = _PATTERNS.pop(codes, None)
+    if pats is None:
+        pats = _build_patterns(codes)
+    with _PATTERNS_LOCK:
+        _PATTERNS[codes] = pats
+        while len(_PATTERNS) > _KEPT_PATTERNS:
+            del _PATTERNS[next(iter(_PATTERNS))]
+    return pats
+
+
+def _codes(languages: Iterable[str | None]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([c for c in languages if c and _known(c)] + ["en"]))
+
+
+def values_ready(source: str | None, target: str) -> bool:
+    """Are the patterns a segment of *source* -> *target* and its answer are read with built?
+    The first time a pair is met, building them takes 1-2 s of CPU (regexes of every month,
+    weekday and currency name of both languages): an async caller builds them with
+    :func:`prepare_values` in a thread, so the event loop (every tab's socket) is not held."""
+    return _codes([source, target]) in _PATTERNS and _codes([target, source]) in _PATTERNS
+
+
+def prepare_values(source: str | None, target: str) -> None:
+    """Build what :func:`values_ready` asks about (in a worker thread). One build at a time:
+    a burst of messages in a new pair waits for the first one's, instead of each building the
+    same patterns again."""
+    with _BUILDING:
+        _patterns(_codes([source, target]))
+        _patterns(_codes([target, source]))
+
+
+def warm_up() -> None:
+    """Read the per-process tables (digits of every script, Unicode's case pairs: ~1 s of CPU)
+    now, at the app's start, instead of inside the first message."""
+    _ascii_table()
+    _lowered_from()
+
+
+def _build_patterns(codes: tuple[str, ...]) -> _Patterns:
     v = _merge(codes)
     months = _bounded(v.months)
     periods = _bounded(v.periods)
@@ -528,7 +579,7 @@ def extract_values(text: str, languages: Iterable[str | None] | str) -> list[Val
     """
     if isinstance(languages, str):
         languages = [languages]
-    codes = tuple(dict.fromkeys([c for c in languages if c and _known(c)] + ["en"]))
+    codes = _codes(languages)
     pats = _patterns(codes)
     vocab = pats.vocab
     norm = to_ascii_digits(text)

@@ -66,6 +66,10 @@ class Tab:
         async def record(event, data=None):
             self.events.append((event, data))
 
+        @self.client.event
+        async def disconnect(reason=None):  # a reserved event: "*" does not see it
+            self.events.append(("disconnect", reason))
+
     async def __aenter__(self) -> Tab:
         try:
             await self._connect()

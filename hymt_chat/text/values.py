@@ -467,6 +467,7 @@ def prepare_values(source: str | None, target: str) -> None:
     a burst of messages in a new pair waits for the first one's, instead of each building the
     same patterns again."""
     with _BUILDING:
+        warm_up()  # a process that did not read the tables at its start (the API alone)
         _patterns(_codes([source, target]))
         _patterns(_codes([target, source]))
 

@@ -380,14 +380,18 @@ def _lowered_from() -> dict[int, tuple[int, ...]]:
 
 def _bounded(words: Iterable[str]) -> str:
     """Words as a regex: spaced-script words must not run on into letters ("mar" in "martes").
-    Only a word's letter ends are bounded: a symbol may touch a letter ("に€25", "25€です")."""
+    A word that starts with a symbol may touch a letter before it ("に€25", the masking's own
+    restore in Japanese), and after it too where it ends with one ("25€です")."""
     spaced = [w for w in words if not _UNSPACED.search(w)]
     unspaced = [w for w in words if _UNSPACED.search(w)]
+    symbols = [w for w in spaced if not w[0].isalpha()]
     parts = []
-    if spaced:
-        # "not a letter on both sides of this edge", asked only where the word has a letter
-        parts.append(f"(?:(?!{LETTER})|(?<!{LETTER}))(?:{_alternation(spaced)})"
-                     f"(?:(?<!{LETTER})|(?!{LETTER}))")
+    if lettered := [w for w in spaced if w[0].isalpha()]:
+        parts.append(r"(?<!" + LETTER + ")(?:" + _alternation(lettered) + r")(?!" + LETTER + ")")
+    if open_ended := [w for w in symbols if not w[-1].isalpha()]:
+        parts.append(r"(?:" + _alternation(open_ended) + ")")
+    if closed := [w for w in symbols if w[-1].isalpha()]:
+        parts.append(r"(?:" + _alternation(closed) + r")(?!" + LETTER + ")")
     if unspaced:
         parts.append(r"(?:" + _alternation(unspaced) + ")")
     return "|".join(parts) or r"(?!x)x"

@@ -269,6 +269,30 @@ def test_the_checks_early_stop_gives_the_full_detections_verdict() -> None:
     assert {(t, t) for t in ("en", "fr", "de", "nl", "tr")} <= early, early
 
 
+def test_detect_language_stops_early_with_the_full_detections_code() -> None:
+    """detect_language reads the code alone, so it stops langdetect's trials once the leader
+    has the needed share and no other language can catch it: every sentence gets the full
+    detection's code, and a long one takes five trials of the seven."""
+    from hymt_chat.lang import detect
+
+    cases = CASES + [("mixed", "Merci beaucoup! See you tomorrow at the office, d'accord?"),
+                     ("mixed", "Your order ships tomorrow; the Lieferung arrives Friday."),
+                     ("mixed", "ok thanks")]
+    for _, text in cases:
+        assert detect.detect_language(text) == detect.detect_with_confidence(text)[0], text
+    trials: list[float] = []
+    decided = detect._Decided(detect.MIN_PROB)
+
+    def counted(mean_so_far) -> bool:  # type: ignore[no-untyped-def]
+        trials.append(float(mean_so_far.sum()))
+        return decided.stop(mean_so_far)
+
+    detector = detect._profiles().create(counted)
+    detector.append("Bonjour, je voudrais savoir quand mon colis arrivera, il est en retard.")
+    assert detector.get_probabilities()[0].lang == "fr"
+    assert detector.stopped and len(trials) == 5, trials
+
+
 def test_the_detector_stops_after_the_trial_that_settles_it() -> None:
     from hymt_chat.lang.detect import _profiles
 

@@ -94,7 +94,7 @@ def test_stop_and_closing_the_tab_abort_the_generation_in_vllm(demo_server, tmp_
 
 
 def _lost(tab: Tab) -> bool:
-    raise AssertionError(f"the tab's socket closed before vLLM generated: {tab.events[-5:]}")
+    raise AssertionError("the tab's socket closed before vLLM generated")  # events: the caller
 
 
 async def _idle(server) -> bool:

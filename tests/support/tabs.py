@@ -128,6 +128,7 @@ class Tab:
             await asyncio.sleep(0.1)
         raise AssertionError(f"{missing} in {str(self.events[-5:])[:800]}")
 
+
 async def open_room(tab: Tab) -> str:
     """An agent tab types /room: the new room's token (of its latest "Room open")."""
     before = len(tab.said("Room open"))

@@ -93,7 +93,7 @@ class Browser:
 
     async def open(self) -> None:
         await self.client.connect(self.url, socketio_path="/ws/socket.io",
-                                  transports=["websocket"],
+                                  transports=["websocket"], wait_timeout=30,
                                   auth={"sessionId": str(uuid.uuid4()), "clientType": "webapp",
                                         "userEnv": "{}"})
         await self.client.emit("connection_successful")

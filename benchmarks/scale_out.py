@@ -271,7 +271,7 @@ class Browser:
 
     async def open(self) -> None:
         await self.client.connect(self.url, socketio_path="/ws/socket.io",
-                                  transports=["websocket"],
+                                  transports=["websocket"], wait_timeout=30,
                                   headers={"X-Forwarded-For": self.address},
                                   auth={"sessionId": str(uuid.uuid4()), "clientType": "webapp",
                                         "userEnv": "{}"})

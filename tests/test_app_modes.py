@@ -24,6 +24,7 @@ from hymt_chat.service.auth import hash_password
 from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.stub_model import StubModel
+from tests.support.tabs import CONNECT_WAIT
 
 PASSWORD = "correct horse battery"
 
@@ -164,7 +165,7 @@ async def _kiosk_session(url: str, events: list[tuple[str, object]]):
         events.append((event, data))
 
     await client.connect(url, socketio_path="/ws/socket.io", transports=["websocket"],
-                         auth={"sessionId": str(uuid.uuid4()), "clientType": "webapp",
+                         wait_timeout=CONNECT_WAIT, auth={"sessionId": str(uuid.uuid4()), "clientType": "webapp",
                                "userEnv": "{}", "chatProfile": KIOSK_PROFILE})
     await client.emit("connection_successful")
     return client

@@ -24,6 +24,7 @@ from tests.support.stub_model import StubModel, echo_source
 __all__ = ["Tab", "app", "marked", "open_room", "room_events", "room_ws_url"]
 
 T = TypeVar("T")
+CONNECT_WAIT = 30.0  # seconds a connect waits for the namespace (socket.io's default: 1)
 
 
 def marked(prompt: str) -> str:
@@ -83,8 +84,11 @@ class Tab:
         return self
 
     async def _connect(self) -> None:
+        # socket.io waits 1 s for the namespace by default: a 2-core CI host running vLLM and two
+        # replicas took longer once ("Unexpected connection error"), so the wait is CONNECT_WAIT.
         await self.client.connect(self.url, socketio_path="/ws/socket.io",
                                   transports=["websocket"], headers=self.headers,
+                                  wait_timeout=CONNECT_WAIT,
                                   auth={"sessionId": self.session, "clientType": "webapp",
                                         "userEnv": "{}",
                                         **({"chatProfile": self.profile} if self.profile else {}),

@@ -80,6 +80,12 @@
   IdleClock.prototype.remaining = function (now) {
     return Math.max(0, this.last + this.idleMs - now);
   };
+  // What the page shows counts as use while someone has a conversation: a translation still
+  // on its way (the visitor waits for it) or one that just came (they read it from now on).
+  IdleClock.prototype.follow = function (now, waiting, answers) {
+    if (this.dirty && (waiting || answers > (this.answers || 0))) this.touch(now);
+    this.answers = answers;
+  };
   IdleClock.prototype.state = function (now) {
     if (!this.dirty) return "idle";
     var left = this.remaining(now);
@@ -228,9 +234,11 @@
 
   function tick() {
     if (!active) return;
-    if (synth && synth.speaking) clock.touch(Date.now()); // listening is using the kiosk
-    if (!hasConversation() && !clock.dirty) return;
     var now = Date.now();
+    if (synth && synth.speaking) clock.touch(now); // listening is using the kiosk
+    clock.follow(now, !!document.getElementById("stop-button"),  // Chainlit's Stop: a task runs
+                 document.querySelectorAll('[data-step-type="assistant_message"]').length);
+    if (!hasConversation() && !clock.dirty) return;
     var state = clock.state(now);
     if (state === "expired") {
       startAfresh();

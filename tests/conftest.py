@@ -92,16 +92,30 @@ def postgres_url() -> Iterator[str]:
 def browser():
     """Debian's chromium driven by Playwright, one per test module (tests/support/browser.py
     has the moves on the page)."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make setup` (it installs Debian's chromium)")
+    # Playwright's expect() waits 5 s unless told: too short for a server's answer on a busy
+    # 2-core host (actions and wait_for wait 30 s already).
+    expect.set_options(timeout=30_000)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@pytest.fixture
+def patient_deepl(monkeypatch: pytest.MonkeyPatch) -> None:
+    """deepl-python gives a request 10 s (``deepl.http_client.min_connection_timeout``) and
+    retries up to 5 times: DeepL answers within that, the CPU demo model on a busy 2-core host
+    may not, and each retry would start the translation again. The module setting is how a
+    user of a slower server widens it."""
+    import deepl
+
+    monkeypatch.setattr(deepl.http_client, "min_connection_timeout", 300.0)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

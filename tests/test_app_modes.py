@@ -192,7 +192,7 @@ def test_kiosk_server_resets_an_idle_session_without_the_browser(tmp_path):
             "id": str(uuid.uuid4()), "threadId": "", "name": "User", "type": "user_message",
             "output": "Bonjour, où est la gare ?", "createdAt": "2026-01-01T00:00:00Z"},
             "fileReferences": None})
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # due at 12.5 s; a busy host may answer later
         while len(_messages(events, "Welcome")) < 2 and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
         await client.disconnect()
@@ -212,4 +212,4 @@ def test_kiosk_server_resets_an_idle_session_without_the_browser(tmp_path):
     picker = _messages(events, "Tap the language")[0]["id"]  # no language chosen yet
     assert {first_welcome, picker} <= deleted  # the screen was wiped, the user's text too
     assert len(deleted) >= 3
-    assert 12 <= took < 25
+    assert 12 <= took < 60  # not before the idle time + grace; well before a minute

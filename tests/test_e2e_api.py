@@ -24,7 +24,7 @@ from hymt_chat.lang.detect import detect_language
 from tests.conftest import free_port
 from tests.support.api_server import ApiApp, api_app
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("patient_deepl")]
 
 FR = "Bonjour, ma commande n'est toujours pas arrivée."
 DE = "Guten Morgen, wann wird mein Paket geliefert?"

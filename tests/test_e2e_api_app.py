@@ -14,7 +14,7 @@ from hymt_chat.lang.detect import detect_language
 from tests.conftest import ROOT, free_port
 from tests.support.chainlit_app import app_env, running_app
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("patient_deepl")]
 
 APP = ROOT / "app.py"
 

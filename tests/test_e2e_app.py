@@ -139,21 +139,26 @@ def test_agents_history_is_kept_in_postgresql(demo_server, tmp_path, postgres_ur
     entry = f"alice:{hash_password(PASSWORD, n=2**10)}"
     database = fresh_database(postgres_url)
 
-    async def scenario(url: str, cookie: str) -> None:
-        async with Tab(url, headers={"Cookie": cookie}, profile="Support agent") as tab:
+    async def scenario(url: str, cookie: str) -> dict:
+        async with Tab(url, headers={"Cookie": cookie}, profile="Support agent") as tab, \
+                httpx.AsyncClient(headers={"Cookie": cookie}, timeout=30) as http:
             await tab.wait("English ⇄ Customer")
             await tab.send("Hola, mi pedido JD123456789 llegó roto.")
             await tab.wait("JD123456789", timeout=180)
-            await asyncio.sleep(2)  # Chainlit writes the steps after the answer
+            deadline = time.monotonic() + 60  # Chainlit writes the steps after the answer
+            while True:
+                threads = (await http.post(f"{url}/project/threads", json={
+                    "pagination": {"first": 20}, "filter": {}})).json()
+                if threads["data"] or time.monotonic() > deadline:
+                    return threads
+                await asyncio.sleep(0.5)
 
     with _app(demo_server, tmp_path, HYMT_AGENTS=entry, CHAINLIT_AUTH_SECRET="s" * 64,
               HYMT_DATABASE_URL=database) as url:
         login = httpx.post(f"{url}/login", data={"username": "alice", "password": PASSWORD},
                            timeout=30)
         cookie = "; ".join(f"{c.name}={c.value}" for c in login.cookies.jar)
-        asyncio.run(scenario(url, cookie))
-        threads = httpx.post(f"{url}/project/threads", cookies=login.cookies, timeout=30,
-                             json={"pagination": {"first": 20}, "filter": {}}).json()
+        threads = asyncio.run(scenario(url, cookie))
     assert threads["data"], threads  # the conversation is in PostgreSQL, listed for alice
     assert threads["data"][0]["userIdentifier"] == "alice"
     assert KeyStore(database).list() == [] and not (tmp_path / "cache" / "api-keys.db").exists()

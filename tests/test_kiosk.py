@@ -108,6 +108,32 @@ async def test_watch_idle_resets_once_per_idle_period_and_sleeps_until_the_deadl
     assert all(s == 135 for s in sleeps[3:])  # nothing happened since: no more resets
 
 
+async def test_watch_idle_lets_on_expire_postpone_the_reset():
+    """An expiry that touches the timer (a translation still on its way) is not a reset: the
+    timer stays dirty and the next wake-up is a whole idle time + grace after that touch."""
+    clock = Clock()
+    timer = IdleTimer(120, clock)
+    timer.touch()
+    calls: list[float] = []
+    sleeps: list[float] = []
+
+    async def on_expire() -> None:
+        calls.append(clock.now)
+        if len(calls) == 1:
+            timer.touch()  # busy: postponed
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        clock.now += seconds
+        if len(sleeps) > 3:
+            raise asyncio.CancelledError
+
+    with pytest.raises(asyncio.CancelledError):
+        await watch_idle(timer, on_expire, sleep=sleep, grace=15)
+    assert sleeps[:3] == [135, 135, 135]  # the postponed one waited a full period again
+    assert calls == [1135, 1270] and not timer.dirty  # the second expiry was the reset
+
+
 async def test_watch_idle_on_the_real_event_loop():
     timer = IdleTimer(0.2)
     done = asyncio.Event()
@@ -221,6 +247,26 @@ def test_browser_idle_clock_warns_then_expires_and_only_after_use():
       console.log(JSON.stringify(s));
     """)
     assert states == ["idle", "active", "warning", "expired", "idle"]
+
+
+@node
+def test_browser_idle_clock_counts_a_pending_or_new_answer_as_use():
+    """kiosk.js's tick feeds follow() whether Chainlit's Stop shows (a task runs) and how many
+    answers the page has: either keeps a conversation awake; an untouched screen stays idle."""
+    states = _node("""
+      const c = new k.IdleClock(120000, 15000, 0);
+      c.follow(500000, true, 1);  // the welcome's message and no visitor: nothing to keep
+      const s = [c.state(500000)];
+      c.touch(1000);
+      c.follow(1000 + 110000, true, 1);  // still translating at 110 s: touched
+      s.push(c.state(1000 + 125000));
+      c.follow(1000 + 200000, false, 2);  // the answer arrived at 200 s: touched
+      s.push(c.state(1000 + 300000), c.state(1000 + 320000));
+      c.follow(1000 + 330000, false, 2);  // nothing new: the clock runs out
+      s.push(c.state(1000 + 330000));
+      console.log(JSON.stringify(s));
+    """)
+    assert states == ["idle", "active", "active", "expired", "expired"]
 
 
 def test_marker_element_renders_the_hook_kiosk_js_looks_for():

@@ -10,6 +10,7 @@ and "down" can be produced on demand.
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from hymt_chat.modes.screen import Choice, Reply, Toggle
 from hymt_chat.modes.session import Services, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
 from tests.support.sessions import RecordingScreen, ScriptedProbe, Shown, services
-from tests.support.stub_model import StubModel
+from tests.support.stub_model import StubModel, echo_source
 
 
 @pytest.fixture
@@ -228,6 +229,38 @@ async def test_the_kiosk_asks_for_a_language_then_translates_and_resets(stub, tm
     session.end()
     await asyncio.sleep(0)
     assert session.watcher is not None and session.watcher.cancelled()
+
+
+async def test_the_kiosk_does_not_wipe_an_answer_still_on_its_way(stub, tmp_path):
+    """The idle time passing while the visitor waits for a translation (a slow or busy model)
+    postpones the reset; the answer shown restarts the clock, and only then the idle time
+    wipes the screen. Before, the server's reset cancelled the translation and wiped it all."""
+    gate = threading.Event()
+    stub.answer = lambda prompt: echo_source(prompt) if gate.wait(60) else "late"
+    screen = RecordingScreen()
+    session = KioskSession(services(stub, tmp_path), screen, session_id="k2",
+                           user_key="addr:10")
+    await session.start()
+    english = next(b for b in screen.last().buttons if b.payload.get("target") == "en")
+    await session.button(english.name, english.payload, english.label, _never)
+    await _settled(session)
+    typed = Shown(Reply("Où est la gare, s'il vous plaît ?"))
+    sending = asyncio.create_task(session.message(typed.reply.markdown, None, shown=typed))
+    while not stub.prompts:  # the call is at the model
+        await asyncio.sleep(0.01)
+    before = session.timer.last_activity
+    await session.expire()  # the idle time is over while it waits
+    assert not typed.removed and session.timer.dirty and session.timer.last_activity > before
+    assert sum("Welcome" in t for t in screen.texts) == 1
+    postponed = session.timer.last_activity
+    gate.set()
+    await sending
+    assert "Où est la gare" in screen.last().markdown  # the answer came and was shown
+    shown_at = session.timer.last_activity
+    assert shown_at > postponed and session.timer.dirty  # its arrival restarted the clock
+    await session.expire()  # a later idle time: nothing runs, the screen is wiped
+    assert typed.removed and "Welcome" in screen.last().markdown
+    session.end()
 
 
 async def test_a_message_is_cleaned_detected_and_segmented_once(stub, tmp_path, monkeypatch):

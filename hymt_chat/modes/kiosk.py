@@ -167,11 +167,13 @@ async def watch_idle(
     """Call *on_expire* each time the session has been idle for the timer's period (+ *grace*).
 
     Runs until cancelled (the app cancels it when the chat ends). Sleeps exactly until the next
-    possible expiry, so it costs nothing while a kiosk is busy or untouched.
+    possible expiry, so it costs nothing while a kiosk is busy or untouched. An *on_expire*
+    that touches the timer postpones the reset (a visitor still waiting for an answer).
     """
     while True:
         wait = timer.remaining(grace=grace) if timer.dirty else timer.idle_seconds + grace
         await sleep(max(wait, 0.05))
         if timer.expired(grace=grace):
             await on_expire()
-            timer.reset()
+            if timer.expired(grace=grace):  # not postponed (touched) by on_expire
+                timer.reset()

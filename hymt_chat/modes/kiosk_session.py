@@ -69,7 +69,15 @@ class KioskSession(Session):
             self.timer.touch()
         if self.watcher is None or self.watcher.done():
             self.watcher = asyncio.get_running_loop().create_task(kiosk.watch_idle(
-                self.timer, self.reset, grace=kiosk.server_grace(self.idle)))
+                self.timer, self.expire, grace=kiosk.server_grace(self.idle)))
+
+    async def expire(self) -> None:
+        """The idle time passed: start afresh, unless a translation is still on its way (the
+        visitor is waiting for it; the clock restarts when it is shown)."""
+        if any(not task.done() for task in (*self.waiting, *self.inline, *self.jobs.values())):
+            self.timer.touch()
+            return
+        await self.reset()
 
     async def reset(self) -> None:
         """Wipe the screen and the session, then greet the next visitor."""
@@ -134,6 +142,7 @@ class KioskSession(Session):
     async def execute(self, job: Job) -> None:
         with kiosk.kiosk_memory(self.settings):  # read, never write what a visitor typed
             await self._execute(job)
+        self.touch()  # the answer is on screen: the visitor reads it from now on
 
     async def _execute(self, job: Job) -> None:
         if job.partial is not None:

@@ -360,7 +360,11 @@ def main() -> None:
             _wait_for(base_url.removesuffix("/v1") + "/health")
             env = app_env(HYMT_BASE_URL=base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
                           HYMT_CACHE_DIR=str(Path(tmp) / "cache"), HYMT_PORT=str(_free_port()),
-                          HYMT_RATE_LIMIT="", HYMT_RATE_LIMIT_CHARS="", HYMT_AGENTS="",
+                          # Every tab is 127.0.0.1, one user to the limits: the default 4,000
+                          # model calls an hour ran out inside the 128-session level (every
+                          # tab's last message refused: the "lost 128" of session 11).
+                          HYMT_RATE_LIMIT="", HYMT_RATE_LIMIT_CHARS="", HYMT_RATE_LIMIT_CALLS="",
+                          HYMT_AGENTS="",
                           HYMT_MEMORY="false",  # every message to the model (memory: memory.py)
                           # The window one H200 gives (the h200 profile's --max-num-seqs): the
                           # stand-in has no /metrics, and the safe default of 2 would queue

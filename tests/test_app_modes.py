@@ -165,7 +165,8 @@ async def _kiosk_session(url: str, events: list[tuple[str, object]]):
         events.append((event, data))
 
     await client.connect(url, socketio_path="/ws/socket.io", transports=["websocket"],
-                         wait_timeout=CONNECT_WAIT, auth={"sessionId": str(uuid.uuid4()), "clientType": "webapp",
+                         wait_timeout=CONNECT_WAIT,
+                         auth={"sessionId": str(uuid.uuid4()), "clientType": "webapp",
                                "userEnv": "{}", "chatProfile": KIOSK_PROFILE})
     await client.emit("connection_successful")
     return client

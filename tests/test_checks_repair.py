@@ -124,8 +124,8 @@ async def test_nothing_but_values_needs_no_model_call():
 async def test_a_language_pairs_first_segment_does_not_hold_the_event_loop():
     """A pair's value patterns take 1-2 s of CPU to build (every month, weekday and currency
     name of both languages): built on the loop, every tab's socket waited that long. They are
-    built in a thread. Judged by the app's own loop watch (the loop thread's CPU time caps each stall, so a
-    busy host does not read as one), and by the patterns being there afterwards."""
+    built in a thread. Judged by the app's own loop watch (the loop thread's CPU time caps each
+    stall, so a busy host does not read as one), and by the patterns being there afterwards."""
     values._PATTERNS.clear()  # a process that has not met the pair yet
     assert not values.values_ready("de", "ja")
     stalls: list[float] = []

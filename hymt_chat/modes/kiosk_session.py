@@ -74,7 +74,7 @@ class KioskSession(Session):
     async def expire(self) -> None:
         """The idle time passed: start afresh, unless a translation is still on its way (the
         visitor is waiting for it; the clock restarts when it is shown)."""
-        if any(not task.done() for task in (*self.waiting, *self.inline, *self.jobs.values())):
+        if self.busy:
             self.timer.touch()
             return
         await self.reset()

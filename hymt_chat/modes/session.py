@@ -346,6 +346,11 @@ class Session:
             return
         task.cancel()
 
+    @property
+    def busy(self) -> bool:
+        """Is a translation of this tab still on its way (queued, running, in the background)?"""
+        return any(not task.done() for task in (*self.waiting, *self.inline, *self.jobs.values()))
+
     async def settled(self) -> None:
         """Wait until every job of this tab, queued or in the background, is over."""
         while pending := {*self.waiting, *self.jobs.values()}:

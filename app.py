@@ -22,6 +22,7 @@ from chainlit.data import get_data_layer
 from chainlit.logger import logger
 from chainlit.server import app as server
 from chainlit.server import sio
+from chainlit.utils import wrap_user_function
 
 from hymt_chat.api import routes as api
 from hymt_chat.engine.recall import Memory
@@ -248,11 +249,16 @@ async def settings_update(values: dict[str, Any]) -> None:
     await _session().settings_changed(values)
 
 
-@cl.on_message
 async def message(msg: cl.Message) -> None:
     logs.bind_request_id()
     uploads = [Upload(el.path, el.name) for el in msg.elements or [] if getattr(el, "path", None)]
     await _session().message(msg.content, msg.command, uploads=uploads, shown=msg)
+
+
+# Not @cl.on_message: it wraps every message in an "on_message" run step that this page does
+# not show (the page draws a run's messages flat), two more socket events a message and, with
+# history, three more database writes (benchmarks/app_ceiling.py). Registered as it registers.
+cl_config.code.on_message = wrap_user_function(message)
 
 
 async def button(action: cl.Action) -> None:

@@ -518,3 +518,27 @@ def test_the_composer_stays_free_while_the_tabs_own_document_translates(
     page.wait_for_timeout(1000)  # what a cancelled job would still send has had its chance
     assert page.locator("a.inline-file[download='suite.en.txt']").count() == 0
     page.close()
+
+
+_DOT = """() => [...document.querySelectorAll('div')].filter(
+    e => getComputedStyle(e, '::after').animationName === 'loading-cursor-pulse').length"""
+
+
+def test_a_message_on_its_way_shows_chainlits_pulsing_dot_until_its_answer(browser, held_app):
+    """app.py registers its message handler without Chainlit's "on_message" run step (issue
+    28), inside which Chainlit drew its pulsing dot; public/style.css draws the dot while the
+    Stop button is shown. Held by the stand-in, the message stays on its way."""
+    url, gate = held_app
+    gate.close()
+    page = open_chat(browser, url)
+    try:
+        assert page.evaluate(_DOT) == 0
+        send(page, "Paragraphe unique, envoyé seul.")
+        expect(page.locator("#stop-button")).to_be_visible()
+        assert page.evaluate(_DOT) == 1
+    finally:
+        gate.open()
+    expect(page.locator(ANSWER, has_text="Paragraphe unique")).to_be_visible(timeout=60_000)
+    expect(page.locator("#stop-button")).to_have_count(0)
+    assert page.evaluate(_DOT) == 0
+    page.close()

@@ -8,7 +8,6 @@ written (the kiosk's rule, :func:`~hymt_chat.modes.kiosk.kiosk_memory`).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -16,7 +15,7 @@ from hymt_chat.engine.translator import Translator
 from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reason
 from hymt_chat.lang.languages import find_language
 from hymt_chat.lang.names import language_name
-from hymt_chat.modes.cost import text_cost
+from hymt_chat.modes.cost import Text, priced
 from hymt_chat.modes.kiosk import kiosk_memory
 from hymt_chat.service.ratelimit import Cost
 
@@ -49,8 +48,7 @@ class Counter:
         source, target = self.languages[side], self.languages[_OTHER[side]]
         try:
             if self.charge is not None:
-                await self.charge(await asyncio.to_thread(text_cost, text,
-                                                          self.translator.settings))
+                await self.charge(await priced([Text(text)], self.translator.settings))
             with kiosk_memory(self.translator.settings):
                 result = await self.translator.translate(text, target, source, user=self.user)
         except (InputError, RateLimitedError) as err:  # refused: nothing was sent

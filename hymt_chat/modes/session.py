@@ -30,7 +30,7 @@ from hymt_chat.errors import (
 )
 from hymt_chat.lang import detect
 from hymt_chat.modes import documents, wording
-from hymt_chat.modes.cost import jobs_cost
+from hymt_chat.modes.cost import priced
 from hymt_chat.modes.desk import Desk
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Rooms
@@ -244,8 +244,8 @@ class Session:
 
     async def charge(self, key: str, *jobs: Job) -> None:
         """Charge *jobs* to *key*, as one, at what they cost (:mod:`~hymt_chat.modes.cost`,
-        worked out in a thread); RateLimitedError over a limit."""
-        cost = await asyncio.to_thread(jobs_cost, jobs, self.settings)
+        :func:`~hymt_chat.modes.cost.priced`); RateLimitedError over a limit."""
+        cost = await priced(jobs, self.settings)
         await self.services.limiter.ahit(key, cost)
 
     async def admit(self, *jobs: Job) -> bool:

@@ -10,7 +10,6 @@ act on it; the others' new messages are counted as unread and announced in one l
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -22,7 +21,7 @@ from hymt_chat.modes import wording
 from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.glossary import Glossary
-from hymt_chat.modes.cost import text_cost
+from hymt_chat.modes.cost import Text, priced
 from hymt_chat.modes.desk import Desk, Ticket, TicketView
 from hymt_chat.modes.room import RoomMessage, Rooms, Translate
 from hymt_chat.modes.screen import Button, Reply
@@ -64,7 +63,7 @@ def open_desk(rooms: Rooms, translator: Translator, limiter: RateLimiter,
               if settings.desk_starts.strip() else None)
 
     async def charge(key: str, text: str) -> None:
-        await limiter.ahit(key, await asyncio.to_thread(text_cost, text, settings))
+        await limiter.ahit(key, await priced([Text(text)], settings))
 
     async def start(visitor: str) -> None:
         if starts is not None:

@@ -1,0 +1,36 @@
+"""What a tab receives for one chat message, over the real app's socket (``chainlit run
+app.py``, a stand-in model whose answers are marked ``EN:``; no vLLM, no browser).
+
+Chainlit's ``@cl.on_message`` wraps each message in an ``on_message`` "run" step: two socket
+events a message (the step, then its end) and, with history on, three database writes, for a
+step the page draws as nothing (Chainlit's ``Messages`` component draws a run's children flat,
+``frontend/src/components/chat/Messages/index.tsx``). ``app.py`` registers its handler bare
+(issue 28: five events a message were a tenth of the app's CPU)."""
+
+from __future__ import annotations
+
+from tests.support.tabs import Tab, app
+
+
+def _ended(events: list[tuple[str, object]], run: str) -> bool | None:
+    """Whether Chainlit's *run* step has ended (None until then, for ``Tab._first``)."""
+    return any(e == "update_message" and isinstance(d, dict) and d.get("name") == run
+               and d.get("end") for e, d in events) or None
+
+
+async def test_a_message_gets_its_answer_between_task_start_and_end_and_no_run_step(tmp_path):
+    with app(tmp_path) as (url, _):
+        async with Tab(url) as tab:
+            await tab._first(lambda: _ended(tab.events, "on_chat_start"), 60, "no chat start")
+            start = len(tab.events)
+            await tab.send("Bonjour tout le monde, comment allez-vous aujourd'hui ?")
+            await tab.wait("EN:Bonjour tout le monde")
+            await tab._first(lambda: "task_end" in [e for e, _ in tab.events[start:]] or None,
+                             60, "no task_end")
+            events = tab.events[start:]
+    steps = [d for e, d in events if e in ("new_message", "update_message")]
+    names = [e for e, _ in events]
+    assert not [s for s in steps if s.get("type") == "run" or s.get("name") == "on_message"]
+    answer = next(s for s in steps if "EN:Bonjour" in (s.get("output") or ""))
+    assert answer["type"] == "assistant_message" and answer.get("parentId") is None
+    assert names.index("task_start") < names.index("new_message") < names.index("task_end")

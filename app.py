@@ -255,9 +255,8 @@ async def message(msg: cl.Message) -> None:
     await _session().message(msg.content, msg.command, uploads=uploads, shown=msg)
 
 
-# Not @cl.on_message: it wraps every message in an "on_message" run step that this page does
-# not show (the page draws a run's messages flat), two more socket events a message and, with
-# history, three more database writes (benchmarks/app_ceiling.py). Registered as it registers.
+# Not @cl.on_message: its "on_message" run step per message (two socket events; with history,
+# three database writes) only drew a pulsing dot, which public/style.css draws (issue 28).
 cl_config.code.on_message = wrap_user_function(message)
 
 

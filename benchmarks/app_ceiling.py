@@ -19,12 +19,20 @@ the same run, a raw ``openai`` client with N concurrent calls against the same s
         [--sessions 8 32 128 512] [--clients 1]
         [--profile DIR]   # py-spy of the app over each timed window: DIR/app-<N>.txt
                           # (collapsed stacks) and the CPU µs per message per stage (_stages.py)
+        [--against DIR]   # and another checkout's app (DIR: its root, e.g. a git worktree
+                          # of main) at the same time, on the same cores, clients of its own
+
+``--against`` is for comparing two builds: on a shared virtual machine the same build's CPU per
+message moved by a third between runs a minute apart (README, Scaling out), more than most
+changes; two apps loaded in the same window on the same core are slowed alike, so the ratio of
+their CPU per message is read from one run. Each app then has about half of the core.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import multiprocessing as mp
 import os
 import signal
@@ -227,10 +235,18 @@ class Level:
 
 
 @dataclass
-class Bench:
+class Target:
+    """An app under load: its page's URL and its process."""
+
+    name: str
     url: str
-    base_url: str
     app: psutil.Process
+
+
+@dataclass
+class Bench:
+    targets: list[Target]  # this checkout's app first; with --against, the other's
+    base_url: str
     stub: psutil.Process
     seconds: float
     clients: int
@@ -238,36 +254,41 @@ class Bench:
     profile: Path | None = None
     py_spy: Path = PY_SPY
 
-    def level(self, kind: str, sessions: int) -> Level:
-        """One level: client processes started, all ready, one timed window, their results."""
+    def level(self, kind: str, sessions: int) -> list[Level]:
+        """One level: client processes started (*sessions* for each app, or for the raw
+        client), all ready, one timed window, each target's results."""
         ctx = mp.get_context("spawn")
         shares = [sessions // self.clients + (i < sessions % self.clients)
                   for i in range(self.clients)]
-        pipes, procs = [], []
-        for i, share in enumerate(s for s in shares if s):
-            mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=client_process, daemon=True, args=(
-                kind, self.url if kind == "app" else self.base_url, share, self.seconds,
-                theirs, f"{kind}{sessions}c{i}"))
-            proc.start()
-            theirs.close()  # a client that dies ends the pipe: recv() raises, nothing hangs
-            pipes.append(mine)
-            procs.append(proc)
+        urls = [t.url for t in self.targets] if kind == "app" else [self.base_url]
+        pipes: list[list[Connection]] = [[] for _ in urls]
+        procs = []
+        for t, url in enumerate(urls):
+            for i, share in enumerate(s for s in shares if s):
+                mine, theirs = ctx.Pipe()
+                proc = ctx.Process(target=client_process, daemon=True, args=(
+                    kind, url, share, self.seconds, theirs, f"{kind}{sessions}t{t}c{i}"))
+                proc.start()
+                theirs.close()  # a client that dies ends the pipe: recv() raises, nothing hangs
+                pipes[t].append(mine)
+                procs.append(proc)
+        apps = [t.app for t in self.targets] if kind == "app" else []
         try:
-            for pipe in pipes:
+            for pipe in (p for group in pipes for p in group):
                 if pipe.recv() != "ready":
                     raise RuntimeError("a client process failed")
             spy = self._spy(sessions) if kind == "app" and self.profile else None
             start = time.time() + 1.0  # a second of warm-up at full load, not counted
-            for pipe in pipes:
+            for pipe in (p for group in pipes for p in group):
                 pipe.send(start)
             time.sleep(max(0.0, start - time.time()))
-            app0, stub0 = _cpu(self.app), _cpu(self.stub)
+            app0, stub0 = [_cpu(a) for a in apps], _cpu(self.stub)
             time.sleep(max(0.0, start + self.seconds - time.time()))
-            app_cpu, stub_cpu = _cpu(self.app) - app0, _cpu(self.stub) - stub0
+            app_cpu = [_cpu(a) - c for a, c in zip(apps, app0, strict=True)] or [0.0]
+            stub_cpu = _cpu(self.stub) - stub0
             if spy is not None:
                 spy.send_signal(signal.SIGINT)
-            windows = [pipe.recv() for pipe in pipes]
+            windows = [[pipe.recv() for pipe in group] for group in pipes]
             if spy is not None:
                 spy.wait(timeout=60)
         finally:
@@ -275,15 +296,15 @@ class Bench:
                 proc.join(timeout=TIMEOUT + 10)
                 if proc.is_alive():
                     proc.kill()
-        return Level(sessions, self.seconds, [x for w in windows for x in w.latencies],
-                     sum(w.lost for w in windows), sum(w.cpu for w in windows),
-                     app_cpu, stub_cpu)
+        return [Level(sessions, self.seconds, [x for w in group for x in w.latencies],
+                      sum(w.lost for w in group), sum(w.cpu for w in group), cpu, stub_cpu)
+                for group, cpu in zip(windows, app_cpu, strict=True)]
 
     def _spy(self, sessions: int) -> subprocess.Popen[bytes]:
         assert self.profile is not None
         out = self.profile / f"app-{sessions}.txt"
         # From now to the window's end: the warm-up second, then the window itself.
-        return subprocess.Popen([str(self.py_spy), "record", "--pid", str(self.app.pid),
+        return subprocess.Popen([str(self.py_spy), "record", "--pid", str(self.targets[0].app.pid),
                                  "--nonblocking", "--gil", "--rate", "200", "--format", "raw",
                                  "-o", str(out)], stdout=subprocess.DEVNULL)
 
@@ -292,9 +313,13 @@ class Bench:
               f"{'app CPU/msg':>11} {'app CPU':>7} {'client CPU':>10} {'stub CPU':>8} "
               f"{'raw req/s':>9} {'raw P50':>7} {'raw client':>10} {'ratio':>5}", flush=True)
         for sessions in levels:
-            app = self.level("app", sessions)
-            raw = self.level("raw", sessions)
+            app, *others = self.level("app", sessions)
+            raw, = self.level("raw", sessions)
             print(self._row(app, raw), flush=True)
+            for target, other in zip(self.targets[1:], others, strict=True):
+                print(f"{'against':>8} {self._row(other, raw)[9:]}  {target.name}", flush=True)
+                print(f"{'':>8} this app's CPU per message / the other's, same window: "
+                      f"{_per_msg(app) / _per_msg(other):.3f}", flush=True)
             if self.profile:
                 table = stage_table((self.profile / f"app-{sessions}.txt").read_text(),
                                     app.app_cpu / max(1, app.done))
@@ -304,7 +329,7 @@ class Bench:
     def _row(self, app: Level, raw: Level) -> str:
         def share(cpu: float, cores: int) -> str:  # of the cores it may use
             return f"{100 * cpu / app.seconds / cores:.0f} %"
-        per_msg = app.app_cpu / max(1, app.done) * 1000
+        per_msg = _per_msg(app) * 1000
         return (f"{app.sessions:>8} {app.rate:>7.1f} {app.pct(50) * 1000:>7.1f} "
                 f"{app.pct(95) * 1000:>7.1f} {app.lost:>4} {per_msg:>8.2f} ms "
                 f"{share(app.app_cpu, 1):>7} {share(app.client_cpu, self.client_cores):>10} "
@@ -313,15 +338,19 @@ class Bench:
                 f"{app.rate / raw.rate if raw.rate else float('nan'):>5.2f}")
 
 
+def _per_msg(level: Level) -> float:
+    return level.app_cpu / max(1, level.done)
+
+
 def _cpu(proc: psutil.Process) -> float:
     """A process's own CPU seconds so far (user + system, all threads: /proc/<pid>/stat)."""
     times = proc.cpu_times()
     return times.user + times.system
 
 
-def _app_pid(port: str) -> int:
+def _app_pid(port: str, root: Path = ROOT) -> int:
     return int(subprocess.check_output(
-        ["pgrep", "-f", f"chainlit run {ROOT / 'app.py'} .*--port {port}$"]).split()[0])
+        ["pgrep", "-f", f"chainlit run {root / 'app.py'} .*--port {port}$"]).split()[0])
 
 
 def main() -> None:
@@ -333,6 +362,8 @@ def main() -> None:
     parser.add_argument("--app-cores", type=int, nargs="+", default=[0],
                         help="the app's cores (the rest: clients and stand-in)")
     parser.add_argument("--profile", type=Path, help="py-spy the app into this folder")
+    parser.add_argument("--against", type=Path, help="another checkout's root: its app too, "
+                        "in the same windows, on the same cores")
     args = parser.parse_args()
 
     cores = os.sched_getaffinity(0)
@@ -359,7 +390,6 @@ def main() -> None:
         try:
             _wait_for(base_url.removesuffix("/v1") + "/health")
             env = app_env(HYMT_BASE_URL=base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
-                          HYMT_CACHE_DIR=str(Path(tmp) / "cache"), HYMT_PORT=str(_free_port()),
                           # Every tab is 127.0.0.1, one user to the limits: the default 4,000
                           # model calls an hour ran out inside the 128-session level (every
                           # tab's last message refused: the "lost 128" of session 11).
@@ -371,18 +401,31 @@ def main() -> None:
                           # every level above 2 in the app's fair queue, not at the model.
                           HYMT_WINDOW_MAX="128")
             env.pop("CHAINLIT_AUTH_SECRET", None)
-            os.sched_setaffinity(0, app_cores)  # the app inherits its cores
-            port = _free_port()
-            with running_app(env, port, Path(tmp) / "app.log") as url:
+            os.sched_setaffinity(0, app_cores)  # the apps inherit their cores
+            with contextlib.ExitStack() as apps:
+                roots = [ROOT, *([args.against.resolve()] if args.against else [])]
+                targets = [_start(apps, root, env, Path(tmp) / f"app{i}")
+                           for i, root in enumerate(roots)]
                 os.sched_setaffinity(0, rest)
-                bench = Bench(url, base_url, psutil.Process(_app_pid(str(port))),
-                              psutil.Process(stub.pid), args.seconds, clients, len(rest),
-                              args.profile)
+                bench = Bench(targets, base_url, psutil.Process(stub.pid), args.seconds,
+                              clients, len(rest), args.profile)
                 bench.run(args.sessions)
         finally:
             stub.terminate()
             stub.wait()
             print(f"load average {_load()}", flush=True)
+
+
+def _start(apps: contextlib.ExitStack, root: Path, env: dict[str, str], folder: Path) -> Target:
+    """The app of the checkout at *root*: its own code (PYTHONPATH), its own Chainlit config and
+    page (CHAINLIT_APP_ROOT), its own cache (in *folder*) and port."""
+    port = _free_port()
+    folder.mkdir()
+    own = {**env, "HYMT_CACHE_DIR": str(folder / "cache"), "HYMT_PORT": str(port)}
+    if root != ROOT:
+        own |= {"PYTHONPATH": str(root), "CHAINLIT_APP_ROOT": str(root)}
+    url = apps.enter_context(running_app(own, port, folder / "app.log", app=root / "app.py"))
+    return Target(str(root), url, psutil.Process(_app_pid(str(port), root)))
 
 
 def _load() -> str:

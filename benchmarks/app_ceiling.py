@@ -273,13 +273,14 @@ class Bench:
                 pipes[t].append(mine)
                 procs.append(proc)
         apps = [t.app for t in self.targets] if kind == "app" else []
+        every = [pipe for group in pipes for pipe in group]
         try:
-            for pipe in (p for group in pipes for p in group):
+            for pipe in every:
                 if pipe.recv() != "ready":
                     raise RuntimeError("a client process failed")
             spy = self._spy(sessions) if kind == "app" and self.profile else None
             start = time.time() + 1.0  # a second of warm-up at full load, not counted
-            for pipe in (p for group in pipes for p in group):
+            for pipe in every:
                 pipe.send(start)
             time.sleep(max(0.0, start - time.time()))
             app0, stub0 = [_cpu(a) for a in apps], _cpu(self.stub)

@@ -253,3 +253,34 @@ def test_the_tries_letters_match_what_ignorecase_matches():
         ours = [m.start() for m in re.finditer(spelled, everything)]
         theirs = [m.start() for m in re.finditer(re.escape(ch), everything, re.IGNORECASE)]
         assert ours == theirs, (ch, spelled)
+
+
+@pytest.mark.parametrize("codes", [("fr", "en"), ("zh", "ja"), ("ko", "ar"), ("bo", "hi"),
+                                   ("ru", "th")])
+def test_only_the_weekdays_pattern_matches_without_a_digit(codes):
+    """extract_values skips every pattern but the weekdays' on a text without a digit (most
+    chat lines; speed: issue 28). Its premise, on the likeliest false matches: the languages'
+    own month, currency, period, unit, percent and weekday words, in every case and run
+    together, and ISO codes, match none of the other patterns; with a digit beside them they do."""
+    import dataclasses
+
+    from hymt_chat.text import values
+
+    pats = values._patterns(values._codes(codes))
+    vocab = pats.vocab
+    words = [*vocab.months, *vocab.weekdays, *vocab.currencies, *vocab.periods, *vocab.units,
+             *vocab.percent, "EUR", "USD", "JPY", "%", "h", "年", "月", "日", "时", "分", "半"]
+    words = [w for w in words if not values._DIGIT.search(w)]  # historic currencies: "(1927–2002)"
+    spellings = (str, str.upper, str.title)
+    text = " ".join(s(w) for w in words for s in spellings) + "".join(words)
+    assert not values._DIGIT.search(text)
+    numeric = [f.name for f in dataclasses.fields(pats) if f.name not in ("vocab", "weekday",
+                                                                          "unit")]
+    assert len(numeric) == 11
+    for name in numeric:
+        assert getattr(pats, name).search(text) is None, name
+    with_digits = " ".join(f"12 {w} 5:30 2024-03-12 {w} 7" for w in words)
+    assert sum(getattr(pats, name).search(with_digits) is not None for name in numeric) >= 8
+    # and a digit-free line still gets its weekday
+    weekday = next(iter(vocab.weekdays))
+    assert [v.kind for v in extract_values(f"à {weekday} !", list(codes))] == ["weekday"]

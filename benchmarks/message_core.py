@@ -1,6 +1,6 @@
 """What the pure core costs a chat message, in isolation: the source's detection, its values,
 and the answer's check, on the app ceiling's sentence (each message numbered, so nothing is
-remembered from the last), in this process's CPU time.
+remembered from the last; once more numbered in letters: no digit), in this process's CPU time.
 
 The app's own ceiling (``app_ceiling.py``) measures the whole process, whose CPU time per
 message moves by a third between runs on a shared machine; these stages alone move less, so a
@@ -25,6 +25,8 @@ from hymt_chat.lang.detect import detect_language, warm_up
 from hymt_chat.text.checks import check_translation
 from hymt_chat.text.values import extract_values
 
+_LETTERS = str.maketrans("0123456789", "abcdefghij")
+
 
 def _best(stage: Callable[[int], object], messages: int, rounds: int, start: int) -> float:
     """The fastest round's CPU µs per message (the least disturbed by neighbours)."""
@@ -45,9 +47,12 @@ def main() -> None:
     warm_up()
     source = lambda n: f"{FRENCH}{n}."  # the ceiling's messages
     answer = lambda n: f"{ENGLISH}{n}."
+    # the same line numbered in letters: most chat lines carry no digit
+    wordy = lambda n: f"{FRENCH}{str(n).translate(_LETTERS)}."
     stages: dict[str, Callable[[int], object]] = {
         "source detection": lambda n: detect_language(source(n)),
         "source values": lambda n: extract_values(source(n), ["fr", "en"]),
+        "values, no digit": lambda n: extract_values(wordy(n), ["fr", "en"]),
         # the answer's values, its language, leftovers... (and the source's values again)
         "answer check": lambda n: check_translation(source(n), answer(n), "fr", "en"),
     }

@@ -318,7 +318,7 @@ class Bench:
             raw, = self.level("raw", sessions)
             print(self._row(app, raw), flush=True)
             for target, other in zip(self.targets[1:], others, strict=True):
-                print(f"{'against':>8} {self._row(other, raw)[9:]}  {target.name}", flush=True)
+                print(f"{self._row(other, raw, 'against')}  {target.name}", flush=True)
                 print(f"{'':>8} this app's CPU per message / the other's, same window: "
                       f"{_per_msg(app) / _per_msg(other):.3f}", flush=True)
             if self.profile:
@@ -327,11 +327,12 @@ class Bench:
                 (self.profile / f"stages-{sessions}.md").write_text(table)
                 print(table, flush=True)
 
-    def _row(self, app: Level, raw: Level) -> str:
+    def _row(self, app: Level, raw: Level, label: str = "") -> str:
+        """One level's line; *label* in the sessions column (another app's line under it)."""
         def share(cpu: float, cores: int) -> str:  # of the cores it may use
             return f"{100 * cpu / app.seconds / cores:.0f} %"
         per_msg = _per_msg(app) * 1000
-        return (f"{app.sessions:>8} {app.rate:>7.1f} {app.pct(50) * 1000:>7.1f} "
+        return (f"{label or app.sessions:>8} {app.rate:>7.1f} {app.pct(50) * 1000:>7.1f} "
                 f"{app.pct(95) * 1000:>7.1f} {app.lost:>4} {per_msg:>8.2f} ms "
                 f"{share(app.app_cpu, 1):>7} {share(app.client_cpu, self.client_cores):>10} "
                 f"{share(app.stub_cpu, self.client_cores):>8} {raw.rate:>9.1f} "

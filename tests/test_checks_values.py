@@ -260,7 +260,7 @@ def test_the_tries_letters_match_what_ignorecase_matches():
 def test_only_the_weekdays_pattern_matches_without_a_digit(codes):
     """extract_values skips every pattern but the weekdays' on a text without a digit (most
     chat lines; speed: issue 28). Its premise, on the likeliest false matches: the languages'
-    own month, currency, period, unit, percent and weekday words, in every case and run
+    own month, currency, period, unit, percent and weekday words, in three casings and run
     together, and ISO codes, match none of the other patterns; with a digit beside them they do."""
     import dataclasses
 

@@ -68,7 +68,7 @@ async def test_the_engine_serves_a_high_priority_request_before_waiting_low_ones
             break
         print(f"attempt {attempt + 1}: a request ended before the queue was arranged; again")
     else:
-        raise AssertionError("three times the short request ended before the queue was arranged")
+        raise AssertionError("three times a request ended before the queue was arranged")
     # When low-short frees its slot, first come first served would start low-waiting; vLLM's
     # priority scheduler starts the high one, which then ends long before low-waiting starts
     # (that one waits for low-long). So the order proves the priority reached the engine.

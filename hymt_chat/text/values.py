@@ -590,7 +590,7 @@ def extract_values(text: str, languages: Iterable[str | None] | str) -> list[Val
     vocab = pats.vocab
     norm = to_ascii_digits(text)
     # Every pattern but the weekdays' needs a digit: a text without one (most chat lines) is
-    # not scanned by them at all (~14 passes of up to ~30 µs each).
+    # not scanned by them at all (eleven patterns and three number passes, ~10-30 µs each).
     numeric = norm if _DIGIT.search(norm) else ""
     found: list[Value] = []
     # Order numbers, e-mails, URLs, placeholders are spans of their own (text.protect).
@@ -685,7 +685,7 @@ def extract_values(text: str, languages: Iterable[str | None] | str) -> list[Val
         index = _weekday_of(vocab, name)
         if index is not None:
             add("weekday", *match.span(), {index}, [])
-    for match in _NUMBER.finditer(norm):
+    for match in _NUMBER.finditer(numeric):
         nums = number_values(match.group())
         add("number", *match.span(), nums, nums)
     found.sort(key=lambda v: v.start)

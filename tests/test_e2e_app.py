@@ -22,7 +22,7 @@ from hymt_chat.service.auth import hash_password
 from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.postgres import fresh_database, libpq
-from tests.test_e2e_overload import PARAGRAPH, metric, settled, until
+from tests.test_e2e_overload import PARAGRAPH, finished, metric, settled, until
 from tests.test_security import PASSWORD, Tab
 
 pytestmark = pytest.mark.slow
@@ -47,7 +47,12 @@ def test_stop_and_closing_the_tab_abort_the_generation_in_vllm(demo_server, tmp_
     three events before it starts the chat and names ``on_chat_start``'s task the session's
     ``current_task``, so a message sent at once ran in a session the chat's start then
     replaced, and Stop cancelled the wrong task: vLLM went on generating (one CI run and two of
-    five runs here failed so). Sending the message first makes that order certain."""
+    five runs here failed so). Sending the message first makes that order certain.
+
+    The answer checks are off (HYMT_CHECKS=0): the paragraph is then one call. With them, this
+    model's answer fails a check and a second call follows; a /metrics that answers late (a
+    busy host) could show that one running, and Stop would come after the first had finished
+    (tests/test_e2e_overload.py's cancel test failed so once)."""
     async def generating(tab: Tab, first: bool) -> None:
         await settled(demo_server)
         if first:
@@ -68,22 +73,22 @@ def test_stop_and_closing_the_tab_abort_the_generation_in_vllm(demo_server, tmp_
     async def scenario(url: str) -> list[str]:
         seen = []
         for first in (False, True):
-            before = await _finished(demo_server)
+            before = await finished(demo_server)
             async with Tab(url, greet=False) as tab:
                 await generating(tab, first)
                 await tab.client.emit("stop")  # Chainlit's Stop button
                 took = await until(lambda: _idle(demo_server), 60, "vLLM to drop it after Stop")
                 seen.append(f"{took:.1f} s after Stop (message first: {first})")
             # Idle is not enough: the paragraph's whole translation ends within the minute.
-            assert await _finished(demo_server) == before, f"Stop (message first: {first})"
+            assert await finished(demo_server) == before, f"Stop (message first: {first})"
             async with Tab(url, greet=False) as tab:
                 await generating(tab, first)
             took = await until(lambda: _idle(demo_server), 60, "vLLM to drop it, tab closed")
             seen.append(f"{took:.1f} s after the tab closed (message first: {first})")
-            assert await _finished(demo_server) == before, f"closed (message first: {first})"
+            assert await finished(demo_server) == before, f"closed (message first: {first})"
         return seen
 
-    with _app(demo_server, tmp_path) as url:
+    with _app(demo_server, tmp_path, HYMT_CHECKS="0") as url:
         try:
             seen = asyncio.run(scenario(url))
         except AssertionError:
@@ -99,13 +104,6 @@ def _lost(tab: Tab) -> bool:
 
 async def _idle(server) -> bool:
     return await _running(server) == 0
-
-
-async def _finished(server) -> tuple[float, float]:
-    """vLLM's requests that ran to their end (an aborted one counts in neither: vLLM 0.32)."""
-    success = "vllm:request_success_total"
-    return (await metric(server, success, 'finished_reason="stop"'),
-            await metric(server, success, 'finished_reason="length"'))
 
 
 def test_uploads_are_checked_through_the_app(demo_server, tmp_path):

@@ -190,26 +190,38 @@ async def test_24_at_once_without_retries_loses_messages(demo_server):
 async def test_cancelling_the_call_aborts_the_generation_on_the_server(demo_server):
     """Chainlit's stop button cancels the handler task; vLLM must stop generating at once.
 
-    The paragraph (~1,300 characters, one segment) takes about 300 tokens to translate, i.e.
-    20-50 s at this machine's 6-18 tokens/s. The server must drop it within seconds of the
-    cancel, and never count it finished (vLLM's `vllm:request_success_total` by
-    `finished_reason`: "stop" or "length" would mean the whole translation ran; vLLM 0.32 counts
-    no "abort" for a client that hung up). A token bound raced the machine's speed instead
-    (247 tokens in one busy CI run).
+    The paragraph (~1,200 characters, one segment) is one call of 229 tokens here, 10-15 s at
+    this machine's 15-25 tokens/s. The answer checks are off: with them, this model's answer
+    fails one and a second call follows, so "nothing finished" would hold only for a cancel in
+    the first. The server must drop the call within seconds of the cancel and never count it
+    finished (vLLM's `vllm:request_success_total` by `finished_reason`: "stop" or "length" would
+    mean the whole translation ran; vLLM 0.32 counts no "abort" for a client that hung up). A
+    token bound raced the machine's speed instead (247 tokens in one busy CI run).
+
+    The cancel comes once vLLM counts 8 tokens: an event, not a clock. A busy host's /metrics
+    can answer seconds late. One CI run, checks on, found one call finished with 229 tokens
+    (the first answer's length exactly) while the translation still ran: the cancel had hit
+    the checks' second call. An answer that is back before the cancel tests nothing, so that
+    arrangement is run again (3 times at most).
     """
-    translator, policy = _translator(demo_server, deadline=600)
-    await settled(demo_server)
-    success = "vllm:request_success_total"
-    finished_before = {r: await metric(demo_server, success, f'finished_reason="{r}"')
-                       for r in ("stop", "length")}
-    tokens_before = await metric(demo_server, "vllm:generation_tokens_total")
-    task = asyncio.create_task(translator.translate(PARAGRAPH, "en", "fr", user="agent"))
-    await until(lambda: metric(demo_server, "vllm:num_requests_running"), 120,
-                "the request to run on the server")
-    # Let it decode real work first: an event (tokens counted), not a clock.
-    await until(lambda: _generated_since(demo_server, tokens_before, 8), 120,
-                "the request to decode a few tokens")
-    assert not task.done()
+    settings = demo_server.settings(temperature=0.0, deadline=600, checks=False)
+    policy = Policy(deadline=600)
+    translator = Translator(settings, ModelClient(settings), policy)
+    for _ in range(3):
+        await settled(demo_server)
+        finished_before = await finished(demo_server)
+        tokens_before = await metric(demo_server, "vllm:generation_tokens_total")
+        task = asyncio.create_task(translator.translate(PARAGRAPH, "en", "fr", user="agent"))
+        # Let it decode real work first: an event (tokens counted), not a clock.
+        waited = await until(
+            lambda t=task, b=tokens_before: t.done() or _generated_since(demo_server, b, 8), 120,
+            "the request to decode a few tokens")
+        if not task.done():
+            break
+        print(f"the whole answer was back before /metrics showed 8 tokens ({waited:.1f} s)")
+        assert task.result().text  # an answer, not a failure
+    else:
+        raise AssertionError("three times the whole answer was back before the cancel")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -217,13 +229,12 @@ async def test_cancelling_the_call_aborts_the_generation_on_the_server(demo_serv
     drop = await until(lambda: _idle(demo_server), 30, "vLLM to drop the request")
     assert drop < 10, f"vLLM kept generating for {drop:.1f} s after the cancel"
     generated = await metric(demo_server, "vllm:generation_tokens_total") - tokens_before
-    finished = {r: await metric(demo_server, success, f'finished_reason="{r}"') - before
-                for r, before in finished_before.items()}
-    assert finished == {"stop": 0, "length": 0}, \
-        f"the whole translation ran: {finished}, {generated:g} tokens"
+    assert await finished(demo_server) == finished_before, \
+        f"the whole translation ran: {generated:g} tokens"
     await asyncio.sleep(2)
     assert await metric(demo_server, "vllm:generation_tokens_total") - tokens_before == generated
-    print(f"vLLM dropped the request {drop:.1f} s after the cancel, after {generated:g} tokens")
+    print(f"vLLM dropped the request {drop:.1f} s after the cancel, after {generated:g} tokens "
+          f"(its 8th token seen {waited:.1f} s after the message)")
 
 
 async def _generated_since(server, before: float, tokens: int) -> bool:
@@ -232,6 +243,14 @@ async def _generated_since(server, before: float, tokens: int) -> bool:
 
 async def _idle(server) -> bool:
     return await metric(server, "vllm:num_requests_running") == 0
+
+
+async def finished(server) -> tuple[float, float]:
+    """vLLM's requests that ran to their end, by reason ("stop", "length"); an aborted one
+    counts in neither (vLLM 0.32)."""
+    success = "vllm:request_success_total"
+    return (await metric(server, success, 'finished_reason="stop"'),
+            await metric(server, success, 'finished_reason="length"'))
 
 
 async def settled(server) -> None:

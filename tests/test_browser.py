@@ -202,6 +202,17 @@ def test_a_failed_part_is_marked_in_place_and_retry_the_rest_sends_only_it(brows
         stub.answer = echo_source
 
 
+def _until_fetched(page: Page, path: str) -> None:
+    """The page has fetched *path*: the browser lists a resource once its body is in (an event,
+    not a clock; the page's CSP forbids wait_for_function's eval)."""
+    fetched = f"() => performance.getEntriesByType('resource').some(e => e.name.includes({path!r}))"
+    for _ in range(600):
+        if page.evaluate(fetched):
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the page never fetched {path}")
+
+
 def test_the_page_does_not_send_a_text_over_the_limit_and_keeps_it(browser, tmp_path_factory):
     """Socket.IO drops a message over its cap without a word; the page checks the limit first,
     says so, and leaves the text in the box."""
@@ -215,7 +226,7 @@ def test_the_page_does_not_send_a_text_over_the_limit_and_keeps_it(browser, tmp_
                       HYMT_MAX_INPUT_CHARS="300")
         with running_app(env, free_port(), tmp / "app.log") as url:
             page = open_chat(browser, url)
-            page.wait_for_timeout(1500)  # the banner script has read the limit
+            _until_fetched(page, "/hymt/status")  # where the banner script reads the limit
             text = "Une très longue phrase. " * 20  # 480 characters
             page.fill("#chat-input", text)
             page.keyboard.press("Enter")

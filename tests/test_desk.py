@@ -51,7 +51,7 @@ async def test_two_visitors_one_agent_a_reload_a_transfer_and_a_block(tmp_path):
         one, two = es.json(), ja.json()
         busy = _start(url, G3, "de", "Hallo?")  # two wait already: the queue is full
         assert busy.status_code == 503 and busy.json()["key"] == "busy"
-        page = httpx.get(f"{url}/desk", headers={"Accept-Language": "ja"})
+        page = httpx.get(f"{url}/desk", headers={"Accept-Language": "ja"}, timeout=30)
         assert "お問い合わせ" in page.text and 'lang="ja"' in page.text
         alice_cookie = _cookie(url, "alice")
         async with aiohttp.ClientSession() as http:

@@ -142,7 +142,8 @@ def test_the_widget_opens_the_desk_on_another_sites_strict_csp_page(browser, tmp
              CHAINLIT_AUTH_SECRET="s" * 64) as (url, _):
         site = _Site(url, port)
         try:
-            desk, chat = httpx.get(f"{url}/desk").headers, httpx.get(url).headers
+            desk = httpx.get(f"{url}/desk", timeout=30).headers
+            chat = httpx.get(url, timeout=30).headers
             assert f"frame-ancestors 'self' {site_url}" in desk["content-security-policy"]
             assert "x-frame-options" not in desk  # it cannot list a site: the CSP does
             assert "frame-ancestors 'none'" in chat["content-security-policy"]

@@ -29,9 +29,9 @@ def test_the_api_answers_inside_chainlit_with_a_key_from_the_cli(demo_server, tm
     assert made.stdout == key + "\n" and key.startswith("hymt-")
     log = tmp_path / "app.log"
     with running_app(env, free_port(), log, app=APP) as url:
-        page = httpx.get(url + "/")
+        page = httpx.get(url + "/", timeout=30)
         assert page.status_code == 200 and "text/html" in page.headers["content-type"]
-        langs = httpx.get(url + "/libretranslate/languages")
+        langs = httpx.get(url + "/libretranslate/languages", timeout=30)
         assert langs.headers["content-type"] == "application/json" and len(langs.json()) == 38
         translator = deepl.Translator(key, server_url=url + "/deepl/", send_platform_info=False)
         result = translator.translate_text("Bonjour, ma commande n'est toujours pas arrivée.",

@@ -43,7 +43,8 @@ async def test_a_guest_joins_and_both_sides_read_each_other(tmp_path):
     with app(tmp_path) as (url, stub):
         async with Tab(url, profile=AGENT) as agent, aiohttp.ClientSession() as http:
             token = await open_room(agent)
-            page = httpx.get(f"{url}/room/{token}", headers={"Accept-Language": "es-ES,es"})
+            page = httpx.get(f"{url}/room/{token}", headers={"Accept-Language": "es-ES,es"},
+                             timeout=30)
             assert page.status_code == 200 and 'lang="es"' in page.text
             assert "Su idioma" in page.text and "nonce=" in page.text  # the page's CSP holds
             async with http.ws_connect(room_ws_url(url, token)) as ws:
@@ -66,14 +67,14 @@ async def test_a_guest_joins_and_both_sides_read_each_other(tmp_path):
                 assert [m["who"] for m in history] == ["guest", "agent"]
             await agent.send("/room close")
             await agent.wait("The room is closed")
-            closed = httpx.get(f"{url}/room/{token}")
+            closed = httpx.get(f"{url}/room/{token}", timeout=30)
             assert closed.status_code == 410 and "closed" in closed.text
 
 
 @pytest.mark.parametrize("token", ["nope", "A" * 32])
 async def test_a_link_that_leads_nowhere_says_so(tmp_path, token):
     with app(tmp_path) as (url, _):
-        page = httpx.get(f"{url}/room/{token}")
+        page = httpx.get(f"{url}/room/{token}", timeout=30)
         assert page.status_code == 404 and "not valid" in page.text
         async with aiohttp.ClientSession() as http:
             async with http.ws_connect(room_ws_url(url, token)) as ws:

@@ -111,9 +111,10 @@ def test_the_apis_origins_are_not_the_signed_in_apps(tmp_path):
              HYMT_ALLOWED_ORIGINS=HELP) as (url, _):
         api_from_tools = preflight(url, "/deepl/v2/translate", TOOLS)
         api_from_help = preflight(url, "/deepl/v2/translate", HELP)
-        app_from_tools = httpx.get(f"{url}/project/settings", headers={"Origin": TOOLS})
-        app_from_help = httpx.get(f"{url}/project/settings", headers={"Origin": HELP})
-        languages = httpx.get(f"{url}/libretranslate/languages", headers={"Origin": TOOLS})
+        app_from_tools = httpx.get(f"{url}/project/settings", headers={"Origin": TOOLS}, timeout=30)
+        app_from_help = httpx.get(f"{url}/project/settings", headers={"Origin": HELP}, timeout=30)
+        languages = httpx.get(f"{url}/libretranslate/languages", headers={"Origin": TOOLS},
+                              timeout=30)
     assert api_from_tools.status_code == 200
     assert api_from_tools.headers["access-control-allow-origin"] == TOOLS
     assert "access-control-allow-credentials" not in api_from_tools.headers  # keys, no cookies
@@ -166,9 +167,9 @@ def test_the_smaller_doors(tmp_path):
     with app(tmp_path, HYMT_RATE_LIMIT="3/minute", HYMT_API_OPEN_LOCAL="1",
              HYMT_RETRIES="false", HYMT_DEADLINE="5") as (url, stub):
         port = str(stub.port)
-        rebinding = httpx.get(f"{url}/metrics", headers={"Host": "rebind.evil.example"})
-        own = httpx.get(f"{url}/metrics", headers={"Host": "localhost"})
-        planted = httpx.get(f"{url}/room/anything?r=app2", follow_redirects=False)
+        rebinding = httpx.get(f"{url}/metrics", headers={"Host": "rebind.evil.example"}, timeout=30)
+        own = httpx.get(f"{url}/metrics", headers={"Host": "localhost"}, timeout=30)
+        planted = httpx.get(f"{url}/room/anything?r=app2", follow_redirects=False, timeout=30)
         seen = asyncio.run(scenario(url, stub))
     log = (tmp_path / "app.log").read_text()
     assert seen["forwarded"] == ["EN:"] * 3 + [LIMITED]  # before: 6 of 6 admitted
@@ -231,25 +232,28 @@ def test_sign_in_covers_the_counter_every_form_of_login_and_a_changed_password(t
         env = {"HYMT_REDIS_URL": redis, "CHAINLIT_AUTH_SECRET": SECRET,
                "HYMT_RATE_LIMIT": "2/minute"}
         with app(tmp_path / "one", HYMT_AGENTS=first, **env) as (url, _):
-            alice = httpx.post(f"{url}/login", data={"username": "alice", "password": PASSWORD})
+            alice = httpx.post(f"{url}/login", data={"username": "alice", "password": PASSWORD},
+                               timeout=30)
             assert alice.status_code == 200
-            page = httpx.get(f"{url}/counter")
+            page = httpx.get(f"{url}/counter", timeout=30)
             anonymous = asyncio.run(counter(url, None))
-            signed_page = httpx.get(f"{url}/counter", cookies=alice.cookies)
+            signed_page = httpx.get(f"{url}/counter", cookies=alice.cookies, timeout=30)
             said, at_counter = asyncio.run(chat_then_counter(url, _cookie(alice)))
             multipart = [httpx.post(f"{url}/login", files={
-                "username": (None, "bob"), "password": (None, f"m{i}")}).status_code
+                "username": (None, "bob"), "password": (None, f"m{i}")}, timeout=30).status_code
                 for i in range(5)]
-            as_json = httpx.post(f"{url}/login", json={"username": "bob", "password": "j"})
+            as_json = httpx.post(f"{url}/login", json={"username": "bob", "password": "j"},
+                                 timeout=30)
             at_once = asyncio.run(_tries(url, "carol", 30))
             spoofed = httpx.post(f"{url}/login", headers={"X-Forwarded-For": "6.6.6.6"},
-                                 data={"username": "dave", "password": "x"})
+                                 data={"username": "dave", "password": "x"}, timeout=30)
         with app(tmp_path / "two", HYMT_AGENTS=first, **env) as (url, _):  # restarted
             bob_after_restart = httpx.post(f"{url}/login",
-                                           data={"username": "bob", "password": PASSWORD})
+                                           data={"username": "bob", "password": PASSWORD},
+                                           timeout=30)
         changed = _agents(alice="a new password for alice", bob=PASSWORD)
         with app(tmp_path / "three", HYMT_AGENTS=changed, **env) as (url, _):
-            old_session = httpx.get(f"{url}/project/settings", cookies=alice.cookies)
+            old_session = httpx.get(f"{url}/project/settings", cookies=alice.cookies, timeout=30)
     log = (tmp_path / "one" / "app.log").read_text()
     assert page.status_code == 401 and anonymous[0] == 403  # the chat says 401 too
     assert signed_page.status_code == 200

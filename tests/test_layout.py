@@ -1,5 +1,5 @@
 """The tree shows the architecture: layers that import only downwards, no Chainlit in the core,
-a thin app.py, and a README whose layout section is the real tree."""
+a thin app.py, and an architecture page (docs/architecture.md) whose layout map is the real tree."""
 
 from __future__ import annotations
 
@@ -74,15 +74,39 @@ def test_app_py_only_wires_chainlit_to_the_core():
     assert len(lines) <= 300, len(lines)
 
 
-def _readme_tree() -> set[str]:
-    """Paths listed in the README's layout section (``hymt_chat/engine/policy.py`` …)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _layout_section(text: str) -> str:
+    """The page's "## Layout" section, up to the next heading of its level."""
+    assert "\n## Layout\n" in text, "docs/architecture.md has no '## Layout' section"
+    return text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _listed(section: str) -> set[str]:
+    """Module paths the map names (``hymt_chat/engine/policy.py`` …)."""
     return set(re.findall(r"hymt_chat/[\w/]+\.py", section))
 
 
-def test_the_readme_layout_is_the_real_tree():
-    real = {str(p.relative_to(ROOT)) for p in _modules() if p.name != "__init__.py"}
-    listed = _readme_tree()
-    assert sorted(real - listed) == [], "modules the README's layout does not list"
-    assert sorted(listed - real) == [], "modules the README's layout lists but the tree lacks"
+def _real() -> set[str]:
+    return {str(p.relative_to(ROOT)) for p in _modules() if p.name != "__init__.py"}
+
+
+def test_the_architecture_pages_layout_is_the_real_tree():
+    listed = _listed(_layout_section(ARCHITECTURE.read_text(encoding="utf-8")))
+    real = _real()
+    assert sorted(real - listed) == [], "modules docs/architecture.md's layout does not list"
+    assert sorted(listed - real) == [], "modules docs/architecture.md's layout lists but the tree lacks"
+
+
+def test_a_module_left_out_of_the_map_is_noticed():
+    """The check above can fail: drop one module's line from the map and it is missed."""
+    section = _layout_section(ARCHITECTURE.read_text(encoding="utf-8"))
+    line = next(ln for ln in section.splitlines() if "hymt_chat/engine/policy.py" in ln)
+    assert "hymt_chat/engine/policy.py" in _real() - _listed(section.replace(line + "\n", ""))
+
+
+def test_the_map_is_read_only_from_its_own_section():
+    """A module named elsewhere on the page does not count as mapped."""
+    page = "# A\n\n`hymt_chat/engine/ghost.py` in prose\n\n## Layout\n\n```\nhymt_chat/x.py\n```\n\n## After\n`hymt_chat/y.py`\n"
+    assert _listed(_layout_section(page)) == {"hymt_chat/x.py"}

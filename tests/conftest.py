@@ -15,6 +15,7 @@ from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
 from hymt_chat.sidecar.launch import plan_launch
 from hymt_chat.sidecar.supervisor import Supervisor
+from tests.support.engine_double import EngineDouble, running_double
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -70,6 +71,14 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield Server(launch.endpoint, supervisor, log_path)
     finally:
         supervisor.stop()
+
+
+@pytest.fixture
+def engine() -> Iterator[EngineDouble]:
+    """The engine double (tests/support/engine_double.py), admitting as the demo sidecar does
+    (2 running + 2 waiting); it has a ``settings()`` and ``env()`` like :class:`Server`'s."""
+    with running_double(max_num_seqs=2, max_queued=4) as double:
+        yield double
 
 
 @pytest.fixture(scope="session")

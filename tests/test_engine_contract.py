@@ -106,7 +106,7 @@ EXPECTED = Observed(EngineLoad(2, 2), "ModelBusyError", ("high", "low"), EngineL
 
 def _counts(observed: Observed) -> Observed:
     """The observation without the start times (a property of the process, not the engine)."""
-    strip = lambda load: EngineLoad(load.running, load.waiting)  # noqa: E731
+    strip = lambda load: EngineLoad(load.running, load.waiting)
     return Observed(strip(observed.held), observed.refused, observed.finished,
                     strip(observed.after))
 

@@ -6,11 +6,10 @@ up: ## set up, then run the chat app on the embedded default (or HYMT_BASE_URL)
 	.venv/bin/hymt-chat up
 
 test: ## set up (venvs, demo model, chromium), then run every test, real vLLM and browser included
-	@scripts/setup.sh --test
-	.venv/bin/python -m pytest
+	@export HYMT_TEST_STARTED=$$(date +%s) && scripts/setup.sh --test && scripts/test.sh
 
-test-fast: ## only the tests that need neither vLLM nor a browser
-	.venv/bin/python -m pytest -m "not slow"
+test-fast: ## only the tests that need no heavy real part (vLLM, browser, Docker), on both cores
+	.venv/bin/python -m pytest -m "not slow" -n 2
 
 setup:
 	@scripts/setup.sh --test

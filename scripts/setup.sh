@@ -29,6 +29,9 @@ apt_install() { # Debian packages; the package lists are fetched once per run, n
   if [[ $APT_FRESH == 0 ]]; then as_root apt-get update -qq; APT_FRESH=1; fi
   as_root apt-get install -y -qq "$@" >/dev/null
 }
+uv_install() { # venv-python, args...: uv, installed into the app's venv by step 1
+  "$ROOT/.venv/bin/uv" pip install --quiet --python "$@"
+}
 make_venv() { # a venv whose pip works; a half-made one (no ensurepip) is made again
   [[ -x "$1/bin/pip" ]] && return 0
   rm -rf "$1"
@@ -41,34 +44,45 @@ if ! "$PY" -c "import ensurepip" >/dev/null 2>&1; then
   apt_install python3-venv
 fi
 
-# Every environment installs from its lock (README "Locked dependencies"; `make lock` refreshes
-# them): pip in hash-checking mode, exact versions, nothing resolved here. A lock that changed
-# makes its environment anew, so it holds exactly the lock and nothing left over.
-lock_install() { # venv-python lock.txt [pip args...]
-  local py=$1 lock=$2; shift 2
-  pip_install "$py" --require-hashes --no-deps -r "$lock" "$@"
-}
+# Every environment installs from its lock (docs: "Locked dependencies"; `make lock` refreshes
+# them): hash-checked, exact versions, nothing resolved here. A lock that changed makes its
+# environment anew, so it holds exactly the lock and nothing left over.
 fresh_venv() { # venv: made anew, unless it is one the operator points at (HYMT_VLLM_PYTHON)
   if [[ "$1" == "$ROOT/.venv" || "$1" == "$ROOT/.venv-vllm" ]]; then rm -rf "$1"; fi
   make_venv "$1"
 }
 
 # 1. The app's environment (chainlit & co.; never vLLM: the two do not resolve together), from
-# uv.lock. uv (the version the lock's test extra pins) only exports the lock for pip.
+# uv.lock. One environment serves `make up` and `make test`: the stamp holds the lock's hash and
+# the extras installed; a request for more extras installs them on top, one for fewer changes
+# nothing (a running app keeps every module it loaded from). Only a new lock makes it anew.
+# uv (the version the lock's test extra pins) exports the lock and installs it: hash-checked,
+# exact versions, nothing resolved here, several times faster than pip.
 UV_VERSION=$(sed -n 's/^ *"uv==\([0-9.]*\)".*/\1/p' pyproject.toml)
-APP_KEY="$(cat pyproject.toml uv.lock | sha256sum | cut -c1-16)-$WITH_TEST"
-if ! stamp_ok .venv/.hymt-stamp "$APP_KEY"; then
+APP_KEY="$(cat pyproject.toml uv.lock | sha256sum | cut -c1-16)"
+WANT=(bench); [[ $WITH_TEST == 1 ]] && WANT+=(test)
+HAVE=()
+if [[ -f .venv/.hymt-stamp ]] && read -r key extras < .venv/.hymt-stamp && [[ $key == "$APP_KEY" ]]; then
+  read -r -a HAVE <<< "${extras:-}"
+else
   say "creating the app environment (.venv) from uv.lock…"
   fresh_venv "$ROOT/.venv"
   pip_install .venv/bin/python "uv==$UV_VERSION"
-  extras=(--extra bench); [[ $WITH_TEST == 1 ]] && extras+=(--extra test)
+fi
+MISSING=0
+for extra in "${WANT[@]}"; do [[ " ${HAVE[*]} " == *" $extra "* ]] || MISSING=1; done
+if [[ $MISSING == 1 ]]; then
+  ALL=$(printf '%s\n' "${HAVE[@]}" "${WANT[@]}" | sort -u | grep . | tr '\n' ' ')
+  say "installing the app environment's extras: ${ALL}…"
+  args=(); for extra in $ALL; do args+=(--extra "$extra"); done
   req=$(mktemp)
   .venv/bin/uv export --quiet --frozen --no-emit-project --no-header --format requirements-txt \
-    "${extras[@]}" -o "$req"
-  lock_install .venv/bin/python "$req"
+    "${args[@]}" -o "$req"
+  # `uv pip install` only adds: what is installed and not asked for stays.
+  uv_install .venv/bin/python --require-hashes --no-deps -r "$req"
   rm -f "$req"
-  pip_install .venv/bin/python --no-deps -e .
-  echo "$APP_KEY" > .venv/.hymt-stamp
+  uv_install .venv/bin/python --no-deps -e .
+  echo "$APP_KEY $ALL" > .venv/.hymt-stamp
 fi
 
 # 2. The sidecar's environment: vLLM (CPU build without a GPU) plus what the demo model needs.
@@ -83,9 +97,12 @@ VLLM_KEY="$VLLM_LOCK $(sha256sum "$VLLM_LOCK" | cut -c1-16)"
 if ! stamp_ok "$VLLM_VENV/.hymt-stamp" "$VLLM_KEY"; then
   say "creating the vLLM sidecar environment ($VLLM_VENV from $VLLM_LOCK; a few minutes, ~3.5 GB)…"
   fresh_venv "$VLLM_VENV"
-  # The CPU torch (torch==X+cpu) is not on PyPI: pip's find-links or HYMT_TORCH_INDEX has it.
+  # The CPU torch (torch==X+cpu) is not on PyPI: pip's find-links (this machine's wheel
+  # folder) or HYMT_TORCH_INDEX has it. uv reads no pip config: it is handed over.
   extra=(); [[ -n "${HYMT_TORCH_INDEX:-}" ]] && extra=(--extra-index-url "$HYMT_TORCH_INDEX")
-  lock_install "$VLLM_PY" "$VLLM_LOCK" "${extra[@]}"
+  find_links=${PIP_FIND_LINKS:-$("$PY" -m pip config get global.find-links 2>/dev/null || true)}
+  for link in $find_links; do extra+=(--find-links "$link"); done
+  uv_install "$VLLM_PY" --require-hashes --no-deps -r "$VLLM_LOCK" "${extra[@]}"
   echo "$VLLM_KEY" > "$VLLM_VENV/.hymt-stamp"
 fi
 

@@ -53,6 +53,9 @@ from presenter import Screen
 drop_blocking_sleep(*(importlib.import_module(f"chainlit.{m}") for m in ("message", "step")))
 SETTINGS = get_settings()
 make_private(SETTINGS.cache_dir)  # history, logs, uploads, keys: 0600 files in 0700 folders
+# Chainlit's files in a folder of this process's own (Chainlit deletes it when it stops).
+FILES = web.own_files(SETTINGS.cache_dir, *map(importlib.import_module,
+                                                 ("chainlit.config", "chainlit.server")))
 logs.configure_logging(SETTINGS)  # JSON lines with a request id, rotating file
 READINESS = get_readiness(SETTINGS)
 METRICS = get_metrics(SETTINGS)  # hooks the process-wide policy
@@ -64,11 +67,10 @@ SERVICES = Services(SETTINGS, TRANSLATOR, READINESS, LIMITER, METRICS,
 TRUSTED_PROXIES = web.trusted_proxies(SETTINGS)
 SERVICES.translator.policy.add_hook(logs.log_policy_event)
 # Socket.IO drops a message over its cap without a word. The cap fits the input limit at its
-# worst encoding (12 bytes a character: an emoji as two \uXXXX escapes), so everything under
-# the limit arrives and is answered; the page (public/banner.js) does not send text over it.
+# worst encoding (web.frame_cap): all under the limit arrives; the page sends nothing over it.
 sio.eio.max_http_buffer_size = web.frame_cap(SETTINGS)
-# Support agents sign in, and their conversations are kept, only when HYMT_AGENTS lists them.
-# Parsed now, so that a bad entry stops the app at start instead of at the first sign-in.
+# Agents sign in (their conversations kept) only when HYMT_AGENTS lists them; parsed now: a bad
+# entry stops the app at start, not at the first sign-in.
 AGENTS = auth.parse_agents(SETTINGS.agents)
 HISTORY = bool(AGENTS)
 if AGENTS and not os.environ.get("CHAINLIT_AUTH_SECRET"):
@@ -255,8 +257,7 @@ async def message(msg: cl.Message) -> None:
     await _session().message(msg.content, msg.command, uploads=uploads, shown=msg)
 
 
-# Not @cl.on_message: its "on_message" run step per message (two socket events; with history,
-# three database writes) only drew a pulsing dot, which public/style.css draws (issue 28).
+# Not @cl.on_message: its run step per message (socket events, database writes) drew only a dot.
 cl_config.code.on_message = wrap_user_function(message)
 
 
@@ -293,8 +294,7 @@ async def end() -> None:
         task.cancel()
 
 
-# What the app built at its start lives as long as the process: out of the garbage collector's
-# sight, a full collection no longer walks Chainlit's, Babel's and langdetect's ~200,000 objects
-# (0.1-0.2 s each: a third of the app's CPU under load, benchmarks/app_ceiling.py).
+# What the app built at its start lives as long as the process: out of the collector's sight, a
+# full collection skips Chainlit's, Babel's and langdetect's ~200,000 objects (0.1-0.2 s each).
 gc.collect()
 gc.freeze()

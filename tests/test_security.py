@@ -17,7 +17,6 @@ import socketio
 
 from hymt_chat.service.auth import hash_password
 from tests.conftest import free_port
-from tests.support.chainlit_app import ROOT
 from tests.support.tabs import Tab, app
 
 LIMITED = "You are sending more than allowed"
@@ -85,9 +84,11 @@ def test_a_file_counts_its_characters_against_the_input_limit(tmp_path):
             upload = httpx.post(f"{url}/project/file", params={"session_id": tab.session},
                                 files={"file": ("lettre.txt", big, "text/plain")}, timeout=10)
             assert upload.status_code == 200, upload.text
-            kept = list((ROOT / ".files" / tab.session).iterdir())
+            # the app's own folder of Chainlit's files, under its cache folder
+            [folder] = (tmp_path / "cache" / "chainlit-files").glob(f"*/{tab.session}")
+            kept = list(folder.iterdir())
             assert kept and all(p.stat().st_mode & 0o777 == 0o600 for p in kept)  # owner only
-            assert (ROOT / ".files" / tab.session).stat().st_mode & 0o777 == 0o700
+            assert folder.stat().st_mode & 0o777 == 0o700
             await tab.client.emit("client_message", {"message": {
                 "id": str(uuid.uuid4()), "threadId": "", "name": "User",
                 "type": "user_message", "output": "", "createdAt": "2026-01-01T00:00:00Z"},

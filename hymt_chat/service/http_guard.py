@@ -1,16 +1,22 @@
-"""What every HTTP answer of the app carries, and who may read /metrics: pure rules; app.py
-applies them in one middleware."""
+"""What every HTTP answer of the app carries, who may read /metrics, which of Chainlit's routes
+the product uses, how a user's file is served and whose session a request names: pure rules;
+:mod:`hymt_chat.service.web` applies them in middlewares."""
 
 from __future__ import annotations
 
 import gzip
 import hmac
+import json
+import mimetypes
 import re
 import secrets
+import uuid
 from collections.abc import Mapping, MutableMapping
 
-__all__ = ["VISITOR_PATHS", "harden_page", "hardened_page", "let_frame", "metrics_refusal",
-           "page_policy", "secure_cookie",
+__all__ = ["CHAINLIT_PAGE", "CHAINLIT_USED", "CLIENT_COOKIE", "DOWNLOAD_POLICY", "FILE_PATH",
+           "VISITOR_PATHS", "as_download", "bound_session", "chainlit_route_used",
+           "client_cookie", "harden_page", "hardened_page", "is_download", "let_frame",
+           "metrics_refusal", "page_policy", "rebound_connect", "secure_cookie",
            "security_headers"]
 
 # Third-party requests Chainlit's page makes on every load (Google Fonts, KaTeX from jsDelivr):
@@ -115,3 +121,107 @@ def metrics_refusal(token: str | None, authorization: str | None, *, sign_in: bo
     if sign_in:
         return 403, "Agents sign in here: set HYMT_METRICS_TOKEN to read /metrics."
     return None
+
+
+# --- Chainlit's HTTP surface ----------------------------------------------------------------
+# Chainlit is archived upstream (SECURITY.md): of its routes, only those its page calls in this
+# product answer (its frontend's api client: sign-in, settings, history, actions, files; the
+# socket). Everything else (feedback without an owner check, sharing the server does not turn
+# off, elements, MCP, OpenAPI docs, copilot, OAuth, header/JWT sign-in) answers 404.
+CHAINLIT_USED = frozenset({
+    ("GET", "/public/{filename:path}"), ("GET", "/assets/{filename:path}"),
+    ("GET", "/auth/config"), ("POST", "/login"), ("POST", "/logout"), ("GET", "/user"),
+    ("POST", "/set-session-cookie"),
+    ("GET", "/project/translations"), ("GET", "/project/settings"),
+    ("POST", "/project/threads"), ("GET", "/project/thread/{thread_id}"),
+    ("GET", "/project/thread/{thread_id}/element/{element_id}"),
+    ("PUT", "/project/thread"), ("DELETE", "/project/thread"),
+    ("POST", "/project/action"), ("POST", "/project/file"), ("GET", "/project/file/{file_id}"),
+    ("GET", "/favicon"), ("GET", "/logo"), ("GET", "/avatars/{avatar_id:str}"),
+    ("HEAD", "/"), ("GET", "/health"), ("GET", "/{full_path:path}"),
+    ("WEBSOCKET", "/ws/socket.io"),  # websocket only: the config's transports
+})
+CHAINLIT_PAGE = "/{full_path:path}"  # the page, for its own routes only (_PAGE_PATHS)
+# The page's routes (its router: "/", "/thread/:id?", "/element/:id", "/login"); "/share/:id",
+# "/env" and "/login/callback" serve sharing, user keys and OAuth, none of which is on.
+_PAGE_PATHS = re.compile(r"/(?:login|thread(?:/[\w-]+)?|element/[\w-]+)?/?\Z")
+
+
+def chainlit_route_used(method: str, template: str, path: str) -> bool:
+    """Does the product use Chainlit's route *template* for *method* ("WEBSOCKET" for a
+    socket) on *path*? Its page route only for the page's own paths."""
+    if template == CHAINLIT_PAGE:
+        return method in ("GET", "HEAD") and bool(_PAGE_PATHS.match(path))
+    return (method, template) in CHAINLIT_USED or (
+        method == "HEAD" and ("GET", template) in CHAINLIT_USED)
+
+
+# --- a user's files -------------------------------------------------------------------------
+FILE_PATH = "/project/file/"  # Chainlit's files of a session: uploads and what the app made
+DOWNLOAD_POLICY = "sandbox; default-src 'none'"
+_SAFE_NAME = re.compile(r"[^\w.-]")
+
+
+def is_download(path: str, headers: Mapping[str, str]) -> bool:
+    """Is this answer a user's file (Chainlit's file route, or any attachment: the APIs'
+    translated documents)? Such bytes are never the page: no nonce, no rewriting."""
+    disposition = headers.get("content-disposition", "").lower()
+    return path.startswith(FILE_PATH) or disposition.startswith("attachment")
+
+
+def as_download(headers: MutableMapping[str, str], path: str) -> None:
+    """Make a user's file a download that can never act as a page of the app: an attachment,
+    its type not sniffed, and a sandbox with nothing allowed should a browser render it
+    anyway (an HTML file's scripts, an SVG's)."""
+    if not headers.get("content-disposition", "").lower().startswith("attachment"):
+        kind = headers.get("content-type", "").split(";")[0].strip()
+        stem = _SAFE_NAME.sub("_", path.rstrip("/").rsplit("/", 1)[-1])[:80] or "file"
+        name = stem + ((mimetypes.guess_extension(kind) or "") if kind else "")
+        headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    headers["X-Content-Type-Options"] = "nosniff"
+    headers["Content-Security-Policy"] = DOWNLOAD_POLICY
+
+
+# --- whose session: an anonymous session belongs to the browser that opened it ----------------
+CLIENT_COOKIE = "hymt_client"
+
+
+def client_cookie(token: str) -> str:
+    """The Set-Cookie value that names a browser: scripts cannot read it, other sites' pages
+    do not send it."""
+    return f"{CLIENT_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"
+
+
+def bound_session(token: str | None, session_id: str) -> str | None:
+    """The server's id of the session a client names: its own id keyed by its browser's
+    cookie, so that the id alone (a copied file link) reaches nothing; a client without the
+    cookie (a script) keeps its id. None: not a session id (Chainlit's are UUIDs, and one
+    names a folder)."""
+    try:
+        uuid.UUID(session_id)
+    except (ValueError, TypeError, AttributeError):
+        return None
+    if not token:
+        return session_id
+    digest = hmac.new(token.encode(), session_id.encode(), "sha256").digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+def rebound_connect(packet: str, token: str | None) -> str:
+    """A socket.io packet as the client sent it, with the session id of a CONNECT packet
+    (``40[/ns,]{auth}``) replaced by :func:`bound_session`'s (a new one when it is not an
+    id); every other packet unchanged."""
+    if not packet.startswith("40"):
+        return packet
+    head, body = "40", packet[2:]
+    if body.startswith("/"):
+        namespace, _, body = body.partition(",")
+        head += namespace + ","
+    try:
+        auth = json.loads(body) if body else None
+    except ValueError:
+        return packet
+    if not isinstance(auth, dict) or "sessionId" not in auth:
+        return packet
+    auth["sessionId"] = bound_session(token, str(auth["sessionId"])) or str(uuid.uuid4())
+    return head + json.dumps(auth)

@@ -3,19 +3,32 @@ FastAPI app that Chainlit serves (passed in: this package never imports Chainlit
 
 Chainlit registers a catch-all route for its page; ours are moved in front of it, so that
 ``/health``, ``/metrics`` and ``/hymt/status`` answer instead of the page.
+
+Chainlit is archived upstream, so its safety is the app's (SECURITY.md): only the routes its
+page uses answer (:class:`ChainlitSurface`), an anonymous session belongs to the browser that
+opened it (:class:`SessionBinding`), a user's file is always a download, and each process keeps
+Chainlit's files in a folder of its own (:func:`own_files`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
-from collections.abc import Callable, Mapping
+import secrets
+import shutil
+import types
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from http.cookies import CookieError, SimpleCookie
+from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import Match
 
 from hymt_chat.engine.window import window_report
 from hymt_chat.service import http_guard, web_guard
@@ -26,9 +39,9 @@ from hymt_chat.service.ratelimit import client_address
 from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
 
-__all__ = ["add_routes", "address_key", "allowed_hosts", "allowed_origins", "api_origins",
-           "cookie", "frame_cap", "install_guards", "page_url", "peer_key", "to_front",
-           "trusted_proxies"]
+__all__ = ["ChainlitSurface", "FilesFolder", "SessionBinding", "add_routes", "address_key",
+           "allowed_hosts", "allowed_origins", "api_origins", "cookie", "frame_cap",
+           "install_guards", "own_files", "page_url", "peer_key", "to_front", "trusted_proxies"]
 
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 _LOOPBACK_BINDS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
@@ -128,6 +141,10 @@ def install_guards(server: FastAPI, settings: Settings, *,
     proxies trusted only as configured; security headers on every answer, a nonce CSP on
     the page, Secure cookies over HTTPS."""
     origins = allowed_origins(settings)
+    # Inner first: the surface sees the session ids the binding wrote.
+    server.add_middleware(ChainlitSurface, router=server.router,
+                          framework=frozenset(id(r) for r in server.router.routes))
+    server.add_middleware(SessionBinding)
     # Chainlit's CORS answered every origin ("*" with credentials): only the listed others now
     # (set before the app starts, when Starlette builds its middleware stack).
     for middleware in server.user_middleware:
@@ -152,9 +169,10 @@ def install_guards(server: FastAPI, settings: Settings, *,
     @server.middleware("http")
     async def guard(request: Request, call_next: Any) -> Response:
         response: Response = await call_next(request)
-        # A download (a translated .html file) is the user's bytes: never the page's nonces.
-        if (response.headers.get("content-type", "").startswith("text/html")
-                and not response.headers.get("content-disposition", "").startswith("attachment")):
+        # A user's file (an upload, a translated .html) is their bytes: never the page's nonces.
+        if http_guard.is_download(request.url.path, response.headers):
+            http_guard.as_download(response.headers, request.url.path)
+        elif response.headers.get("content-type", "").startswith("text/html"):
             body = b"".join([chunk async for chunk in response.body_iterator])  # type: ignore[attr-defined]
             html, kept = http_guard.hardened_page(body, response.headers,
                                                   allow_framing=settings.allow_framing)
@@ -234,3 +252,239 @@ def add_routes(server: FastAPI, settings: Settings, *, readiness: Readiness, met
                              "max_input_chars": settings.max_input_chars})
 
     to_front(server)
+
+
+# --- Chainlit's surface, and whose session a request names ------------------------------------
+
+Scope = MutableMapping[str, Any]
+
+
+def _leaves(route: Any) -> Iterator[Any]:
+    """The routes a table entry holds (FastAPI keeps an included router as one entry)."""
+    inner = getattr(getattr(route, "original_router", None), "routes", None)
+    if inner is None:
+        yield route
+    else:
+        for child in inner:
+            yield from _leaves(child)
+
+
+async def _not_found(scope: Scope, send: Any) -> None:
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008, "reason": "Not Found"})
+        return
+    body = b'{"detail":"Not Found"}'
+    await send({"type": "http.response.start", "status": 404, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class ChainlitSurface:
+    """ASGI middleware: of Chainlit's routes (and FastAPI's docs), only those the product uses
+    answer (:func:`~.http_guard.chainlit_route_used`); a request another would take gets 404.
+
+    *framework* holds the route table's entries when the guards were installed (Chainlit's);
+    entries added after are the app's own and pass. The route a request reaches is found as
+    Starlette's router finds it: the first full match, else the first on the path alone."""
+
+    def __init__(self, app: Any, *, router: Any, framework: frozenset[int]) -> None:
+        self.app, self.router, self.framework = app, router, framework
+        self._tables: tuple[int, list[Any], list[Any]] = (-1, [], [])
+
+    def _split(self) -> tuple[list[Any], list[Any]]:
+        """(the app's routes, Chainlit's), read again only when the table changed."""
+        size, ours, theirs = self._tables
+        if size != len(self.router.routes):
+            ours, theirs = [], []
+            for entry in self.router.routes:
+                (theirs if id(entry) in self.framework else ours).extend(_leaves(entry))
+            self._tables = (len(self.router.routes), ours, theirs)
+        return ours, theirs
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            ours, theirs = self._split()
+            if not any(r.matches(scope)[0] is Match.FULL for r in ours):
+                matches = [(r.matches(scope)[0], r) for r in theirs]
+                reached = next((r for m, r in matches if m is Match.FULL),
+                               next((r for m, r in matches if m is Match.PARTIAL), None))
+                method = scope.get("method", "GET") if scope["type"] == "http" else "WEBSOCKET"
+                if reached is not None and not http_guard.chainlit_route_used(
+                        method, getattr(reached, "path", ""), scope.get("path", "")):
+                    await _not_found(scope, send)
+                    return
+        await self.app(scope, receive, send)
+
+
+def _client_token(scope: Scope) -> str | None:
+    header = next((v.decode("latin-1") for k, v in scope.get("headers", [])
+                   if k == b"cookie"), "")
+    return cookie({"HTTP_COOKIE": header}, http_guard.CLIENT_COOKIE)
+
+
+_MAX_ACTION_BODY = 1 << 20
+_FILES = "/project/file"
+_ACTION = "/project/action"
+
+
+class SessionBinding:
+    """ASGI middleware: an anonymous session belongs to the browser that opened it.
+
+    Chainlit restores a session for any client that names its id, and serves a session's
+    files to anyone holding a link (the id is in it). Here a browser gets a cookie of its own
+    (:data:`~.http_guard.CLIENT_COOKIE`, with the page), and every session id it sends — the
+    socket's connect, a file's upload or link, a button — is replaced by one keyed by that
+    cookie (:func:`~.http_guard.bound_session`): another client naming the same id reaches
+    another session (a new one), and a link without the cookie reaches nothing. The server's
+    ids are never sent to the page. Signed-in sessions are bound to their user by Chainlit."""
+
+    def __init__(self, app: Any, *, socket_path: str = "/ws/socket.io") -> None:
+        self.app, self.socket_path = app, socket_path
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "websocket" and path.startswith(self.socket_path):
+            await self.app(scope, self._rebinding(receive, _client_token(scope)), send)
+            return
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        token = _client_token(scope)
+        rebound: tuple[Scope, Any] | None = (scope, receive)
+        if path == _FILES or path.startswith(_FILES + "/"):
+            query = self._rebound_query(scope, token)
+            rebound = None if query is None else ({**scope, "query_string": query}, receive)
+        elif path == _ACTION and scope.get("method") == "POST":
+            rebound = await self._rebound_body(scope, receive, token)
+        if rebound is None:  # not a session id, or a body too large to be a button's
+            await _not_found(scope, send)
+            return
+        scope, receive = rebound
+        if token is None:
+            send = self._issuing(send, path)
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    def _rebinding(receive: Any, token: str | None) -> Any:
+        async def rebinding() -> MutableMapping[str, Any]:
+            message = await receive()
+            text = message.get("text") if message["type"] == "websocket.receive" else None
+            if isinstance(text, str) and text.startswith("40"):
+                message = {**message, "text": http_guard.rebound_connect(text, token)}
+            return message
+
+        return rebinding
+
+    @staticmethod
+    def _rebound_query(scope: Scope, token: str | None) -> bytes | None:
+        pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"),
+                          keep_blank_values=True)
+        rebound = []
+        for name, value in pairs:
+            if name == "session_id":
+                value = http_guard.bound_session(token, value) or ""
+                if not value:
+                    return None
+            rebound.append((name, value))
+        return urlencode(rebound).encode("latin-1")
+
+    @staticmethod
+    async def _rebound_body(scope: Scope, receive: Any, token: str | None
+                            ) -> tuple[Scope, Any] | None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if len(body) > _MAX_ACTION_BODY:
+                return None
+            if not message.get("more_body"):
+                break
+        with contextlib.suppress(ValueError):
+            data = json.loads(body)
+            if isinstance(data, dict) and "sessionId" in data:
+                data["sessionId"] = http_guard.bound_session(token, str(data["sessionId"]))
+                if data["sessionId"] is None:
+                    return None
+                body = json.dumps(data).encode()
+        headers = [(k, v) for k, v in scope.get("headers", []) if k != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        sent = False
+
+        async def replay() -> MutableMapping[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return {**scope, "headers": headers}, replay
+
+    @staticmethod
+    def _issuing(send: Any, path: str) -> Any:
+        """*send* that gives a browser its cookie with the page (or the page's first call)."""
+        async def issuing(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = {k.lower(): v for k, v in message.get("headers", [])}
+                page = (headers.get(b"content-type", b"").startswith(b"text/html")
+                        and not headers.get(b"content-disposition", b"").startswith(b"attach"))
+                if page or path == "/set-session-cookie":
+                    cookie_value = http_guard.client_cookie(secrets.token_urlsafe(32))
+                    message = {**message, "headers": [*message.get("headers", []),
+                                                      (b"set-cookie", cookie_value.encode())]}
+            await send(message)
+
+        return issuing
+
+
+# --- Chainlit's files: a folder per process ----------------------------------------------------
+
+FILES_ROOT = "chainlit-files"
+
+
+class FilesFolder:
+    """This process's folder for Chainlit's files, held by a lock on ``.lock`` inside it for
+    as long as the process lives: a starting process removes only folders whose lock is free
+    (their process ended), so no process's start or stop touches another's files."""
+
+    def __init__(self, path: Path, lock: int) -> None:
+        self.path, self._lock = path, lock
+
+
+def _left_behind(folder: Path) -> bool:
+    """Is *folder*'s process gone (its lock free, or no lock at all)?"""
+    try:
+        fd = os.open(folder / ".lock", os.O_RDWR)
+    except FileNotFoundError:
+        return not folder.name.startswith(".")  # a dot folder may be a claim in progress
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def own_files(cache_dir: Path, *modules: types.ModuleType) -> FilesFolder:
+    """Claim a folder of Chainlit's files for this process under *cache_dir*, remove those left
+    by processes that ended without removing theirs (a crash), and point *modules* at it
+    (Chainlit's ``FILES_DIRECTORY``: ``chainlit.config`` for the sessions' folders,
+    ``chainlit.server`` for the one it deletes when it stops)."""
+    root = cache_dir / FILES_ROOT
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for folder in [p for p in root.iterdir() if p.is_dir()]:
+        if _left_behind(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+    name = f"{os.getpid()}-{secrets.token_hex(4)}"
+    claim = root / f".{name}"
+    claim.mkdir(mode=0o700)
+    lock = os.open(claim / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    path = claim.rename(root / name)  # whole, locked: another start never sees it half-made
+    for module in modules:
+        if not isinstance(getattr(module, "FILES_DIRECTORY", None), Path):
+            raise TypeError(f"{module.__name__} has no FILES_DIRECTORY folder to point")
+        module.FILES_DIRECTORY = path  # type: ignore[attr-defined]
+    return FilesFolder(path, lock)

@@ -23,7 +23,7 @@ the same run, a raw ``openai`` client with N concurrent calls against the same s
                           # of main) at the same time, on the same cores, clients of its own
 
 ``--against`` is for comparing two builds: on a shared virtual machine the same build's CPU per
-message moved by a third between runs a minute apart (README, Scaling out), more than most
+message moved by a third between runs a minute apart (docs/measured.md), more than most
 changes; two apps loaded in the same window on the same core are slowed alike, so the ratio of
 their CPU per message is read from one run. Each app then has about half of the core.
 """

@@ -2,7 +2,7 @@
 
 * The journey, on the embedded default (real vLLM with the demo model): open the page, pick a
   target language in the chat settings, send a message and see the translation, upload an .srt
-  and download the translated one; the screenshot the README shows is saved on the way.
+  and download the translated one; the screenshot the README and the docs show is saved on the way.
 * Model output is text: an answer containing ``<img onerror=…>`` and ``<script>`` is shown
   literally and never runs (a stand-in server guarantees the answer contains them).
 """
@@ -90,7 +90,7 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, demo_app, artifa
     assert all(c.content.strip() for c in after)
     assert [c.content for c in after] != [c.content for c in before]
 
-    # The README's screenshot: the whole conversation, from the top.
+    # The README's and the docs' screenshot: the whole conversation, from the top.
     page.set_viewport_size({"width": 1100, "height": 1200})
     page.wait_for_timeout(500)
     page.evaluate("""() => { for (const el of document.querySelectorAll('*')) {

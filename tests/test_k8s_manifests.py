@@ -219,7 +219,7 @@ def test_the_app_replicas_split_the_engines_running_slots():
     assert env["HYMT_APP_REPLICAS"] == str(app_replicas)
     assert "HYMT_WINDOW_MAX" not in env
     # The window the app computes from it (its own code) is its share of the running slots:
-    # nothing waits inside vLLM (the README's rule), no slot is left unused, and one is left
+    # nothing waits inside vLLM (docs/configuration.md's rule), no slot is left unused, and one is left
     # to background work beside the reserved one.
     settings = Settings(_env_file=None, **{k.removeprefix("HYMT_").lower(): v
                                            for k, v in env.items()

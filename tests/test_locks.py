@@ -1,5 +1,5 @@
 """Installs that resolve the same way every time: each environment holds exactly its lock, and
-each lock is what its inputs give (README "Locked dependencies").
+each lock is what its inputs give (docs/dependencies.md).
 
 scripts/setup.sh made this test's two environments from uv.lock and requirements/sidecar-*.txt;
 tests/test_images.py checks the image against the same uv.lock. Installing twice from a lock

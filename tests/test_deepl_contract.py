@@ -154,8 +154,8 @@ def test_model_type_is_answered_and_latency_goes_in_the_interactive_class(
         running: Running) -> None:
     """latency_optimized: the interactive class (vLLM priority 0, ahead of API work at 25);
     quality_optimized: Best quality (Hy-MT2: the consensus of several candidates, no fusion
-    model needed; refused where there is none: tests/test_deepl_options.py). DeepL names
-    ``model_type_used`` whenever it was asked, and only then."""
+    model needed; the model's own answer where there is none: tests/test_deepl_options.py).
+    DeepL names ``model_type_used`` whenever it was asked, and only then."""
     dl = client(running)
     before = len(running.stub.requests)
     fast = dl.translate_text(DE + " 1", target_lang="EN-US", model_type="latency_optimized")

@@ -63,20 +63,32 @@ def test_model_type_picks_the_class_or_best_quality() -> None:
     assert fast.klass == INTERACTIVE and fast.model_type_used == "latency_optimized"
     best = options(model_type="quality_optimized")
     assert best.quality and best.model_type_used == "quality_optimized" and not best.plain
-    fallback = options(model_type="prefer_quality_optimized", quality_available=False)
-    assert not fallback.quality and fallback.model_type_used == "latency_optimized"
-    with pytest.raises(InputError, match="no fusion model"):
-        options(model_type="quality_optimized", quality_available=False)
+    assert best.klass == API
     with pytest.raises(InputError, match="model_type"):
         options(model_type="turbo")
 
 
-def test_best_quality_and_an_instruction_do_not_mix_silently() -> None:
-    with pytest.raises(InputError, match="cannot be combined"):
-        options(model_type="quality_optimized", formality="more")
-    styled = options(model_type="prefer_quality_optimized", formality="more")
-    assert not styled.quality and styled.prompt is not None
-    assert styled.model_type_used == "latency_optimized"
+@pytest.mark.parametrize("kind", ["quality_optimized", "prefer_quality_optimized"])
+def test_quality_is_served_where_no_fusion_model_is_configured(kind: str) -> None:
+    """DeepL: "All features and language pairs are compatible with all model_type values"
+    (developers.deepl.com, Translate text, "About the model_type parameter"; DeepLcom/api-docs
+    api-reference/translate.mdx:390). Without Best quality the request is served by the
+    model's own answer in the API class (not the interactive one latency takes) and named
+    ``quality_optimized``, as deepl-python's test_model_type only asks it to be named."""
+    served = options(model_type=kind, quality_available=False)
+    assert not served.quality and served.plain and served.klass == API
+    assert served.model_type_used == "quality_optimized"
+
+
+@pytest.mark.parametrize("kind", ["quality_optimized", "prefer_quality_optimized"])
+def test_an_instruction_with_quality_is_served_by_the_instruction(kind: str) -> None:
+    """Formality and custom instructions are features DeepL serves with every model type
+    (same page; docs/best-practices/custom-instructions.mdx:88: "compatible with all
+    model_type values"): the instruction's prompt wins over fusion, which would drop it."""
+    for extra in ({"formality": "more"}, {"custom_instructions": ["Be concise"]}):
+        styled = options(model_type=kind, **extra)
+        assert not styled.quality and styled.prompt is not None, extra
+        assert styled.model_type_used == "quality_optimized" and styled.klass == API
 
 
 @pytest.mark.parametrize("value", ["0", "1", "nonewlines", "NoNewlines"])

@@ -1,10 +1,14 @@
 """DeepL's translate options -> what our engine does with them: pure rules, no IO.
 
 * ``model_type`` (deepl-python ``ModelType``): ``latency_optimized`` is the interactive request
-  class (ahead of API and bulk work); ``quality_optimized`` is Best quality (candidates fused by
-  Chimera) and is refused where no fusion model is configured; ``prefer_quality_optimized``
-  takes Best quality where there is one, else latency. The answer names ``model_type_used``
-  whenever ``model_type`` was sent, as DeepL does.
+  class (ahead of API and bulk work). ``quality_optimized`` and ``prefer_quality_optimized``
+  are the best this server has for the request: Best quality (candidates fused by Chimera)
+  where it is configured and no instruction asks for a style, else the model's own answer in
+  the API class. Neither is ever refused: DeepL documents that "All features and language
+  pairs are compatible with all model_type values" (developers.deepl.com, Translate text,
+  "About the model_type parameter"), and clients set to quality (Weblate has the setting)
+  would break. The answer names ``model_type_used`` whenever ``model_type`` was sent, as
+  DeepL does.
 * ``formality``: ``more``/``less`` become the family's official *style* instruction (Hy-MT2:
   "the translation style must strictly conform to [formal]") for the targets DeepL itself offers
   formality for; elsewhere, or with a family that has no style instruction (Hunyuan-MT,
@@ -77,19 +81,11 @@ def parse_options(*, target: str, family: Family, quality_available: bool,
         if kind not in MODEL_TYPES:
             raise InputError(f"Value for 'model_type' not supported: {model_type!r} "
                              f"({', '.join(MODEL_TYPES)}).")
-        quality = kind != "latency_optimized" and quality_available
-        if kind == "quality_optimized" and not quality:
-            raise InputError("model_type quality_optimized needs Best quality, which this "
-                             "server does not offer (no fusion model is configured); send "
-                             "latency_optimized or prefer_quality_optimized.")
-        if quality and (level or instructions):
-            if kind == "quality_optimized":
-                raise InputError("model_type quality_optimized cannot be combined with "
-                                 "formality or custom_instructions here; send "
-                                 "prefer_quality_optimized to let them win.")
-            quality = False
-        used = "quality_optimized" if quality else "latency_optimized"
-        klass = API if quality else INTERACTIVE
+        if kind == "latency_optimized":
+            used, klass = kind, INTERACTIVE
+        else:  # an instruction's prompt wins over fusion, which would drop it
+            quality = quality_available and not (level or instructions)
+            used = "quality_optimized"
     return Options(klass, quality, used, _builder(family, level, instructions))
 
 

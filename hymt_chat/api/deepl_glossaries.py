@@ -73,7 +73,9 @@ def _v3_info(glossary: Glossary) -> dict[str, Any]:
 
 
 def _tsv(entries: dict[str, str] | Any) -> str:
-    return "".join(f"{s}\t{t}\n" for s, t in entries.items())
+    """Entries as DeepL answers them: a line each, no newline after the last (deepl-python's
+    ``util.convert_dict_to_tsv``, which its test_glossary_dictionary_replace compares with)."""
+    return "\n".join(f"{s}\t{t}" for s, t in entries.items())
 
 
 def parse_entries(text: str, fmt: str) -> dict[str, str]:

@@ -12,6 +12,14 @@ any replica answers the status and the download. The formats are the chat's and
 LibreTranslate's (:mod:`hymt_chat.modes.documents`), each written back as the same kind:
 ``output_format`` may only name that kind. A translation that fails is refunded and reported
 in the status.
+
+A document already in the target language (``source_lang`` equal to ``target_lang``, or
+detected so) is not translated and not billed: its job fails at once with DeepL's words,
+"Source and target language are equal." (DeepL's OpenAPI, the status's error example), which
+deepl-python turns into ``DocumentTranslationException`` carrying the document handle
+(tests/test_translate_document.py::test_document_failure_during_translation). An unsupported
+file type is refused at the upload with DeepL's ``Invalid file`` and ``file extension`` words
+before ours (:mod:`.uploads`).
 """
 
 from __future__ import annotations
@@ -31,10 +39,12 @@ from hymt_chat.api.deepl_door import DeepLDoor, message, requested_languages
 from hymt_chat.api.deepl_glossaries import glossary_terms
 from hymt_chat.api.deepl_options import Options, parse_options
 from hymt_chat.api.service import ApiService, Context
+from hymt_chat.api.uploads import UnsupportedKindError, load_upload
 from hymt_chat.api.work import Job, translate_piece
 from hymt_chat.engine.families import family_in_force
 from hymt_chat.engine.priority import BULK
 from hymt_chat.errors import InputError, public_text
+from hymt_chat.lang.languages import get_language
 from hymt_chat.modes import documents
 from hymt_chat.modes.cost import document_cost
 from hymt_chat.service.ratelimit import Cost
@@ -46,6 +56,7 @@ _log = logging.getLogger("hymt_chat.api")
 FILE_SLACK = 64 * 1024  # multipart headers and the other fields around the file
 PROGRESS_EVERY = 1.0  # seconds between two progress writes of one job
 UPLOAD_WAIT = 2.0  # seconds the upload's answer waits for a small document to be done
+SAME_LANGUAGE = "Source and target language are equal."  # DeepL's words (its OpenAPI example)
 
 
 class _Work:
@@ -92,8 +103,7 @@ class _Work:
 
         try:
             await self.call("progress", job_id, 0)
-            out = (await documents.translate_document(doc, piece) if job.source != job.target
-                   else documents.untranslated(doc))
+            out = await documents.translate_document(doc, piece)
             data = await asyncio.to_thread(doc.encode, out, job.target)
             await self.call("finish", job_id, data, documents.output_name(doc.name, job.target),
                             doc.mime, len(doc.text))
@@ -135,10 +145,21 @@ def add_document_routes(router: APIRouter, door: DeepLDoor, prefix: str,
                                 quality_available=False, formality=fields.text("formality"))
         terms = await glossary_terms(svc, ctx, fields.text("glossary_id"), source, target)
         data = await upload.read()
-        doc = await asyncio.to_thread(documents.load_document, name, data,
-                                      max_chars=settings.max_input_chars)
+        try:
+            doc = await asyncio.to_thread(load_upload, name, data,
+                                          max_chars=settings.max_input_chars)
+        except UnsupportedKindError as err:
+            raise InputError(f"Invalid file: file extension {err.suffix or '(none)'} is not "
+                             f"supported. {err.sentence}") from None
         if source == "auto":
             source = await asyncio.to_thread(documents.detect_document_language, doc) or "auto"
+        if source == target:
+            await svc.access.admit(ctx.caller)  # a request all the same: the per-minute limit
+            job_id, key = await work.call("create", ctx.caller.name, name, 1)
+            await work.call("fail", job_id, f"{SAME_LANGUAGE} The document is already in "
+                            f"{get_language(target).english}: nothing to translate, nothing "
+                            "billed.")
+            return JSONResponse({"document_id": job_id, "document_key": key})
         cost = await asyncio.to_thread(document_cost, doc, settings)
         ctx.charge = await svc.access.admit(ctx.caller, Cost(cost.calls, len(doc.text)))
         parts = await asyncio.to_thread(lambda: sum(p.translate
@@ -171,8 +192,8 @@ def add_document_routes(router: APIRouter, door: DeepLDoor, prefix: str,
             body["seconds_remaining"] = found.seconds_remaining
         if found.status == "done":
             body["billed_characters"] = found.billed
-        if found.status == "error":
-            body["error_message"] = found.error
+        if found.status == "error":  # deepl-python reads error_message; DeepL's OpenAPI message
+            body["error_message"] = body["message"] = found.error
         return JSONResponse(body)
 
     async def result(ctx: Context) -> Response:

@@ -18,7 +18,12 @@ from starlette.requests import Request
 
 from hymt_chat.errors import BodyTooLargeError, InputError
 
-__all__ = ["Fields", "read_fields"]
+__all__ = ["Fields", "NotAnObjectError", "read_fields"]
+
+
+class NotAnObjectError(InputError):
+    """A JSON body that is not an object (LibreTranslate: "Invalid JSON format", app.py's
+    ``get_json_dict``)."""
 
 
 class Fields:
@@ -92,7 +97,8 @@ async def read_fields(request: Request, limit: int) -> Fields:
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
             raise InputError(f"Invalid request: the body is not valid JSON ({err}).") from None
         if not isinstance(data, dict):
-            raise InputError("Invalid request: the JSON body must be an object.")
+            raise NotAnObjectError("Invalid JSON format: the body must be a JSON object "
+                                   "of the request's fields.")
         for name, value in data.items():
             values[name] = value if isinstance(value, list) else [value]
         lists = frozenset(name for name, value in data.items() if isinstance(value, list))

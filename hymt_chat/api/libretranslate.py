@@ -6,10 +6,17 @@
 URL), ``GET /download_file/{name}``, ``GET /frontend/settings``, ``GET /health``, ``GET /spec``
 (:mod:`~hymt_chat.api.libre_spec`), ``POST /suggest`` (suggestions are off: 403, as
 LibreTranslate answers without ``--suggestions``). Errors are ``{"error": "..."}`` with
-LibreTranslate's codes: 400 bad input (also a text over ``charLimit`` and a missing key), 403 a
-bad key, 429 slow down (also a spent quota: LibreTranslate has no 456), 500 translation failed;
-any other path under the root 404 and a known one's wrong method 405 with ``Allow``
-(:mod:`.fallback`), never the chat page.
+LibreTranslate's codes: 400 bad input (also a text over ``charLimit``, a missing key and a key's
+spent monthly quota: LibreTranslate has no 456, and refuses what a key may not send with 400,
+as its ``char_limit`` check does), 403 a bad key, 429 slow down (the per-minute limit), 500
+translation failed; any other path under the root 404 and a known one's wrong method 405 with
+``Allow`` (:mod:`.fallback`), never the chat page.
+
+Where clients and scripts match LibreTranslate's sentence, ``error`` is that sentence word for
+word: "Invalid JSON format" (a JSON body that is not an object) and "Invalid API key", ours
+beside it in ``detail`` (app.py's ``get_json_dict`` and ``access_check``); "Invalid request:
+file format not supported" (``translate_file``) is followed by the formats this server reads,
+which a user needs to see where clients show ``error`` alone.
 
 Each endpoint answers at ``ROOT/name`` and where clients join it: ``ROOTname`` (deep-translator
 appends the name to the base URL as given) and ``ROOT//name`` ('/name' joined onto a base URL
@@ -47,9 +54,10 @@ from hymt_chat import __version__
 from hymt_chat.api.access import OFF_MESSAGE
 from hymt_chat.api.codes import from_libre, libre_code, libre_codes
 from hymt_chat.api.fallback import add_fallback
-from hymt_chat.api.fields import Fields, read_fields
+from hymt_chat.api.fields import Fields, NotAnObjectError, read_fields
 from hymt_chat.api.libre_spec import libre_spec
 from hymt_chat.api.service import ApiService, Context
+from hymt_chat.api.uploads import UnsupportedKindError, load_upload
 from hymt_chat.api.work import MAX_ALTERNATIVES, MAX_TEXTS, Job
 from hymt_chat.engine.priority import BULK
 from hymt_chat.errors import (
@@ -87,6 +95,18 @@ class KeyMissingError(AccessDeniedError):
     """No key where one is needed: LibreTranslate answers 400, not 403 (a bad key's)."""
 
 
+class BadKeyError(AccessDeniedError):
+    """A key that is unknown or revoked: LibreTranslate's 403 "Invalid API key"."""
+
+
+# LibreTranslate's own sentence for each of these (app.py), then ours in ``detail``
+_WORDS: tuple[tuple[type[Exception], int, str], ...] = (
+    (NotAnObjectError, 400, "Invalid JSON format"),
+    (BadKeyError, 403, "Invalid API key"),
+)
+FILE_FORMAT = "Invalid request: file format not supported"  # app.py, translate_file
+
+
 def char_limit(settings: Settings) -> int:
     """``charLimit``: the characters one request may carry (the chat's own limit)."""
     return settings.max_input_chars
@@ -104,15 +124,22 @@ def _too_long(size: int, limit: int, unit: str = "") -> InputError:
 
 
 def error_response(err: BaseException) -> Response:
+    if isinstance(err, UnsupportedKindError):
+        return JSONResponse({"error": f"{FILE_FORMAT}. {err.sentence}"}, status_code=400)
+    for kind, status, words in _WORDS:
+        if isinstance(err, kind):
+            return JSONResponse({"error": words, "detail": str(err)}, status_code=status)
     if isinstance(err, BodyTooLargeError):
         err = _too_long(err.size, err.limit, " bytes")
+    if isinstance(err, QuotaExceededError):
+        return JSONResponse({"error": f"Invalid request: {err}"}, status_code=400)
     if isinstance(err, InputError | KeyMissingError):
         return JSONResponse({"error": str(err)}, status_code=400)
     if isinstance(err, AccessDeniedError):
         return JSONResponse({"error": str(err)}, status_code=403)
-    if isinstance(err, RateLimitedError | QuotaExceededError):
+    if isinstance(err, RateLimitedError):
         headers = {}
-        if isinstance(err, RateLimitedError) and err.retry_after:
+        if err.retry_after:
             headers["Retry-After"] = str(max(1, round(err.retry_after)))
         return JSONResponse({"error": f"Slowdown: {err}"}, status_code=429, headers=headers)
     message = public_text(err)  # never the model server's address, nor a bug's text
@@ -179,7 +206,7 @@ async def _authenticate(svc: ApiService, ctx: Context, fields: Fields) -> None:
     except AccessDeniedError as err:
         if key is None:
             raise KeyMissingError(OFF_MESSAGE if str(err) == OFF_MESSAGE else KEY_NEEDED) from None
-        raise
+        raise BadKeyError(str(err)) from None
 
 
 def _texts(fields: Fields, limit: int) -> tuple[list[str], bool]:
@@ -343,7 +370,7 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             target = _code(target, "target")
             data = await upload.read()
             doc = await asyncio.to_thread(  # decoding, parsing, detecting: off the event loop
-                documents.load_document, upload.filename or "file.txt", data,
+                load_upload, upload.filename or "file.txt", data,
                 max_chars=svc.settings.max_input_chars)
             code = (await asyncio.to_thread(documents.detect_document_language, doc)
                     if source == "auto" else _code(source, "source"))

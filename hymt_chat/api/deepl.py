@@ -7,7 +7,8 @@ drops a last path part without a slash — that lands at the root, which answers
 ``model_type``, ``custom_instructions``, ``glossary_id``, ``tag_handling`` xml|html,
 ``ignore_tags``, ``split_sentences``; JSON or form; other DeepL fields such as ``context`` are
 accepted and have no effect; :mod:`.deepl_options` says what each option does here),
-``/v2/languages`` (``type=source|target``), ``/v2/usage``, the glossaries of
+``/v2/languages`` (``type=source|target``), ``GET /v3/languages`` (``resource=…``) and
+``GET /v3/languages/resources`` (:mod:`.deepl_languages`), ``/v2/usage``, the glossaries of
 :mod:`.deepl_glossaries` and the documents of :mod:`.deepl_documents`. Every other path under the three roots is a JSON 404, or a 405 for a
 known path and another method (:mod:`.fallback`); the endpoints DeepL has and this server does
 not (Write, style rules, translation memories) say so in their 404.
@@ -24,6 +25,7 @@ from hymt_chat.api.codes import deepl_source_code, deepl_sources, deepl_targets,
 from hymt_chat.api.deepl_documents import add_document_routes
 from hymt_chat.api.deepl_door import DeepLDoor, message, requested_languages
 from hymt_chat.api.deepl_glossaries import GLOSSARY_BODY, add_glossary_routes, glossary_terms
+from hymt_chat.api.deepl_languages import v3_languages, v3_resources
 from hymt_chat.api.deepl_options import parse_options, supports_formality
 from hymt_chat.api.fallback import add_fallback
 from hymt_chat.api.fields import Fields
@@ -113,6 +115,14 @@ def deepl_router(svc: ApiService) -> APIRouter:
                                  for c, n in deepl_targets()])
         raise InputError(f"Value for 'type' not supported: {kind!r} (source or target).")
 
+    async def languages_v3(ctx: Context) -> Response:
+        fields = await door.begin(ctx)
+        return JSONResponse(v3_languages(fields.text("resource"), family_in_force(settings)))
+
+    async def resources_v3(ctx: Context) -> Response:
+        await door.begin(ctx)
+        return JSONResponse(v3_resources())
+
     async def usage(ctx: Context) -> Response:
         await door.begin(ctx)
         caller = ctx.caller
@@ -127,6 +137,10 @@ def deepl_router(svc: ApiService) -> APIRouter:
         for path, work in (("/v2/translate", translate), ("/v2/languages", languages),
                            ("/v2/usage", usage)):
             router.add_api_route(prefix + path, door.route(work), methods=["GET", "POST"],
+                                 include_in_schema=False)
+        for path, work in (("/v3/languages", languages_v3),
+                           ("/v3/languages/resources", resources_v3)):  # GET only, as DeepL
+            router.add_api_route(prefix + path, door.route(work), methods=["GET"],
                                  include_in_schema=False)
         add_glossary_routes(router, door, prefix)
         jobs = add_document_routes(router, door, prefix, jobs)

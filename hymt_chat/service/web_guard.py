@@ -340,7 +340,8 @@ async def _refuse(scope: Scope, send: Send, status: int, sentence: str,
     if scope["type"] == "websocket":  # before accept: the handshake fails (HTTP 403)
         await send({"type": "websocket.close", "code": 1008, "reason": sentence[:120]})
         return
-    body = json.dumps({"detail": sentence, "error": sentence}).encode()
+    # the field each reader takes: FastAPI's detail, LibreTranslate's error, DeepL's message
+    body = json.dumps({"detail": sentence, "error": sentence, "message": sentence}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     headers += [(b"set-cookie", c.encode("latin-1")) for c in clear or []]
     if retry_after is not None:

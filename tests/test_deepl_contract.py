@@ -147,6 +147,20 @@ def test_the_chat_page_is_still_the_chat_page(running: Running) -> None:
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
 
 
+def test_a_page_on_a_foreign_origin_is_refused_in_deepls_error_shape(running: Running) -> None:
+    """The app's door refuses a DeepL path from a browser page on an origin not listed in
+    HYMT_API_ORIGINS (403) before any route: its body carries ``message``, the field every
+    DeepL error has and deepl-python's ``_raise_for_status`` appends to its exception
+    (deepl/translator.py:179-180 at v1.30.0), beside ``detail`` and ``error``."""
+    for path in ("/v2/translate", "/deepl/v2/translate", "/v3/glossaries"):
+        refused = httpx.post(running.url + path, timeout=30,
+                             json={"text": ["Hallo"], "target_lang": "EN-US"},
+                             headers={"Authorization": f"DeepL-Auth-Key {running.key}",
+                                      "Origin": "https://some-page.example"})
+        assert refused.status_code == 403, path
+        assert refused.json()["message"] == "This origin may not use the app."
+
+
 # --- /v2/translate's options -------------------------------------------------------------------
 
 

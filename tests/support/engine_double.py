@@ -304,8 +304,11 @@ class EngineDouble:
 
 
 @contextlib.contextmanager
-def running_double(double: EngineDouble | None = None, **options: Any) -> Iterator[EngineDouble]:
-    """Serve *double* (or a new one made with *options*) on a free port until the block ends."""
+def running_double(double: EngineDouble | None = None, *, port: int = 0,
+                   **options: Any) -> Iterator[EngineDouble]:
+    """Serve *double* (or a new one made with *options*) until the block ends: on a free port,
+    or on *port* for a test whose app was told the model's address before the model is up
+    (warming up, down and back)."""
     engine = double or EngineDouble(**options)
     loop = asyncio.new_event_loop()
     ready: Future[web.AppRunner] = Future()
@@ -314,10 +317,10 @@ def running_double(double: EngineDouble | None = None, **options: Any) -> Iterat
         # handler_cancellation: a client that hangs up cancels its handler, as vLLM aborts.
         runner = web.AppRunner(engine.app(), handler_cancellation=True, access_log=None)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
+        site = web.TCPSite(runner, "127.0.0.1", port)
         await site.start()
-        port = runner.addresses[0][1]
-        engine.root = f"http://127.0.0.1:{port}"
+        bound = runner.addresses[0][1]
+        engine.root = f"http://127.0.0.1:{bound}"
         engine.base_url = f"{engine.root}/v1"
         ready.set_result(runner)
 

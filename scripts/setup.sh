@@ -95,7 +95,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then GPU
 VLLM_LOCK=requirements/sidecar-cpu.txt; [[ $GPU == 1 ]] && VLLM_LOCK=requirements/sidecar-gpu.txt
 VLLM_KEY="$VLLM_LOCK $(sha256sum "$VLLM_LOCK" | cut -c1-16)"
 if ! stamp_ok "$VLLM_VENV/.hymt-stamp" "$VLLM_KEY"; then
-  say "creating the vLLM sidecar environment ($VLLM_VENV from $VLLM_LOCK; a few minutes, ~3.5 GB)…"
+  say "creating the vLLM sidecar environment ($VLLM_VENV from $VLLM_LOCK, ~3.5 GB)…"
   fresh_venv "$VLLM_VENV"
   # The CPU torch (torch==X+cpu) is not on PyPI: pip's find-links (this machine's wheel
   # folder) or HYMT_TORCH_INDEX has it. uv reads no pip config: it is handed over.

@@ -108,7 +108,8 @@ def _serve(model: Path, port: int, cache: Path, **env: str) -> subprocess.Popen:
     )
 
 
-def test_production_flags_serve_and_supervisor_restarts_and_cleans_up(tiny_model, tmp_path):
+def test_production_flags_serve_and_a_hung_server_is_restarted_and_cleaned_up(tiny_model,
+                                                                              tmp_path):
     port, cache = free_port(), tmp_path / "cache"
     launcher = _serve(tiny_model, port, cache)
     try:
@@ -118,24 +119,21 @@ def test_production_flags_serve_and_supervisor_restarts_and_cleans_up(tiny_model
         # Unauthenticated calls are refused: the generated key protects the server.
         assert httpx.get(f"{state['base_url']}/models", timeout=10).status_code == 401
 
-        first_pid = state["vllm_pid"]
-        os.kill(first_pid, signal.SIGKILL)
-        _wait(lambda: _state(cache, port).get("restarts", 0) >= 1 and
-              _state(cache, port).get("state") == "ready", 600, "the restart", launcher)
-        restarted = _state(cache, port)
-        assert restarted["vllm_pid"] != first_pid
-        assert isinstance(_complete(restarted), str)  # serving again, same key
-        assert restarted["api_key"] == state["api_key"]
-
         # The OOM killer's way: the engine processes die, the API server lives on and hangs.
-        children = subprocess.run(["pgrep", "-P", str(restarted["vllm_pid"])],
+        # The supervisor must see it and restart the server (a plain SIGKILL of the server and
+        # its restart are tests/test_e2e_overload.py's, on the session's demo server).
+        first_pid = state["vllm_pid"]
+        children = subprocess.run(["pgrep", "-P", str(first_pid)],
                                   capture_output=True, text=True).stdout.split()
         assert children
         for child in children:
             os.kill(int(child), signal.SIGKILL)
-        _wait(lambda: _state(cache, port).get("restarts", 0) >= 2 and
+        _wait(lambda: _state(cache, port).get("restarts", 0) >= 1 and
               _state(cache, port).get("state") == "ready", 600, "the restart of a hung server",
               launcher)
+        restarted = _state(cache, port)
+        assert restarted["vllm_pid"] != first_pid
+        assert restarted["api_key"] == state["api_key"]  # serving again, same key
         assert isinstance(_complete(_state(cache, port)), str)
     finally:
         launcher.send_signal(signal.SIGTERM)

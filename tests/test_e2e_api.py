@@ -1,18 +1,23 @@
-"""The LibreTranslate and DeepL APIs on the real vLLM demo model, driven by the real clients.
+"""The LibreTranslate and DeepL APIs driven by the real clients, on the engine double.
 
 A plain FastAPI app mounts the API over a real Translator (its own policy and client, like
-app.py's) pointed at the session's demo server, served by uvicorn on a real socket: the
-official ``deepl`` library (``server_url=``) and ``libretranslatepy`` talk to it as they
-would to DeepL or a LibreTranslate server, and raw httpx covers each field and error.
-Nothing is faked; greedy decoding keeps the demo model's answers repeatable.
+app.py's), served by uvicorn on a real socket: the official ``deepl`` library
+(``server_url=``) and ``libretranslatepy`` talk to it as they would to DeepL or a
+LibreTranslate server, and raw httpx covers each field and error. The engine behind it is the
+engine double (tests/support/engine_double.py) answering from a phrasebook
+(tests/support/phrasebook.py), so each answer is known: what the API does with it is what is
+tested. The real vLLM's round trip is tested in tests/test_e2e_translation.py.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import time
 import urllib.error
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import deepl
 import httpx
@@ -20,22 +25,45 @@ import pytest
 import srt
 from libretranslatepy import LibreTranslateAPI
 
-from hymt_chat.lang.detect import detect_language
 from tests.conftest import free_port
 from tests.support.api_server import ApiApp, api_app
+from tests.support.engine_double import EngineDouble, running_double
+from tests.support.phrasebook import phrasebook
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("patient_deepl")]
+pytestmark = pytest.mark.usefixtures("patient_deepl")
 
 FR = "Bonjour, ma commande n'est toujours pas arrivée."
 DE = "Guten Morgen, wann wird mein Paket geliefert?"
 ES = "Hola, ¿puedo cambiar la dirección de envío?"
+FR_EN = "Hello, my order has still not arrived."
+DE_EN = "Good morning, when will my parcel be delivered?"
+ES_EN = "Hello, can I change the shipping address?"
+ANSWERS = phrasebook({
+    FR: {"en": FR_EN, "de": "Hallo, meine Bestellung ist immer noch nicht angekommen."},
+    DE: {"en": DE_EN},
+    ES: {"en": ES_EN},
+    "Please tell me your": {"de": "Bitte nennen Sie mir Ihre"},
+    "Good morning": {"fr": "Bonjour", "zh": "早上好"},
+    "dear customer": {"fr": "cher client", "zh": "亲爱的客户"},
+    "Your parcel": {"fr": "Votre colis"},
+    "has arrived": {"fr": "est arrivé"},
+    "Bonjour et bienvenue.": {"en": "Hello and welcome."},
+    "Merci de votre patience.": {"en": "Thank you for your patience."},
+})
+LINES = {"Bonjour.": "Hello.", "Merci.": "Thank you.", "Au revoir.": "Goodbye.",
+         "À demain.": "See you tomorrow.", "Bonne nuit.": "Good night."}
+
+
+def _api(double: EngineDouble, folder: Path) -> contextlib.AbstractContextManager[ApiApp]:
+    settings = double.settings(window_max=2, cache_dir=folder)
+    return api_app(settings, folder / "api-keys.db", free_port())
 
 
 @pytest.fixture(scope="module")
-def api(demo_server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiApp]:
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiApp]:
+    """The API on a double of its own for the module (the tests' keys keep them apart)."""
     folder = tmp_path_factory.mktemp("api")
-    settings = demo_server.settings(temperature=0.0, window_max=2, cache_dir=folder)
-    with api_app(settings, folder / "api-keys.db", free_port()) as app:
+    with running_double(answer=ANSWERS) as double, _api(double, folder) as app:
         yield app
 
 
@@ -46,6 +74,15 @@ def new_key(api: ApiApp, name: str, **limits: int) -> str:
 def dl(api: ApiApp, key: str) -> deepl.Translator:
     # The trailing slash matters: the client joins "v2/translate" onto it (urljoin).
     return deepl.Translator(key, server_url=api.url + "/deepl/", send_platform_info=False)
+
+
+async def _until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """Wait for the app's own state (read, not pushed): checked every 50 ms, bounded."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(0.05)
 
 
 def metric_lines(api: ApiApp, key_name: str) -> list[str]:
@@ -62,10 +99,10 @@ def test_deepl_client_translates_names_the_source_and_bills_characters(api: ApiA
     one = translator.translate_text(FR, target_lang="EN-US")
     assert one.detected_source_lang == "FR"
     assert one.billed_characters == len(FR)
-    assert one.text != FR and detect_language(one.text) == "en", one.text
+    assert one.text == FR_EN  # the engine's answer, as it gave it
     several = translator.translate_text([ES, DE], target_lang="EN-GB")
     assert [r.detected_source_lang for r in several] == ["ES", "DE"]
-    assert all(detect_language(r.text) == "en" for r in several), [r.text for r in several]
+    assert [r.text for r in several] == [ES_EN, DE_EN]  # in the order sent
     usage = translator.get_usage()
     assert usage.character.count == len(FR) + len(ES) + len(DE)
     assert usage.character.limit == 1_000_000_000_000  # no quota on this key
@@ -91,8 +128,7 @@ def test_deepl_glossary_is_created_applied_private_to_its_key_and_deleted(api: A
     assert [g.glossary_id for g in translator.list_glossaries()] == [glossary.glossary_id]
     result = translator.translate_text("Please tell me your order number.", source_lang="EN",
                                        target_lang="DE", glossary=glossary)
-    assert "Bestellnummer" in result.text, result.text
-    assert "order number" not in result.text
+    assert result.text == "Bitte nennen Sie mir Ihre Bestellnummer.", result.text
     other = dl(api, new_key(api, "deepl-glossary-other"))
     with pytest.raises(deepl.GlossaryNotFoundException):
         other.get_glossary(glossary.glossary_id)
@@ -110,6 +146,7 @@ def test_deepl_html_keeps_tags_and_attributes(api: ApiApp) -> None:
     assert out.startswith('<p title="Greeting">') and out.endswith(
         "</p><code>order_id = 42</code>"), out
     assert '<a href="https://example.com/?a=1&amp;b=2">' in out and "<b>" in out, out
+    assert "Bonjour" in out and "<b>cher client</b>" in out and "est arrivé" in out, out
     assert "Good morning" not in out and "has arrived" not in out, out
 
 
@@ -196,7 +233,7 @@ def test_deepl_raw_fields_and_errors(api: ApiApp) -> None:
 def test_libretranslatepy_translates_detects_and_lists(api: ApiApp) -> None:
     lt = LibreTranslateAPI(api.url + "/libretranslate", api_key=new_key(api, "lt-client"))
     out = lt.translate(FR, "fr", "en")
-    assert out != FR and detect_language(out) == "en", out
+    assert out == FR_EN
     detected = lt.detect(DE)
     assert detected[0]["language"] == "de" and 50 <= detected[0]["confidence"] <= 100
     codes = {lang["code"] for lang in lt.languages()}
@@ -215,16 +252,17 @@ def test_libretranslate_raw_fields(api: ApiApp) -> None:
         auto = http.post(url + "/translate", json={"q": FR, "source": "auto", "target": "en",
                                                    "api_key": key}).json()
         assert auto["detectedLanguage"]["language"] == "fr"
-        assert detect_language(auto["translatedText"]) == "en", auto
+        assert auto["translatedText"] == FR_EN, auto
         batch = http.post(url + "/translate", json={"q": [ES, DE], "source": "auto",
                                                     "target": "en", "api_key": key}).json()
         assert [d["language"] for d in batch["detectedLanguage"]] == ["es", "de"]
-        assert len(batch["translatedText"]) == 2
+        assert batch["translatedText"] == [ES_EN, DE_EN]
         html = http.post(url + "/translate", data={
             "q": '<p>Good morning, <b>dear customer</b>.</p>', "source": "en",
             "target": "zh-Hans", "format": "html", "api_key": key}).json()
         assert html["translatedText"].startswith("<p>"), html
-        assert "<b>" in html["translatedText"] and "Good morning" not in html["translatedText"]
+        assert "<b>亲爱的客户</b>" in html["translatedText"], html
+        assert "Good morning" not in html["translatedText"]
         alts = http.post(url + "/translate", json={"q": FR, "source": "fr", "target": "en",
                                                    "alternatives": 2, "api_key": key}).json()
         assert isinstance(alts["alternatives"], list) and len(alts["alternatives"]) <= 2
@@ -283,7 +321,7 @@ def test_libretranslate_translates_a_subtitle_file(api: ApiApp) -> None:
         cues = list(srt.parse(got.text))
         assert [(c.index, c.start, c.end) for c in cues] == [
             (c.index, c.start, c.end) for c in srt.parse(subtitles)]
-        assert all(detect_language(c.content) == "en" for c in cues), got.text
+        assert [c.content for c in cues] == ["Hello and welcome.", "Thank you for your patience."]
         wrong = http.post(api.url + "/libretranslate/translate_file",
                           data={"source": "fr", "target": "en", "api_key": key},
                           files={"file": ("talk.pdf", b"%PDF-1.4", "application/pdf")})
@@ -291,52 +329,48 @@ def test_libretranslate_translates_a_subtitle_file(api: ApiApp) -> None:
 
 
 async def test_api_requests_reach_vllm_in_the_api_class_and_long_ones_as_bulk(
-        demo_server) -> None:
+        engine: EngineDouble) -> None:
+    """The priority each call carries, as the engine received it (vLLM's ``priority`` field)."""
     from hymt_chat.api.work import Job, run_job
     from hymt_chat.engine.client import ModelClient
     from hymt_chat.engine.policy import Policy
     from hymt_chat.engine.translator import Translator
 
-    sent: list[int | None] = []
-
-    class Recording(ModelClient):
-        """The real client, noting the vLLM priority each call carries."""
-
-        async def complete(self, prompt: str, **kwargs):  # type: ignore[no-untyped-def]
-            sent.append(kwargs.get("priority"))
-            return await super().complete(prompt, **kwargs)
-
-    settings = demo_server.settings(temperature=0.0, window_max=2)
+    engine.answer = phrasebook({line: {"en": english} for line, english in LINES.items()}
+                               | {FR: {"en": FR_EN}})
+    settings = engine.settings(window_max=2)
     policy = Policy(window_max=2, deadline=settings.deadline, ranks=settings.priorities)
-    translator = Translator(settings, Recording(settings), policy)
+    translator = Translator(settings, ModelClient(settings), policy)
     [short] = await run_job(translator, Job([FR], "en", "fr"), user="api:t")
-    assert sent == [25] and detect_language(short.text) == "en"
-    sent.clear()
-    lines = "Bonjour.\nMerci.\nAu revoir.\nÀ demain.\nBonne nuit."
+    assert [r.priority for r in engine.requests] == [25] and short.text == FR_EN
+    lines = "\n".join(LINES)
     [long] = await run_job(translator, Job([lines], "en", "fr"), user="api:t")
-    assert sent == [30] * 5 and len(long.text.splitlines()) == 5  # more than 4 parts: bulk
+    # More than 4 parts: bulk.
+    assert [r.priority for r in engine.requests[1:]] == [30] * 5
+    assert long.text.splitlines() == list(LINES.values())
 
 
 async def test_a_client_that_hangs_up_cancels_its_model_calls_and_is_not_billed(
-        api: ApiApp, demo_server) -> None:
-    from tests.test_e2e_overload import settled, until
-
-    key = new_key(api, "gone", chars_per_month=100_000)
+        tmp_path: Path) -> None:
+    """A held engine keeps the call running until the client hangs up; the engine then sees
+    it aborted (the app closed its connection), and the key is refunded."""
     long_text = " ".join([FR.rstrip(".") + ", et le suivi ne montre rien depuis lundi."] * 12)
-    async with httpx.AsyncClient(timeout=120) as http:
-        request = asyncio.create_task(http.post(
-            api.url + "/deepl/v2/translate",
-            headers={"Authorization": f"DeepL-Auth-Key {key}"},
-            json={"text": [long_text], "target_lang": "DE", "source_lang": "FR"}))
-        # Hang up once the model is at work: an event, not a clock (a fixed client timeout
-        # raced the translation on a busy machine and sometimes hung up after it had ended).
-        await until(lambda: api.policy.in_flight > 0 or request.done(), 60, "the model calls")
-        assert not request.done()  # twelve sentences take the CPU model many seconds
-        request.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await request
-    await until(lambda: api.policy.in_flight == 0, 30, "the abandoned calls to be cancelled")
-    await until(lambda: any('outcome="cancelled"' in line
-                            for line in metric_lines(api, "gone")), 10, "the count")
-    assert api.store.used("gone") == 0  # refunded: nothing was delivered
-    await settled(demo_server)  # and vLLM dropped them (the next test finds it idle)
+    with running_double(answer=ANSWERS, hold=True) as double, _api(double, tmp_path) as api:
+        key = new_key(api, "gone", chars_per_month=100_000)
+        async with httpx.AsyncClient(timeout=120) as http:
+            request = asyncio.create_task(http.post(
+                api.url + "/deepl/v2/translate",
+                headers={"Authorization": f"DeepL-Auth-Key {key}"},
+                json={"text": [long_text], "target_lang": "DE", "source_lang": "FR"}))
+            await double.until(lambda d: len(d.running) >= 1, "the model call")
+            assert not request.done()  # the engine holds its answer
+            request.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await request
+        await double.until(lambda d: not d.running and not d.waiting and d.count("aborted") >= 1,
+                           "the engine to see the abandoned calls aborted")
+        await _until(lambda: api.policy.in_flight == 0, 30, "the abandoned calls to be cancelled")
+        await _until(lambda: any('outcome="cancelled"' in line
+                                for line in metric_lines(api, "gone")), 30, "the count")
+        assert api.store.used("gone") == 0  # refunded: nothing was delivered
+        assert double.count("finished") == 0

@@ -103,7 +103,8 @@ def _formality(value: str | None, target: str, family: Family) -> str | None:
             return None
         why = ("this target language" if family.supports("style") else
                f"{family.title}, which has no style instruction")
-        raise InputError(f"'formality' is not supported for given 'target_lang' ({why}); use "
+        # DeepL's words first: its suite matches r".*Target language.*formality.*"
+        raise InputError(f"Target language does not support formality ({why}); use "
                          "prefer_more or prefer_less to fall back to the default.")
     return level.removeprefix("prefer_")
 

@@ -1,28 +1,75 @@
-"""The chat page in a real browser: Debian's chromium driven by Playwright, app started by the test.
+"""The chat page in a real browser: Debian's chromium driven by Playwright, the real app
+(``chainlit run app.py``) started by the test, the engine double (tests/support/engine_double.py)
+as its model. The browser is the real part under test here: what the page shows and does. The
+real model's translations are the end-to-end tests' (tests/test_e2e_translation.py); no test
+here needs vLLM.
 
-* The journey, on the embedded default (real vLLM with the demo model): open the page, pick a
-  target language in the chat settings, send a message and see the translation, upload an .srt
-  and download the translated one; the screenshot the README and the docs show is saved on the way.
+* The journey: open the page, pick a target language in the chat settings, send a message and
+  see the translation, upload an .srt and download the translated one; the screenshot the
+  README shows is saved on the way. The double answers from a phrasebook, so the answers read
+  as translations and the app's answer checks stay on.
 * Model output is text: an answer containing ``<img onerror=…>`` and ``<script>`` is shown
-  literally and never runs (a stand-in server guarantees the answer contains them).
+  literally and never runs (the double echoes it back).
+* Progress, a failed part and Retry, the limit, warming up, a model that is down, the profiles
+  (Support agent, a room across two browsers, the kiosk): each moment is made by the double
+  (held requests, scripted failures, a model that is not there yet), and every wait ends on an
+  event.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
 import srt
 from playwright.sync_api import Browser, Page, expect
 
-from hymt_chat.lang.detect import detect_language
 from tests.conftest import free_port
 from tests.support.browser import ANSWER, answers, open_chat, send
 from tests.support.chainlit_app import app_env, running_app
-from tests.support.gate import Gate
-from tests.support.stub_model import StubModel, echo_source
+from tests.support.double_app import double_app
+from tests.support.engine_double import EngineDouble, echo_source, running_double
+from tests.support.phrasebook import phrasebook, target_code
 
 pytestmark = pytest.mark.slow
+
+WAIT = 60_000  # ms: generous, for a busy 2-core machine; every wait ends on an event
+
+# What the double "translates", both ways where a test reads a back-translation.
+BOOK = phrasebook({
+    "Good morning! The meeting has been moved to three o'clock this afternoon.": {
+        "fr": "Bonjour ! La réunion a été déplacée à trois heures cet après-midi."},
+    "Good morning, everyone.": {"es": "Buenos días a todos."},
+    "The train leaves at nine o'clock.": {"es": "El tren sale a las nueve."},
+    "Thank you very much!": {"es": "¡Muchas gracias!"},
+    "Thank you!": {"es": "¡Gracias!"},
+    "Hola, buenos días. Mi paquete no ha llegado todavía y necesito ayuda, por favor.": {
+        "en": "Hello, good morning. My parcel has not arrived yet and I need help, please."},
+    "I am sorry about the delay.": {"es": "Siento mucho el retraso."},
+    "Siento mucho el retraso.": {"en": "I am very sorry about the delay."},
+    "Let me check your order right now.": {"es": "Déjeme revisar su pedido ahora mismo."},
+    "Déjeme revisar su pedido ahora mismo.": {"en": "Let me check your order right now."},
+    "Hola, mi paquete no ha llegado todavía.": {"en": "Hello, my parcel has not arrived yet."},
+    "El número de pedido es JD123456789.": {"en": "The order number is JD123456789."},
+    "Your parcel leaves our warehouse today.": {"es": "Su paquete sale hoy de nuestro almacén."},
+    "Su paquete sale hoy de nuestro almacén.": {"en": "Your parcel leaves our warehouse today."},
+    "Where is the nearest train station, please?": {
+        "es": "¿Dónde está la estación de tren más cercana, por favor?"},
+    "Where is the train station, please?": {"es": "¿Dónde está la estación de tren, por favor?"},
+    "La estación está al final de esta calle.": {"en": "The station is at the end of this street."},
+})
+
+
+@pytest.fixture(scope="module")
+def book_app(tmp_path_factory) -> Iterator[tuple[str, EngineDouble]]:
+    """The app on a double that answers from :data:`BOOK` (window 2, as the demo sidecar's),
+    told it serves the demo model (as ``hymt-chat up`` tells it), so the page shows its banner."""
+    with running_double(answer=BOOK) as double, \
+            double_app(double, tmp_path_factory.mktemp("browser"), HYMT_WINDOW_MAX="2",
+                       HYMT_DEMO_MODEL="1") as url:
+        yield url, double
+
 
 SRT_IN = (
     "1\n00:00:01,000 --> 00:00:03,500\nGood morning, everyone.\n\n"
@@ -40,18 +87,10 @@ def choose_target(page: Page, option: str) -> None:
     page.get_by_role("button", name="Confirm").click()
 
 
-@pytest.fixture(scope="module")
-def demo_app(demo_server, tmp_path_factory) -> str:
-    tmp = tmp_path_factory.mktemp("browser")
-    # Window 2: what the app computes for its own sidecar with these --max-num-seqs.
-    env = app_env(demo_server.env(), HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_WINDOW_MAX="2")
-    with running_app(env, free_port(), tmp / "app.log") as url:
-        yield url
-
-
-def test_translate_a_message_and_a_file_in_the_browser(browser, demo_app, artifacts, tmp_path):
+def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifacts, tmp_path):
+    url, double = book_app
     dialogs: list[str] = []
-    page = open_chat(browser, demo_app, dialogs)
+    page = open_chat(browser, url, dialogs)
     banner = page.locator("#hymt-banner[data-kind=demo]")
     expect(banner).to_contain_text("Demo model", timeout=20_000)
 
@@ -61,10 +100,10 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, demo_app, artifa
 
     # A message: the translation comes back as text, with the meta line.
     send(page, "Good morning! The meeting has been moved to three o'clock this afternoon.")
-    page.wait_for_selector(ANSWER, timeout=180_000)
+    page.wait_for_selector(ANSWER, timeout=WAIT)
     translation = page.locator(ANSWER).last.inner_text().strip()
-    assert translation and "The meeting has been moved" not in translation
-    assert detect_language(translation) == "fr", translation  # French, not any other text
+    assert translation == "Bonjour ! La réunion a été déplacée à trois heures cet après-midi."
+    assert {target_code(p) for p in double.prompts} == {"fr"}  # the page's choice reached it
     expect(page.get_by_text("English → French").last).to_be_visible()
 
     send(page, "/to es")
@@ -80,7 +119,7 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, demo_app, artifa
     page.click("#chat-submit")
     expect(attached).to_have_count(0, timeout=15_000)  # sent
     link = page.locator("a.inline-file[download='talk.es.srt']")
-    expect(link).to_be_visible(timeout=300_000)
+    expect(link).to_be_visible(timeout=WAIT)
     with page.expect_download() as download:
         link.click()
     out = tmp_path / "talk.es.srt"
@@ -88,43 +127,49 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, demo_app, artifa
     before, after = list(srt.parse(SRT_IN)), list(srt.parse(out.read_text(encoding="utf-8")))
     assert [(c.index, c.start, c.end) for c in after] == [(c.index, c.start, c.end) for c in before]
     assert all(c.content.strip() for c in after)
-    assert [c.content for c in after] != [c.content for c in before]
+    assert [c.content for c in after] == ["Buenos días a todos.", "El tren sale a las nueve.",
+                                          "¡Muchas gracias!"]
 
     # The README's and the docs' screenshot: the whole conversation, from the top.
     page.set_viewport_size({"width": 1100, "height": 1200})
-    page.wait_for_timeout(500)
     page.evaluate("""() => { for (const el of document.querySelectorAll('*')) {
         const style = getComputedStyle(el);
         if (/(auto|scroll)/.test(style.overflowY) && el.scrollHeight > el.clientHeight) {
             el.scrollTop = 0; } } }""")
-    page.wait_for_timeout(500)
     page.screenshot(path=str(artifacts / "chat.png"))
 
     # A bad command gets a clear answer and the session keeps working.
     send(page, "/to klingon")
     expect(page.get_by_text("I don't know the language 'klingon'")).to_be_visible(timeout=15_000)
     send(page, "Thank you!")
-    page.locator(ANSWER).nth(1).wait_for(timeout=180_000)  # (the page's CSP forbids eval)
+    expect(page.locator(ANSWER, has_text="¡Gracias!")).to_be_visible(timeout=WAIT)
     assert dialogs == []
     page.close()
 
 
 @pytest.fixture(scope="module")
-def echo_app(tmp_path_factory):
-    """The app against a stand-in model whose 'translation' is the text itself, HTML included."""
-    tmp = tmp_path_factory.mktemp("xss")
-    with StubModel() as stub:
-        # HYMT_CHECKS=0: the stand-in echoes (a marker, not a translation), which the answer
-        # checks would rightly send again as the wrong language; these tests count the calls.
-        env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
-                      HYMT_CHECKS="0",
-                      HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()))
-        with running_app(env, free_port(), tmp / "app.log") as url:
-            yield url, stub
+def echo_app(tmp_path_factory) -> Iterator[tuple[str, EngineDouble]]:
+    """The app on a double whose 'translation' is the text itself, HTML included.
+    HYMT_CHECKS=0: an echo is a marker, not a translation, which the answer checks would rightly
+    send again as the wrong language; these tests count the calls."""
+    with running_double() as double, \
+            double_app(double, tmp_path_factory.mktemp("echo"), HYMT_CHECKS="0") as url:
+        yield url, double
 
 
-def test_html_in_a_translation_is_shown_as_text_and_never_runs(browser, echo_app):
-    url, stub = echo_app
+@pytest.fixture
+def echo(echo_app) -> Iterator[tuple[str, EngineDouble]]:
+    """:func:`echo_app`, its double echoing and holding nothing again after the test."""
+    url, double = echo_app
+    try:
+        yield url, double
+    finally:
+        double.answer = echo_source
+        double.set_hold(False)
+
+
+def test_html_in_a_translation_is_shown_as_text_and_never_runs(browser, echo):
+    url, stub = echo
     dialogs: list[str] = []
     page = open_chat(browser, url, dialogs)
     send(page, "/to fr")
@@ -135,71 +180,82 @@ def test_html_in_a_translation_is_shown_as_text_and_never_runs(browser, echo_app
     shown = page.locator(ANSWER).last.inner_text()
     assert '<img src=x onerror="window.__xss=1;alert(1)">' in shown
     assert "<script>window.__xss=2</script>" in shown
-    page.wait_for_timeout(1000)
-    assert page.evaluate("window.__xss") is None
+    # No such element is on the page, so nothing can run (the flag below only confirms it).
     assert page.locator(".message-content img[src='x'], .message-content script").count() == 0
+    assert page.evaluate("window.__xss") is None
     # The translation's copy button copies exactly the text (no Markdown fences around it).
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.locator(".ai-message .relative.my-2 button").last.click()
-    page.wait_for_timeout(300)
-    assert page.evaluate("navigator.clipboard.readText()").strip() == XSS
+    assert _until_copied(page).strip() == XSS
     # The user's own message is shown as typed, not rendered either.
     assert page.locator(".step img[src='x']").count() == 0
     assert dialogs == []
     page.close()
 
 
-def test_long_text_shows_progress_and_comes_back_whole_in_order(browser, demo_app):
-    page = open_chat(browser, demo_app)
+def _until_copied(page: Page) -> str:
+    """The clipboard once the copy button's write has landed (polled, bounded)."""
+    for _ in range(300):
+        if copied := page.evaluate("navigator.clipboard.readText()"):
+            return str(copied)
+        page.wait_for_timeout(100)
+    raise AssertionError("the copy button put nothing on the clipboard")
+
+
+def test_long_text_shows_progress_and_comes_back_whole_in_order(browser, echo):
+    """The page shows a long text's progress while its parts are under way (the double holds
+    all but the first three), then the whole text, each line in its place. The property at
+    full size (10,000+ characters) is tests/test_partial_translation.py's, on the double."""
+    url, double = echo
+    lines = [f"Order {100 + i} was shipped today and will arrive on Friday." for i in range(12)]
+    first = tuple(lines[:3])
+    double.set_hold(lambda req: echo_source(req.prompt) not in first)
+    asked = len(double.prompts)
+    page = open_chat(browser, url)
     send(page, "/to pt")
     expect(page.get_by_text("Now translating Auto-detect → Portuguese.")).to_be_visible(
         timeout=15_000)
-    lines = [f"Order {100 + i} was shipped today and will arrive on Friday." for i in range(12)]
     page.fill("#chat-input", "\n".join(lines))
     page.keyboard.press("Enter")
-    expect(page.get_by_text("Translating · 12 of 12 parts")).to_be_visible(timeout=300_000)
-    page.wait_for_selector(ANSWER, timeout=300_000)
-    out = page.locator(ANSWER).last.inner_text().strip().split("\n")
-    assert len(out) == 12  # one line each, in order: no line carries another line's number
-    numbers = [[n for n in range(100, 112) if str(n) in line] for line in out]
-    assert all(found in ([], [100 + i]) for i, found in enumerate(numbers)), out
-    assert sum(found == [100 + i] for i, found in enumerate(numbers)) >= 8, out
-    assert sum(detect_language(line) == "pt" for line in out) >= 9, out
+    expect(page.get_by_text("3 of 12 parts")).to_be_visible(timeout=WAIT)
+    assert answers(page) == 0  # under way: no answer yet
+    double.set_hold(False)
+    page.wait_for_selector(ANSWER, timeout=WAIT)
+    assert page.locator(ANSWER).last.inner_text().strip().split("\n") == lines
     expect(page.get_by_text("· 12 parts").last).to_be_visible()
+    assert {target_code(p) for p in double.prompts[asked:]} == {"pt"}
     page.close()
 
-def test_a_failed_part_is_marked_in_place_and_retry_the_rest_sends_only_it(browser, echo_app):
-    url, stub = echo_app
+
+def test_a_failed_part_is_marked_in_place_and_retry_the_rest_sends_only_it(browser, echo):
+    url, double = echo
     lines = [f"Line {i} of a letter to the customer." for i in range(1, 5)]
     broken = {lines[1]}
 
     def answer(prompt: str) -> str:
         text = echo_source(prompt)
         if text in broken:
-            raise RuntimeError("scripted failure")
+            raise RuntimeError("scripted failure")  # the double answers HTTP 500
         return text
 
-    stub.answer = answer
-    try:
-        page = open_chat(browser, url)
-        send(page, "/to pt")
-        expect(page.get_by_text("Now translating Auto-detect → Portuguese.")).to_be_visible(
-            timeout=15_000)
-        page.fill("#chat-input", "\n".join(lines))
-        page.keyboard.press("Enter")
-        expect(page.get_by_text("Translated 3 of 4 parts; part 2 could not be translated")
-               ).to_be_visible(timeout=60_000)
-        partial = page.locator(ANSWER).last.inner_text().strip().split("\n")
-        assert partial == [lines[0], "[not translated] " + lines[1], lines[2], lines[3]]
-        broken.clear()
-        sent_before, shown = len(stub.prompts), answers(page)
-        page.get_by_role("button", name="Retry the rest").click()
-        page.locator(ANSWER).nth(shown).wait_for(timeout=60_000)
-        assert page.locator(ANSWER).last.inner_text().strip().split("\n") == lines
-        assert [echo_source(p) for p in stub.prompts[sent_before:]] == [lines[1]]  # only it
-        page.close()
-    finally:
-        stub.answer = echo_source
+    double.answer = answer
+    page = open_chat(browser, url)
+    send(page, "/to pt")
+    expect(page.get_by_text("Now translating Auto-detect → Portuguese.")).to_be_visible(
+        timeout=15_000)
+    page.fill("#chat-input", "\n".join(lines))
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("Translated 3 of 4 parts; part 2 could not be translated")
+           ).to_be_visible(timeout=WAIT)
+    partial = page.locator(ANSWER).last.inner_text().strip().split("\n")
+    assert partial == [lines[0], "[not translated] " + lines[1], lines[2], lines[3]]
+    broken.clear()
+    sent_before, shown = len(double.prompts), answers(page)
+    page.get_by_role("button", name="Retry the rest").click()
+    page.locator(ANSWER).nth(shown).wait_for(timeout=WAIT)
+    assert page.locator(ANSWER).last.inner_text().strip().split("\n") == lines
+    assert [echo_source(p) for p in double.prompts[sent_before:]] == [lines[1]]  # only it
+    page.close()
 
 
 def _until_fetched(page: Page, path: str) -> None:
@@ -216,29 +272,24 @@ def _until_fetched(page: Page, path: str) -> None:
 def test_the_page_does_not_send_a_text_over_the_limit_and_keeps_it(browser, tmp_path_factory):
     """Socket.IO drops a message over its cap without a word; the page checks the limit first,
     says so, and leaves the text in the box."""
-    tmp = tmp_path_factory.mktemp("limit")
-    with StubModel() as stub:
-        # HYMT_CHECKS=0: the stand-in echoes (a marker, not a translation), which the answer
-        # checks would rightly send again as the wrong language; these tests count the calls.
-        env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
-                      HYMT_CHECKS="0",
-                      HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()),
-                      HYMT_MAX_INPUT_CHARS="300")
-        with running_app(env, free_port(), tmp / "app.log") as url:
-            page = open_chat(browser, url)
-            _until_fetched(page, "/hymt/status")  # where the banner script reads the limit
-            text = "Une très longue phrase. " * 20  # 480 characters
-            page.fill("#chat-input", text)
-            page.keyboard.press("Enter")
-            banner = page.locator("#hymt-banner[data-kind=limit]")
-            expect(banner).to_contain_text("the limit is 300", timeout=10_000)
-            expect(banner).to_contain_text("Nothing was sent")
-            assert page.input_value("#chat-input") == text  # nothing typed is lost
-            page.fill("#chat-input", "Une phrase courte.")
-            page.keyboard.press("Enter")
-            page.wait_for_selector(ANSWER, timeout=30_000)
-            assert [echo_source(p) for p in stub.prompts] == ["Une phrase courte."]
-            page.close()
+    # HYMT_CHECKS=0: the double echoes (a marker, not a translation); this test counts calls.
+    with running_double() as stub, \
+            double_app(stub, tmp_path_factory.mktemp("limit"), HYMT_CHECKS="0",
+                       HYMT_MAX_INPUT_CHARS="300") as url:
+        page = open_chat(browser, url)
+        _until_fetched(page, "/hymt/status")  # where the banner script reads the limit
+        text = "Une très longue phrase. " * 20  # 480 characters
+        page.fill("#chat-input", text)
+        page.keyboard.press("Enter")
+        banner = page.locator("#hymt-banner[data-kind=limit]")
+        expect(banner).to_contain_text("the limit is 300", timeout=10_000)
+        expect(banner).to_contain_text("Nothing was sent")
+        assert page.input_value("#chat-input") == text  # nothing typed is lost
+        page.fill("#chat-input", "Une phrase courte.")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(ANSWER, timeout=WAIT)
+        assert [echo_source(p) for p in stub.prompts] == ["Une phrase courte."]
+        page.close()
 
 
 def test_messages_sent_while_the_model_warms_up_are_translated_once_it_is_ready(
@@ -248,9 +299,13 @@ def test_messages_sent_while_the_model_warms_up_are_translated_once_it_is_ready(
     model_port, sidecar_port = free_port(), free_port()
     state = tmp / "cache" / "run" / f"sidecar-{sidecar_port}.json"
     state.parent.mkdir(parents=True)
-    state.write_text(json.dumps({"base_url": f"http://127.0.0.1:{model_port}/v1", "api_key": "k",
-                                 "model": "stub", "state": "starting"}))
-    env = app_env(HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(sidecar_port))
+    model = EngineDouble()  # served below, once the test says the model is up
+    state.write_text(json.dumps({"base_url": f"http://127.0.0.1:{model_port}/v1",
+                                 "api_key": model.api_key, "model": model.model,
+                                 "state": "starting"}))
+    # HYMT_CHECKS=0: the double echoes (a marker, not a translation).
+    env = app_env(HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(sidecar_port),
+                  HYMT_CHECKS="0")
     with running_app(env, free_port(), tmp / "app.log") as url:
         page = open_chat(browser, url)
         expect(page.locator("#hymt-banner[data-kind=wait]")).to_contain_text("warming up",
@@ -264,8 +319,8 @@ def test_messages_sent_while_the_model_warms_up_are_translated_once_it_is_ready(
         send(page, "Second message, also early.")
         expect(page.get_by_text("your 2 waiting messages")).to_be_visible(timeout=15_000)
         assert answers(page) == 0
-        with StubModel(port=model_port):  # the model is up: both are translated, in order
-            page.locator(ANSWER).nth(1).wait_for(timeout=60_000)
+        with running_double(model, port=model_port):  # the model is up: both, in order
+            page.locator(ANSWER).nth(1).wait_for(timeout=WAIT)
             texts = [el.inner_text().strip() for el in page.locator(ANSWER).all()]
             assert texts == ["First message, sent early.", "Second message, also early."]
             expect(page.locator("#hymt-banner[data-kind=wait]")).to_have_count(0, timeout=20_000)
@@ -277,8 +332,10 @@ def test_a_model_that_is_down_gets_one_clear_message_and_retry_sends_the_text_ag
 ):
     tmp = tmp_path_factory.mktemp("down")
     model_port = free_port()
-    env = app_env(HYMT_BASE_URL=f"http://127.0.0.1:{model_port}/v1", HYMT_API_KEY="k",
-                  HYMT_MODEL="stub", HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()))
+    model = EngineDouble()  # served below: first the model is not there at all
+    env = app_env(HYMT_BASE_URL=f"http://127.0.0.1:{model_port}/v1",
+                  HYMT_API_KEY=model.api_key, HYMT_MODEL=model.model, HYMT_CHECKS="0",
+                  HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()))
     with running_app(env, free_port(), tmp / "app.log") as url:
         page = open_chat(browser, url)
         send(page, "/to it")
@@ -290,9 +347,9 @@ def test_a_model_that_is_down_gets_one_clear_message_and_retry_sends_the_text_ag
         retry = page.get_by_role("button", name="Retry")
         expect(retry).to_be_visible()
         expect(page.locator("#hymt-banner[data-kind=down]")).to_be_visible(timeout=20_000)
-        with StubModel(port=model_port):
+        with running_double(model, port=model_port):
             retry.click()
-            page.wait_for_selector(ANSWER, timeout=30_000)
+            page.wait_for_selector(ANSWER, timeout=WAIT)
             assert page.locator(ANSWER).last.inner_text().strip() == "Nothing typed is lost."
         page.close()
 
@@ -315,17 +372,18 @@ def open_profile(browser: Browser, url: str, profile: str, ready: str,
 
 
 def test_support_agent_translates_both_ways_and_downloads_the_transcript(
-    browser, demo_app, tmp_path
+    browser, book_app, tmp_path
 ):
-    """On the real demo model: routing depends on the input only (detection, not the model's
-    answer), so the checks below hold whatever the small model writes."""
-    page = open_profile(browser, demo_app, "Support agent", "Agent: English ⇄ Customer: not known")
+    """The agent's page: routing depends on the input only (detection, not the model's answer);
+    the double answers from the phrasebook, both ways."""
+    url, _ = book_app
+    page = open_profile(browser, url, "Support agent", "Agent: English ⇄ Customer: not known")
     send(page, "Hola, buenos días. Mi paquete no ha llegado todavía y necesito ayuda, por favor.")
-    expect(page.get_by_text("Customer · Spanish → English").first).to_be_visible(timeout=180_000)
+    expect(page.get_by_text("Customer · Spanish → English").first).to_be_visible(timeout=WAIT)
     expect(page.get_by_text("Agent: English ⇄ Customer: Spanish").first).to_be_visible()
     send(page, "I am sorry about the delay. Let me check your order right now.")
     expect(page.get_by_text("Your reply · English → Spanish").first).to_be_visible(
-        timeout=180_000)
+        timeout=WAIT)
     expect(page.get_by_text("Back-translation into English").first).to_be_visible()  # default on
     send(page, "/transcript")  # Enter picks the command from the menu; the button sends it
     page.click("#chat-submit")
@@ -342,12 +400,13 @@ def test_support_agent_translates_both_ways_and_downloads_the_transcript(
     page.close()
 
 
-def test_a_customer_joins_a_room_from_their_own_phone(browser, demo_app, tmp_path):
-    """Two real pages on the real demo model: the agent opens a room, the customer joins with
-    the link on a "phone" whose browser speaks Spanish; each sends two messages and reads the
-    other's translated, the original beside it; a reload keeps the talk; the transcript has all
-    four. The checks hold whatever the small model writes (structure, languages, originals)."""
-    agent = open_profile(browser, demo_app, "Support agent",
+def test_a_customer_joins_a_room_from_their_own_phone(browser, book_app, tmp_path):
+    """Two real pages (a room across two browsers) on the double's phrasebook: the agent opens a
+    room, the customer joins with the link on a "phone" whose browser speaks Spanish; each
+    sends two messages and reads the other's translated, the original beside it; a reload keeps
+    the talk; the transcript has all four."""
+    app_url, _ = book_app
+    agent = open_profile(browser, app_url, "Support agent",
                          "Agent: English ⇄ Customer: not known")
     send(agent, "/room")
     agent.click("#chat-submit")
@@ -364,17 +423,18 @@ def test_a_customer_joins_a_room_from_their_own_phone(browser, demo_app, tmp_pat
     for number, text in enumerate(words, 1):
         guest.fill("#text", text)
         guest.press("#text", "Enter")
-        expect(guest.locator(".msg.guest")).to_have_count(number, timeout=180_000)
-    expect(agent.get_by_text("Customer · Spanish → English")).to_have_count(2, timeout=180_000)
+        expect(guest.locator(".msg.guest")).to_have_count(number, timeout=WAIT)
+    expect(agent.get_by_text("Customer · Spanish → English")).to_have_count(2, timeout=WAIT)
     expect(agent.get_by_text(words[0], exact=False).first).to_be_visible()  # the original
     replies = ["I am sorry about the delay.", "Your parcel leaves our warehouse today."]
     for number, text in enumerate(replies, 1):
         send(agent, text)
-        expect(guest.locator(".msg.agent")).to_have_count(number, timeout=180_000)
+        expect(guest.locator(".msg.agent")).to_have_count(number, timeout=WAIT)
     for index, text in enumerate(replies):
         shown = guest.locator(".msg.agent").nth(index)
         expect(shown.locator(".orig")).to_contain_text(text)  # the original, small
-        assert shown.locator(".text").inner_text().strip()  # and its translation
+        assert shown.locator(".text").inner_text().strip() == BOOK(  # and its translation
+            f"Translate into Spanish, without explanation.\n\n{text}")
     guest.reload()
     expect(guest.locator(".msg")).to_have_count(4, timeout=15_000)  # rejoined, with history
     send(agent, "/transcript")
@@ -406,12 +466,11 @@ speechSynthesis.cancel = function () {};
 
 
 @pytest.fixture(scope="module")
-def kiosk_app(demo_server, tmp_path_factory):
-    """The real demo model behind a kiosk whose idle time is 10 s."""
-    tmp = tmp_path_factory.mktemp("kiosk")
-    env = app_env(demo_server.env(), HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_WINDOW_MAX="2",
-                  HYMT_KIOSK_IDLE_SECONDS="10")
-    with running_app(env, free_port(), tmp / "app.log") as url:
+def kiosk_app(tmp_path_factory) -> Iterator[str]:
+    """The double's phrasebook behind a kiosk whose idle time is 10 s."""
+    with running_double(answer=BOOK) as double, \
+            double_app(double, tmp_path_factory.mktemp("kiosk"), HYMT_WINDOW_MAX="2",
+                       HYMT_KIOSK_IDLE_SECONDS="10") as url:
         yield url
 
 
@@ -426,9 +485,9 @@ def test_kiosk_big_buttons_read_aloud_and_idle_reset(browser, kiosk_app):
     spanish.click()
     expect(page.get_by_text("→ Español.")).to_be_visible(timeout=15_000)
     send(page, "Where is the nearest train station, please?")
-    page.wait_for_selector(ANSWER, timeout=120_000)
+    page.wait_for_selector(ANSWER, timeout=WAIT)
     shown = page.locator(ANSWER).last.inner_text().strip()
-    assert detect_language(shown) == "es", shown  # the real model answered in Spanish
+    assert shown == "¿Dónde está la estación de tren más cercana, por favor?"  # into Spanish
     read = page.locator(".hymt-tts-button").last  # the answer's (not an earlier message's)
     expect(read).to_be_visible(timeout=10_000)
     read.click()
@@ -446,7 +505,7 @@ def test_kiosk_big_buttons_read_aloud_and_idle_reset(browser, kiosk_app):
 
 
 def test_kiosk_counter_two_people_two_languages_one_screen(browser, kiosk_app):
-    """The kiosk's counter page on the real demo model: each side writes in its language and the
+    """The kiosk's counter page on the double's phrasebook: each side writes in its language and the
     other side reads it translated, the original small beneath; the idle reset (10 s here)
     wipes both sides."""
     page = browser.new_page(viewport={"width": 1200, "height": 800})
@@ -456,43 +515,42 @@ def test_kiosk_counter_two_people_two_languages_one_screen(browser, kiosk_app):
     right.locator("select.language").select_option("es")
     left.locator("textarea").fill("Where is the train station, please?")
     left.locator("textarea").press("Enter")
-    expect(right.locator(".msg.theirs")).to_have_count(1, timeout=180_000)
+    expect(right.locator(".msg.theirs")).to_have_count(1, timeout=WAIT)
     expect(right.locator(".msg.theirs .orig")).to_contain_text(  # named in the reader's language
         "Inglés: Where is the train station, please?")
     assert right.locator(".msg.theirs .main").inner_text().strip()
     expect(left.locator(".msg.mine")).to_have_text("Where is the train station, please?")
     right.locator("textarea").fill("La estación está al final de esta calle.")
     right.locator("textarea").press("Enter")
-    expect(left.locator(".msg.theirs")).to_have_count(1, timeout=180_000)
+    expect(left.locator(".msg.theirs")).to_have_count(1, timeout=WAIT)
     expect(left.locator(".msg.theirs .orig")).to_contain_text("Spanish: La estación está")
     # Nobody touches the screen: after the idle time both sides are empty again.
     expect(page.locator(".msg")).to_have_count(0, timeout=30_000)
     page.close()
 
 
+def _paragraphe(req) -> bool:
+    return "Paragraphe" in echo_source(req.prompt)
+
+
 @pytest.fixture(scope="module")
-def held_app(tmp_path_factory):
-    """The app against a stand-in that sits on the document's parts until the test opens it:
-    the moment under test (a document in progress) must last as long as the test needs, which
-    no real model can be told to do. Short segments make the text below an 8-part document."""
-    tmp = tmp_path_factory.mktemp("held")
-    gate = Gate()
-    try:
-        with StubModel(answer=gate) as stub:
-            env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
-                          HYMT_CHECKS="0", HYMT_SEGMENT_CHARS="80",
-                          HYMT_CACHE_DIR=str(tmp / "cache"), HYMT_PORT=str(free_port()))
-            with running_app(env, free_port(), tmp / "app.log") as url:
-                yield url, gate
-    finally:
-        gate.open()
+def held_app(tmp_path_factory) -> Iterator[tuple[str, EngineDouble]]:
+    """The app on a double that holds the document's parts ("Paragraphe …") until the test
+    releases them: the moment under test (a document in progress) lasts as long as the test
+    needs, which no real model can be told to do. Short segments make the text below an 8-part
+    document."""
+    with running_double() as double, \
+            double_app(double, tmp_path_factory.mktemp("held"), HYMT_CHECKS="0",
+                       HYMT_SEGMENT_CHARS="80") as url:
+        yield url, double
 
 
 def test_the_composer_stays_free_while_the_tabs_own_document_translates(
         browser, held_app, artifacts, tmp_path):
     """Issue 22: the person types and sends a one-liner while their document's progress is on
     screen; the document's line has its own Cancel, which stops that document only."""
-    url, gate = held_app
+    url, double = held_app
+    double.set_hold(_paragraphe)
     page = open_chat(browser, url)
     letter = tmp_path / "lettre.txt"
     letter.write_text("\n\n".join(f"Paragraphe {i} de la lettre envoyée au client hier."
@@ -511,22 +569,29 @@ def test_the_composer_stays_free_while_the_tabs_own_document_translates(
     expect(job.get_by_role("button", name="Cancel")).to_be_visible()  # still translating
     assert page.locator("a.inline-file[download='lettre.en.txt']").count() == 0
 
-    gate.open()
+    double.set_hold(False)
     expect(page.locator("a.inline-file[download='lettre.en.txt']")).to_be_visible(
         timeout=60_000)
     expect(job.get_by_role("button", name="Cancel")).to_have_count(0)  # over: no Cancel
 
-    gate.close()  # a second document, cancelled by its own button
+    double.set_hold(_paragraphe)  # a second document, cancelled by its own button
     second = tmp_path / "suite.txt"
     second.write_text(letter.read_text(encoding="utf-8"), encoding="utf-8")
     page.set_input_files("input[type=file]", str(second))
     expect(page.locator("#chat-submit")).to_be_enabled(timeout=30_000)
     page.click("#chat-submit")
     job = page.locator(".ai-message", has_text="Translating suite.txt")
+    double.wait_for(lambda d: d.count("running") >= 1, "the second document's parts to run")
     job.get_by_role("button", name="Cancel").click()
     expect(job).to_contain_text("cancelled", timeout=30_000)
-    gate.open()
-    page.wait_for_timeout(1000)  # what a cancelled job would still send has had its chance
+    # The app hangs up its calls for the cancelled parts: the engine aborts them.
+    double.wait_for(lambda d: not d.running and not d.waiting, "the cancelled parts to end")
+    assert double.requests[-1].state == "aborted"
+    double.set_hold(False)
+    sent = len(double.requests)
+    send(page, "Une dernière question.")  # answered after all the cancelled job could send
+    expect(page.locator(ANSWER, has_text="Une dernière question.")).to_be_visible(timeout=WAIT)
+    assert [echo_source(r.prompt) for r in double.requests[sent:]] == ["Une dernière question."]
     assert page.locator("a.inline-file[download='suite.en.txt']").count() == 0
     page.close()
 
@@ -539,8 +604,8 @@ def test_a_message_on_its_way_shows_chainlits_pulsing_dot_until_its_answer(brows
     """app.py registers its message handler without Chainlit's "on_message" run step (issue
     28), inside which Chainlit drew its pulsing dot; public/style.css draws the dot while the
     Stop button is shown. Held by the stand-in, the message stays on its way."""
-    url, gate = held_app
-    gate.close()
+    url, double = held_app
+    double.set_hold(_paragraphe)
     page = open_chat(browser, url)
     try:
         assert page.evaluate(_DOT) == 0
@@ -548,7 +613,7 @@ def test_a_message_on_its_way_shows_chainlits_pulsing_dot_until_its_answer(brows
         expect(page.locator("#stop-button")).to_be_visible()
         assert page.evaluate(_DOT) == 1
     finally:
-        gate.open()
+        double.set_hold(False)
     expect(page.locator(ANSWER, has_text="Paragraphe unique")).to_be_visible(timeout=60_000)
     expect(page.locator("#stop-button")).to_have_count(0)
     assert page.evaluate(_DOT) == 0

@@ -132,17 +132,20 @@ def test_the_upload_picker_accepts_every_kind_the_server_reads():
 
 @pytest.mark.slow
 def test_a_docx_uploaded_in_a_real_browser_comes_back_a_docx(browser, tmp_path: Path) -> None:
-    """Chromium picks the file in the composer, the real app translates it (the upper-casing
-    stand-in) and the page offers `lettre.en.docx`: downloaded, opened with python-docx, its
+    """Chromium picks the file in the composer, the real app translates it (the engine double,
+    upper-casing) and the page offers `lettre.en.docx`: downloaded, opened with python-docx, its
     bold word still bold and every part translated."""
     from playwright.sync_api import expect
 
     from tests.support.browser import open_chat
-    from tests.support.tabs import app
+    from tests.support.double_app import double_app
+    from tests.support.engine_double import running_double
 
     source = tmp_path / "lettre.docx"
     source.write_bytes(_french_docx())
-    with app(tmp_path / "app", answer=lambda prompt: upper(echo_source(prompt))) as (url, _):
+    # HYMT_CHECKS=0: upper-cased French is a marker, not an English translation.
+    with running_double(answer=lambda prompt: upper(echo_source(prompt))) as double, \
+            double_app(double, tmp_path / "app", HYMT_CHECKS="0") as url:
         page = open_chat(browser, url)
         page.set_input_files("input[type=file]", str(source))
         expect(page.locator("#chat-submit")).to_be_enabled(timeout=30_000)  # upload finished

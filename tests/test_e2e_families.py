@@ -1,17 +1,19 @@
-"""Each family's prompts end to end on the real vLLM server (the demo model, forced to a family).
+"""Each family's prompts end to end, on the engine double (tests/support/engine_double.py).
 
-The demo model is none of the families: what is tested is that each family's instruction is
-what reaches the server, that the server's answer comes back through the whole path (the
-glossary term, the tone, a .json and a .po file with keys, placeholders and plural forms), and
-that the sampling vLLM actually used is the family's (read in vLLM's own request log, which
-the session's server writes with ``--enable-log-requests``). Prompts are recorded by a
-subclass of the real client that calls through to it.
+What is tested is what the app sends and what it does with the answer: each family's
+instruction is what reaches the server (read from the requests the double received), with the
+family's sampling in the request's body, and the server's answer comes back through the whole
+path (the glossary term, the tone, a .json and a .po file with keys, placeholders and plural
+forms). The double answers from a phrasebook (tests/support/phrasebook.py), the structured
+prompt with the JSON it was given, its values in French. That the real vLLM takes the
+request and uses the sampling it is sent is tested on the real server in
+tests/test_warm_start.py (its log) and tests/test_engine_contract.py.
 """
 
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Iterator
 
 import polib
 import pytest
@@ -24,27 +26,48 @@ from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.turns import handle_agent_message, parse_agent_command, run_agent_command
 from hymt_chat.modes.documents import StructuredCall, load_document, translate_document
 from hymt_chat.modes.structured import placeholders
+from tests.support.engine_double import EngineDouble, running_double
+from tests.support.phrasebook import phrasebook
 from tests.test_structured_documents import PO_FILE
 
-pytestmark = pytest.mark.slow
+GREETING = "Good morning, how are you today?"
+FRENCH = {
+    GREETING: "Bonjour, comment allez-vous aujourd'hui ?",
+    "Save changes": "Enregistrer les modifications",
+    "Hello, {name}! You have %d new messages.": "Bonjour, {name} ! Vous avez %d nouveaux messages.",
+    "Quit the application": "Quitter l'application",
+    "Save": "Enregistrer",
+    "%(count)d files": "%(count)d fichiers",
+    "%(count)d file": "%(count)d fichier",
+    "Hello, {name}!": "Bonjour, {name} !",
+}
+BOOK = phrasebook({
+    **{english: {"fr": french} for english, french in FRENCH.items()},
+    "请问我的订单号是多少？": {"en": "Could you tell me what my order ID is?"},
+    "Thanks, I will check your order now.": {"es": "Gracias, revisaré su pedido ahora."},
+    "The parcel arrived this morning.": {"de": "Das Paket ist heute Morgen angekommen."},
+})
+STRUCTURED_DATA = "### Source Data\n"
 
 
-class RecordingClient(ModelClient):
-    """The real client; it also keeps every prompt it sends."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.prompts: list[str] = []
-
-    async def complete(self, prompt: str, **kwargs) -> list[str]:  # type: ignore[override]
-        self.prompts.append(prompt)
-        return await super().complete(prompt, **kwargs)
+def answer(prompt: str) -> str:
+    """The structured prompt's JSON with its values in French; any other prompt, the book's."""
+    if prompt.startswith("### Task") and STRUCTURED_DATA in prompt:
+        values = json.loads(prompt.split(STRUCTURED_DATA, 1)[1])
+        return json.dumps({k: FRENCH.get(v, v) for k, v in values.items()}, ensure_ascii=False,
+                          indent=2)
+    return BOOK(prompt)
 
 
-def _translator(server, family: str, **overrides) -> tuple[Translator, RecordingClient]:
+@pytest.fixture
+def double() -> Iterator[EngineDouble]:
+    with running_double(answer=answer) as engine:
+        yield engine
+
+
+def _translator(server, family: str, **overrides) -> Translator:
     settings = server.settings(model_family=family, **{"temperature": 0.0, **overrides})
-    client = RecordingClient(settings)
-    return Translator(settings, client, Policy(deadline=settings.deadline)), client
+    return Translator(settings, ModelClient(settings), Policy(deadline=settings.deadline))
 
 
 @pytest.fixture(autouse=True)
@@ -54,66 +77,51 @@ def _no_served_model():
     forget_served_model()
 
 
-_PARAMS = re.compile(r"Received request \S+: params: SamplingParams\((?P<params>.*?)\), lora")
-
-
-def _logged_sampling(server) -> list[dict[str, str]]:
-    """The sampling of every request vLLM logged so far, in order."""
-    log = server.log_path.read_text(errors="replace")
-    return [dict(item.split("=", 1) for item in m.group("params").split(", ") if "=" in item)
-            for m in _PARAMS.finditer(log)]
-
-
 @pytest.mark.parametrize("family", ["hunyuan-mt", "hy-mt1.5", "hy-mt2"])
-async def test_each_familys_default_prompt_reaches_the_server_and_is_answered(demo_server,
-                                                                             family):
-    translator, client = _translator(demo_server, family)
-    result = await translator.translate("Good morning, how are you today?", "fr", "en")
-    assert client.prompts == [get_family(family).prompt(
-        "default", text="Good morning, how are you today?", source="en", target="fr")]
-    assert result.text.strip() and "without additional explanation" not in result.text
-    assert "translated result" not in result.text
+async def test_each_familys_default_prompt_reaches_the_server_and_is_answered(double, family):
+    result = await _translator(double, family).translate(GREETING, "fr", "en")
+    assert double.prompts == [get_family(family).prompt(
+        "default", text=GREETING, source="en", target="fr")]
+    assert result.text == FRENCH[GREETING]
 
 
-async def test_the_sampling_vllm_used_is_the_familys(demo_server):
-    # The server is told it serves Hy-MT2-30B-A3B so that its sampling (which no other test
-    # sends: top_p 1.0, no top-k, no repetition penalty) can be told apart in the log.
+async def test_the_sampling_sent_to_the_engine_is_the_familys(double):
+    # Served Hy-MT2-30B-A3B: its own sampling (top_p 1.0, no top-k, no repetition penalty),
+    # not the 7B's that the other tests send.
     note_served_model("tencent/Hy-MT2-30B-A3B")
-    translator, _client = _translator(demo_server, "hy-mt2", temperature=None)
-    before = _logged_sampling(demo_server)
-    await translator.translate("The parcel arrived this morning.", "de", "en")
-    new = _logged_sampling(demo_server)[len(before):]
-    assert {"repetition_penalty": "1.0", "temperature": "0.7", "top_p": "1.0",
-            "top_k": "-1"} in [{k: p.get(k) for k in ("repetition_penalty", "temperature",
-                                                     "top_p", "top_k")} for p in new], new
+    result = await _translator(double, "hy-mt2", temperature=None).translate(
+        "The parcel arrived this morning.", "de", "en")
+    [body] = [r.body for r in double.requests]
+    assert {k: body.get(k) for k in ("repetition_penalty", "temperature", "top_p", "top_k")} == {
+        "repetition_penalty": 1.0, "temperature": 0.7, "top_p": 1.0, "top_k": -1}, body
+    assert result.text == "Das Paket ist heute Morgen angekommen."
 
 
-async def test_glossary_goes_through_the_terminology_prompt(demo_server):
-    translator, client = _translator(demo_server, "hy-mt2")
+async def test_glossary_goes_through_the_terminology_prompt(double):
+    translator = _translator(double, "hy-mt2")
     conv = Conversation("en", "zh")
     run_agent_command(conv, parse_agent_command("/glossary add 订单号 = order ID"))
     result = await handle_agent_message(conv, "请问我的订单号是多少？", translator)
-    assert client.prompts[0] == ("参考下面的翻译：\n订单号 翻译成 order ID\n将以下文本翻译为英语，"
+    assert double.prompts[0] == ("参考下面的翻译：\n订单号 翻译成 order ID\n将以下文本翻译为英语，"
                                  "注意只需要输出翻译后的结果，不要额外解释：\n\n请问我的订单号是多少？")
-    # Through the instruction, or (when the small model ignored it) masked: the term arrives.
-    assert result.template in ("terminology", "terminology, then masking"), result
-    assert "order ID" in result.translation, result.translation
+    assert result.template == "terminology", result  # the answer had the term: no masking
+    assert result.translation == "Could you tell me what my order ID is?"
 
 
-async def test_tone_goes_through_the_style_prompt(demo_server):
-    translator, client = _translator(demo_server, "hy-mt2")
+async def test_tone_goes_through_the_style_prompt(double):
+    translator = _translator(double, "hy-mt2")
     conv = Conversation("en", "es")
     run_agent_command(conv, parse_agent_command("/tone formal"), translator.family)
     result = await handle_agent_message(conv, "Thanks, I will check your order now.", translator)
-    assert client.prompts == ["Please translate the following text into Spanish. Note that the "
+    assert double.prompts == ["Please translate the following text into Spanish. Note that the "
                               "translation style must strictly conform to [formal]:\n\n"
                               "Thanks, I will check your order now."]
-    assert result.template == "style" and result.translation.strip()
-    assert "strictly conform" not in result.translation
+    assert result.template == "style"
+    assert result.translation == "Gracias, revisaré su pedido ahora."
 
 
 async def _document(server, name: str, data: bytes) -> tuple[str, StructuredCall, list[str]]:
-    translator, client = _translator(server, "hy-mt2")
+    translator = _translator(server, "hy-mt2")
 
     async def one(text: str, **_kw) -> str:
         return (await translator.translate(text, "fr", "en")).text
@@ -121,14 +129,14 @@ async def _document(server, name: str, data: bytes) -> tuple[str, StructuredCall
     call = StructuredCall.for_translator(translator, "en", "fr")
     assert call is not None
     out = await translate_document(load_document(name, data), one, structured=call)
-    return out, call, client.prompts
+    return out, call, server.prompts
 
 
 async def test_a_json_file_through_the_structured_prompt_keeps_keys_and_placeholders(
-        demo_server):
+        double):
     source = {"title": "Save changes", "greeting": "Hello, {name}! You have %d new messages.",
               "menu": {"quit": "Quit the application", "count": 3, "enabled": True}}
-    out, call, prompts = await _document(demo_server, "ui.json",
+    out, call, prompts = await _document(double, "ui.json",
                                          json.dumps(source, indent=2).encode())
     assert prompts[0].startswith("### Task\nTranslate the user-facing text within the following "
                                  "JSON data into French.")
@@ -137,13 +145,13 @@ async def test_a_json_file_through_the_structured_prompt_keeps_keys_and_placehol
     assert list(data) == list(source) and list(data["menu"]) == list(source["menu"])
     assert (data["menu"]["count"], data["menu"]["enabled"]) == (3, True)
     assert placeholders(data["greeting"]) == ["{name}", "%d"]
-    assert all(isinstance(v, str) and v.strip() for v in
-               (data["title"], data["greeting"], data["menu"]["quit"]))
-    print(f"json: {call.accepted} of {call.values} values accepted from the structured answer")
+    assert (data["title"], data["greeting"], data["menu"]["quit"]) == (
+        FRENCH["Save changes"], FRENCH[source["greeting"]], FRENCH["Quit the application"])
+    assert call.accepted == call.values and len(prompts) == 1  # one call for the whole file
 
 
-async def test_a_po_file_through_the_structured_prompt_keeps_plural_forms(demo_server):
-    out, call, prompts = await _document(demo_server, "app.po", PO_FILE.encode())
+async def test_a_po_file_through_the_structured_prompt_keeps_plural_forms(double):
+    out, call, prompts = await _document(double, "app.po", PO_FILE.encode())
     assert prompts[0].startswith("### Task\nTranslate the user-facing text within the following "
                                  "JSON data into French.")
     assert call.blocks == 1 and call.values == 5  # Save, 3 plural forms, Hello
@@ -154,5 +162,8 @@ async def test_a_po_file_through_the_structured_prompt_keeps_plural_forms(demo_s
     plural = po[1]
     assert sorted(plural.msgstr_plural) == [0, 1, 2]
     assert all(placeholders(s) == ["%(count)d"] for s in plural.msgstr_plural.values())
-    assert placeholders(po[2].msgstr) == ["{name}"] and po[0].msgstr.strip()
-    print(f"po: {call.accepted} of {call.values} values accepted from the structured answer")
+    assert set(plural.msgstr_plural.values()) <= {FRENCH["%(count)d file"],
+                                                  FRENCH["%(count)d files"]}, plural
+    assert placeholders(po[2].msgstr) == ["{name}"]
+    assert (po[0].msgstr, po[2].msgstr) == ("Enregistrer", "Bonjour, {name} !")
+    assert call.accepted == call.values and len(prompts) == 1  # one call for the whole file

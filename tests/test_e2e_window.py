@@ -1,11 +1,14 @@
-"""The window learned from the real engine's /metrics: the session's demo vLLM (started with
-``--max-num-seqs 2 --max-num-queued-reqs 4``) reached by URL only, as ``HYMT_BASE_URL`` alone
-would: no window setting, no profile.
+"""The window learned from the engine's /metrics, for a server reached by URL alone (as
+``HYMT_BASE_URL`` alone would: no window setting, no profile).
 
-Nothing here is faked: the page is vLLM's own, read over HTTP by the watch the app builds
-(``build_watch``, the same as ``watch_window``'s), and the calls are real translations. The
-watch's loop is the test's (so that it can keep every reading), on the real clock; its faults
-(missing, slow, lying pages, restarts) are in test_window_faults.py.
+Real: the watch the app builds (``build_watch``, the same as ``watch_window``'s) reading
+``/metrics`` over HTTP with the real reader, the Policy it resizes, the Translator and the
+client. The double (``tests/support/engine_double.py``) is the engine, 2 slots and a cap of 4
+like the demo sidecar; its page counts what it really runs and queues (the real vLLM's page
+is pinned to it in ``tests/test_engine_contract.py``). The test holds the requests and ticks
+the watch itself: each reading is taken in a state the test built, not in whatever moment a
+clock-driven loop hits (a "waiting" that lasts under a second on the real engine). The
+watch's faults (missing, slow, lying pages, restarts) are in test_window_faults.py.
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from __future__ import annotations
 import asyncio
 
 import httpx
-import pytest
 
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.policy import Policy
@@ -21,39 +23,21 @@ from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.translator import Translator
 from hymt_chat.engine.window import WindowState, WindowWatch, build_watch
 from hymt_chat.sidecar.capacity import engine_slots
-from hymt_chat.text.values import prepare_values
+from tests.support.engine_double import EngineDouble
 from tests.test_e2e_priority import DOCUMENT
 
-pytestmark = pytest.mark.slow
-
-LINES = [("Bonjour, ma commande n'est pas arrivée.", "fr"),
+BURST = [("Bonjour, ma commande n'est pas arrivée.", "fr"),
          ("Hallo, wann kommt mein Paket?", "de"),
          ("Hola, ¿puedo cambiar la dirección?", "es"),
          ("Buongiorno, vorrei annullare l'ordine.", "it"),
          ("Olá, recebi o produto errado.", "pt"),
          ("Goedendag, mijn pakket is beschadigd.", "nl")]
-# The burst that teaches the window: answers of some 40 tokens, so that two requests wait in
-# vLLM for seconds at a time, not the fraction of one that a one-liner's answer takes (CI once
-# read the page all through a burst of one-liners and never while one waited: a busy API
-# server's page lags, and the watch rightly drops a page that counts fewer than the app has in
-# flight).
-BURST = [("Bonjour, ma commande n'est pas arrivée. Le suivi indique qu'elle est bloquée à "
-          "l'entrepôt depuis lundi. Pouvez-vous vérifier et me dire quand elle partira ?", "fr"),
-         ("Hallo, mein Paket sollte gestern ankommen. Die Sendungsverfolgung zeigt seit drei "
-          "Tagen keinen neuen Eintrag. Können Sie bitte beim Versanddienst nachfragen?", "de"),
-         ("Hola, quiero cambiar la dirección de entrega de mi pedido. Me mudé la semana "
-          "pasada y el paquete todavía no ha salido. ¿Es posible hacerlo hoy?", "es"),
-         ("Buongiorno, vorrei annullare l'ordine che ho fatto ieri sera. Ho sbagliato la "
-          "taglia delle scarpe e preferisco ordinarle di nuovo. Grazie mille.", "it"),
-         ("Olá, recebi o produto errado no meu pedido. Encomendei uma camisola azul e "
-          "chegou uma verde de outro tamanho. Como posso fazer a troca?", "pt"),
-         ("Goedendag, mijn pakket is beschadigd aangekomen. De doos was open en er ontbreekt "
-          "een van de twee kabels. Kunt u een nieuwe sturen?", "nl")]
 
 
-def _app(server) -> tuple[Translator, Policy, WindowWatch]:
-    """What the app builds for a server given by URL alone (get_policy, watch_window)."""
-    settings = server.settings(temperature=0.0)
+def _app(engine: EngineDouble) -> tuple[Translator, Policy, WindowWatch]:
+    """What the app builds for a server given by URL alone (get_policy, watch_window). Answer
+    checks off: the double echoes, and the window is this test's subject."""
+    settings = engine.settings(checks=False)
     assert settings.window_max is None and settings.profile == "auto"
     slots = engine_slots(settings)
     policy = Policy(window_max=slots, deadline=settings.deadline,
@@ -62,47 +46,59 @@ def _app(server) -> tuple[Translator, Policy, WindowWatch]:
             build_watch(settings, policy))
 
 
-async def _watching(watch: WindowWatch, seen: list[WindowState], stop: asyncio.Event) -> None:
-    async with httpx.AsyncClient(timeout=30) as http:  # a busy 2-core engine can be slow
-        while not stop.is_set():
-            seen.append(await watch.tick(http))
-            await asyncio.sleep(0.2)
-
-
-async def test_the_window_learns_the_engines_two_slots_and_nothing_waits_in_vllm(demo_server):
-    translator, policy, watch = _app(demo_server)
+async def test_the_window_learns_the_engines_two_slots_and_nothing_waits_in_vllm(
+        engine: EngineDouble):
+    translator, policy, watch = _app(engine)
     assert (policy.window_max, watch.state.origin) == (2, "safe default")
-    for _, source in BURST:  # each pair's first segment builds its value patterns (1-2 s, one
-        prepare_values(source, "en")  # build at a time): done first, the burst is a burst
+    engine.set_hold(True)
     seen: list[WindowState] = []
-    stop = asyncio.Event()
-    watching = asyncio.create_task(_watching(watch, seen, stop))
-    try:
-        # Live work beyond the window: the watch probes with live-only slots until requests
-        # wait inside vLLM, which tells it the engine's size.
-        burst = [translator.translate(text, "en", source, user=f"u{i}")
+    async with httpx.AsyncClient(timeout=30) as http:
+        async def tick() -> WindowState:
+            seen.append(await watch.tick(http))
+            return seen[-1]
+
+        # Live work beyond the window: the watch opens live-only probe slots, the engine
+        # queues what it cannot run, and the next reading tells the watch the engine's size.
+        burst = [asyncio.create_task(translator.translate(text, "en", source, user=f"u{i}"))
                  for i, (text, source) in enumerate(BURST)]
-        answers = await asyncio.gather(*burst)
-        assert all(a.text.strip() for a in answers)
-        learned = [s for s in seen if s.full]
-        assert learned, [(s.running, s.waiting, s.probe, s.problem) for s in seen]
+        await engine.until(lambda d: len(d.running) == 2, "the window's two calls running")
+        probing = await tick()
+        assert probing.probe == 2 and (policy.window_max, policy.reserve) == (4, 3), probing
+        await engine.until(lambda d: len(d.waiting) == 2, "the probes to wait in the engine")
+        learned = await tick()
+        assert learned.full and (learned.running, learned.waiting) == (2, 2), learned
         assert watch.state.origin == "engine metrics" and watch.state.problem == ""
         assert (watch.state.size, policy.window_max, policy.reserve) == (2, 2, 1)
-        assert max(s.running for s in seen if s.running is not None) == 2  # never above seqs
+        engine.set_hold(False)
+        answers = await asyncio.wait_for(asyncio.gather(*burst), 60)
+        assert [a.text for a in answers] == [text for text, _ in BURST]
+        assert engine.count("refused") == 0  # the probes never went past the engine's cap
 
-        # Learned: a document and live messages together put nothing in vLLM's queue.
+        # Learned: a document and live messages together put nothing in the engine's queue.
+        # Every request is held; the watch reads the engine at each step.
+        engine.set_hold(True)
         after = len(seen)
         document = "\n".join(DOCUMENT)
         doc = asyncio.create_task(translator.translate(document, "en", "fr", user="A",
                                                        klass=BULK))
-        for text, source in LINES[:3]:
-            await translator.translate(text, "en", source, user="B")
-        result = await doc
-        assert result.text.count("\n") == document.count("\n")  # back whole
-    finally:
-        stop.set()
-        await watching
+        for i, (text, source) in enumerate(BURST[:3]):
+            await engine.until(lambda d: len(d.running) == 1, "a part of the document")
+            live = asyncio.create_task(translator.translate(text, "en", source, user="B"))
+            await engine.until(lambda d: len(d.running) == 2, "the live message beside it")
+            await tick()
+            engine.release(2)  # the part and the live message
+            assert (await asyncio.wait_for(live, 60)).text == text
+            await engine.until(lambda d: len(d.running) == 1, "the document's next part")
+            await tick()
+            assert not engine.waiting, f"step {i}: {[(r.seq, r.state) for r in engine.requests]}"
+        engine.set_hold(False)
+        result = await asyncio.wait_for(doc, 60)
+        assert result.text == document  # back whole
+        await tick()
     during = seen[after:]
-    assert during and all(s.waiting == 0 for s in during if s.waiting is not None), [
+    assert all(s.problem == "" for s in during), [s.problem for s in during]  # all read
+    assert len(during) == 7 and all(s.waiting == 0 for s in during), [
         (s.running, s.waiting, s.ceiling, s.probe) for s in during]
     assert all(s.ceiling + s.probe == 2 for s in during)
+    assert max(s.running for s in during if s.running is not None) == 2  # never above seqs
+    assert engine.count("refused") == 0

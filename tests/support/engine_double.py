@@ -7,7 +7,10 @@ compares what the app can observe):
 - **slots**: at most ``max_num_seqs`` requests run (``--max-num-seqs``); the rest wait;
 - **an admission cap**: a request that would make more than ``max_queued`` unfinished ones
   (running and waiting together, as vLLM counts ``--max-num-queued-reqs``: 4 is 2 running + 2
-  waiting with 2 slots) gets a 503 with vLLM's body;
+  waiting with 2 slots) gets a 503 with vLLM's body; a request for ``n`` answers counts ``n``
+  (vLLM fans it out into ``n`` requests: Best quality's ``n`` = 6 is refused by a cap of 4),
+  and is answered with ``n`` choices (the answer function asked once for each; a slot is
+  still one per request here);
 - **priority**: a free slot goes to the waiting request of the lowest ``priority``, arrival
   order breaking ties (vLLM's ``--scheduling-policy priority``);
 - **abort on hang-up**: a client that closes its connection frees its slot or its place in the
@@ -68,6 +71,11 @@ class Request:
     @property
     def prompt(self) -> str:
         return str(self.body["messages"][-1]["content"])
+
+    @property
+    def n(self) -> int:
+        """Answers asked for: what the request counts against the admission cap."""
+        return max(1, int(self.body.get("n", 1)))
 
 
 class EngineDouble:
@@ -218,7 +226,7 @@ class EngineDouble:
             self.storm -= 1
             self._done(req, "refused")
             return web.json_response(BUSY_BODY, status=503)
-        if len(self.running) + len(self.waiting) > self.max_queued:
+        if sum(r.n for r in (*self.running, *self.waiting)) > self.max_queued:
             self._done(req, "refused")
             return web.json_response(BUSY_BODY, status=503)
         self._admit()
@@ -234,17 +242,18 @@ class EngineDouble:
             self._done(req, "reset")
             return await self._reset_mid_answer(request)
         try:
-            content = self.answer(req.prompt)
+            contents = [self.answer(req.prompt) for _ in range(req.n)]
         except Exception as err:  # noqa: BLE001 - a scripted failure: HTTP 500
             self._done(req, "finished")
             return web.json_response({"error": {"message": str(err), "code": 500}}, status=500)
         self._done(req, "finished")
-        tokens = max(1, len(content.split()))
+        tokens = sum(max(1, len(content.split())) for content in contents)
         return web.json_response({
             "id": f"chatcmpl-double-{req.seq}", "object": "chat.completion",
             "created": int(time.time()), "model": self.model,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
+            "choices": [{"index": i, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}
+                        for i, content in enumerate(contents)],
             "usage": {"prompt_tokens": len(req.prompt.split()), "completion_tokens": tokens,
                       "total_tokens": len(req.prompt.split()) + tokens},
         })

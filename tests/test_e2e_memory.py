@@ -1,10 +1,10 @@
-"""The translation memory on real parts: vLLM's CPU build serving the demo model, two real app
-processes (``chainlit run app.py``) sharing one real PostgreSQL, and a real browser.
+"""The translation memory on real parts: two real app processes (``chainlit run app.py``)
+sharing one real PostgreSQL, and a real browser, with the engine double
+(tests/support/engine_double.py) as their model server, answering from a phrasebook.
 
-* A repeated message is answered without a model call — read from vLLM's own
-  ``vllm:request_success_total`` — on the Translator page, the kiosk, its counter, in the
-  Support agent mode, in a room and through both APIs, each repeat on the other replica than
-  the first time.
+* A repeated message is answered without a model call — counted in the requests the double
+  received — on the Translator page, the kiosk, its counter, in the Support agent mode, in a
+  room and through both APIs, each repeat on the other replica than the first time.
 * An agent's correction, made in the browser, is used for the same message in the next
   conversation (no model call, "corrected by an agent"); the deployment's TMX export of it is
   imported by another deployment, whose translator then answers with it.
@@ -36,35 +36,42 @@ from hymt_chat.engine.translator import Translator
 from hymt_chat.service.auth import hash_password
 from hymt_chat.store.memory import CORRECTED
 from tests.conftest import ROOT, free_port
-from tests.support import up_stack as up
 from tests.support.browser import ANSWER, send
 from tests.support.chainlit_app import app_env, running_app
+from tests.support.engine_double import EngineDouble, running_double
+from tests.support.phrasebook import phrasebook
 from tests.support.postgres import fresh_database
 from tests.support.tabs import Tab
 
-pytestmark = pytest.mark.slow
-
 AGENT, KIOSK = "Support agent", "Kiosk"
-# Sentences whose demo-model answers pass every check (an answer with findings is not kept).
+# Answers that pass every check (an answer with findings is not kept).
 PAGE_TEXT = "Bonjour, ma commande numéro 4711 est arrivée en retard."
 AGENT_TEXT = "Hola, mi pedido número 5522 no ha llegado todavía."
 API_TEXT = "Bonjour, la facture numéro 6633 est payée."
+ANSWERS = phrasebook({
+    PAGE_TEXT: {"en": "Hello, my order number 4711 arrived late."},
+    AGENT_TEXT: {"en": "Hello, my order number 5522 has not arrived yet."},
+    API_TEXT: {"en": "Hello, invoice number 6633 is paid."},
+})
 PASSWORD = "memory-test-password"
 
 
-def _vllm_port(demo_server) -> int:
-    return int(demo_server.endpoint.root.rsplit(":", 1)[1])
+@pytest.fixture(scope="module")
+def double() -> Iterator[EngineDouble]:
+    """One model server for the module's apps, as a deployment has one."""
+    with running_double(answer=ANSWERS) as engine:
+        yield engine
 
 
 @pytest.fixture(scope="module")
-def replicas(demo_server, postgres_url: str, tmp_path_factory: pytest.TempPathFactory
+def replicas(double: EngineDouble, postgres_url: str, tmp_path_factory: pytest.TempPathFactory
              ) -> Iterator[list[str]]:
     """Two app processes of one deployment: one PostgreSQL (the memory, the API keys)."""
     tmp = tmp_path_factory.mktemp("memory")
     database = fresh_database(postgres_url)
     with ExitStack() as stack:
         urls = [stack.enter_context(running_app(
-            app_env(demo_server.env(), HYMT_CACHE_DIR=str(tmp / f"cache{n}"),
+            app_env(double.env(), HYMT_CACHE_DIR=str(tmp / f"cache{n}"),
                     HYMT_DATABASE_URL=database, HYMT_API_OPEN_LOCAL="1", HYMT_RATE_LIMIT="",
                     HYMT_WINDOW_MAX="2", HYMT_AGENTS=""),
             free_port(), tmp / f"app{n}.log", timeout=180)) for n in (1, 2)]
@@ -72,20 +79,20 @@ def replicas(demo_server, postgres_url: str, tmp_path_factory: pytest.TempPathFa
 
 
 class Calls:
-    """vLLM's own count of finished requests, read around each step."""
+    """The requests the engine received, counted around each step."""
 
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.mark = up.served(port)
+    def __init__(self, double: EngineDouble) -> None:
+        self.double = double
+        self.mark = len(double.requests)
 
     def since(self) -> int:
-        now = up.served(self.port)
-        made, self.mark = int(now - self.mark), now
+        now = len(self.double.requests)
+        made, self.mark = now - self.mark, now
         return made
 
 
 async def _answer(tab: Tab, marker: str) -> str:
-    said = await tab.wait(marker, "press Retry", timeout=600)
+    said = await tab.wait(marker, "press Retry", timeout=120)
     assert said == marker, tab.said("press Retry")
     return tab.said(marker)[-1]
 
@@ -99,9 +106,9 @@ async def _room_token(tab: Tab) -> str:
 
 
 async def test_a_repeat_is_answered_without_a_model_call_in_every_mode_and_api(
-        demo_server, replicas: list[str]) -> None:
+        double: EngineDouble, replicas: list[str]) -> None:
     one, two = replicas
-    calls = Calls(_vllm_port(demo_server))
+    calls = Calls(double)
 
     # The Translator page: the first time on replica 1 asks the model, the repeat on 2 does not.
     async with Tab(one) as tab:
@@ -163,14 +170,14 @@ async def test_a_repeat_is_answered_without_a_model_call_in_every_mode_and_api(
     # The APIs: LibreTranslate on replica 1 asks the model; DeepL on replica 2 and
     # LibreTranslate again on 1 do not, and say so.
     libre = {"q": API_TEXT, "source": "fr", "target": "en"}
-    first_api = httpx.post(f"{one}/libretranslate/translate", json=libre, timeout=300)
+    first_api = httpx.post(f"{one}/libretranslate/translate", json=libre, timeout=120)
     assert first_api.status_code == 200 and first_api.headers["X-Hymt-Memory"] == "miss"
     assert calls.since() >= 1
-    deepl = httpx.post(f"{two}/deepl/v2/translate", timeout=300,
+    deepl = httpx.post(f"{two}/deepl/v2/translate", timeout=120,
                        json={"text": [API_TEXT], "source_lang": "FR", "target_lang": "EN-US"})
     assert deepl.status_code == 200 and deepl.headers["X-Hymt-Memory"] == "hit", deepl.text
     assert deepl.json()["translations"][0]["text"] == first_api.json()["translatedText"]
-    libre_again = httpx.post(f"{one}/libretranslate/translate", json=libre, timeout=300)
+    libre_again = httpx.post(f"{one}/libretranslate/translate", json=libre, timeout=120)
     assert libre_again.headers["X-Hymt-Memory"] == "hit"
     assert calls.since() == 0
     metrics = httpx.get(f"{two}/metrics", timeout=30).text
@@ -180,12 +187,12 @@ async def test_a_repeat_is_answered_without_a_model_call_in_every_mode_and_api(
 # --- the browser: an agent's correction, the next conversation, TMX --------------------------
 
 @pytest.fixture(scope="module")
-def agents_app(demo_server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
+def agents_app(double: EngineDouble, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
                                                                                        Path]]:
     """A deployment whose agents sign in (corrections are theirs), its memory in SQLite."""
     tmp = tmp_path_factory.mktemp("agents")
     cache = tmp / "cache"
-    env = app_env(demo_server.env(), HYMT_CACHE_DIR=str(cache), HYMT_WINDOW_MAX="2",
+    env = app_env(double.env(), HYMT_CACHE_DIR=str(cache), HYMT_WINDOW_MAX="2",
                   HYMT_AGENTS=f"alice:{hash_password(PASSWORD, n=2**10)}",
                   CHAINLIT_AUTH_SECRET="s" * 64, HYMT_RATE_LIMIT="")
     with running_app(env, free_port(), tmp / "app.log", timeout=180) as url:
@@ -213,21 +220,24 @@ def _cli(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
-async def _translate_in(cache: Path, demo_server, text: str) -> tuple[str, tuple[str, ...]]:
-    settings = demo_server.settings(cache_dir=cache)
+async def _translate_in(cache: Path, double: EngineDouble, text: str
+                        ) -> tuple[str, tuple[str, ...]]:
+    settings = double.settings(cache_dir=cache)
     translator = Translator(settings, memory=Memory.for_settings(settings))
     result = await translator.translate(text, "en", "es")
     return result.text, result.remembered
 
 
+@pytest.mark.slow  # Chromium
 def test_an_agents_correction_is_used_next_conversation_and_travels_as_tmx(
-        browser: Browser, demo_server, agents_app: tuple[str, Path], tmp_path: Path) -> None:
+        browser: Browser, double: EngineDouble, agents_app: tuple[str, Path],
+        tmp_path: Path) -> None:
     url, cache = agents_app
-    calls = Calls(_vllm_port(demo_server))
+    calls = Calls(double)
     page = _signed_in_agent(browser, url)
     send(page, AGENT_TEXT)
     expect(page.get_by_text("Customer · Spanish → English").first).to_be_visible(
-        timeout=300_000)
+        timeout=120_000)
     page.get_by_role("button", name="Correct this translation").first.click()
     expect(page.get_by_text("Type the corrected English translation").first).to_be_visible(
         timeout=30_000)
@@ -253,6 +263,6 @@ def test_an_agents_correction_is_used_next_conversation_and_travels_as_tmx(
     assert imported.returncode == 0 and "Imported 1 entry" in imported.stdout, imported
     with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's loop
         text, remembered = pool.submit(asyncio.run,
-                                       _translate_in(other, demo_server, AGENT_TEXT)).result()
+                                       _translate_in(other, double, AGENT_TEXT)).result()
     assert (text, remembered) == (correction, (CORRECTED,))
     assert calls.since() == 0

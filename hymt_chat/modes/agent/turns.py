@@ -272,7 +272,8 @@ async def _translate(
     found = [f.message for f in result.warnings]
     covered = {f.kind for f in result.warnings}
     return _Output(restored.text,
-                   found + _checks(masked, result.text, restored, pairs, route.target, covered),
+                   found + _checks(masked, result.text, restored, pairs, route.target, covered,
+                                   answers=translator.settings.checks),
                    result.segments, template, result.remembered, masked)
 
 
@@ -327,12 +328,15 @@ _VALUE_KINDS = frozenset({"number", "amount", "date", "time", "duration", "perce
 
 
 def _checks(masked: Masked, raw: str, restored: Unmasked, pairs: list[tuple[str, str]],
-            target: str, covered: set[str] | frozenset[str] = frozenset()) -> list[str]:
+            target: str, covered: set[str] | frozenset[str] = frozenset(), *,
+            answers: bool = True) -> list[str]:
     """Spans (exact), numbers outside spans, glossary terms (template mode), output language;
-    the numbers and the language only where the translator's checks (*covered*) said nothing."""
+    the numbers and the language only where the translator's checks (*covered*) said nothing,
+    and only with the answer checks on (*answers*: ``HYMT_CHECKS``, which covers values and
+    language). The spans and the glossary are the agent's own: always checked."""
     warnings = list(restored.warnings)
     lost = missing_numbers(strip_tokens(masked.text), strip_tokens(raw))
-    if lost and not covered & _VALUE_KINDS:
+    if lost and answers and not covered & _VALUE_KINDS:
         warnings.append("Numbers missing from the translation: " + ", ".join(lost)
                         + "; check them before sending.")
     for source_term, target_term in pairs:
@@ -341,7 +345,7 @@ def _checks(masked: Masked, raw: str, restored: Unmasked, pairs: list[tuple[str,
                             "translation does not use it.")
     # The terminology and context templates are Chinese instructions: the demo model answered
     # 2 of 24 en->es/fr requests in Chinese. Any model can answer instead of translating.
-    written_in = detect_language(strip_tokens(raw))
+    written_in = detect_language(strip_tokens(raw)) if answers else None
     if written_in is not None and not same_family(written_in, target) and (
             "language" not in covered):
         warnings.append(f"The translation looks like {language_name(written_in)}, not "

@@ -4,7 +4,9 @@
 // not framed. So: while the agent types in the composer, this says {hymt: "typing"} (at most
 // every 2 s; not for a /command) and the app tells the visitor's page; when a visitor types,
 // the app's {hymt: "visitor_typing", key, text, seconds} shows a line above the composer that
-// ends by itself after its seconds (0: their message came). Text only, no HTML.
+// ends by itself after its seconds (0: their message came). A held reply the agent chose to
+// edit comes back as {hymt: "edit", text}: put in the composer, to change and send. Text only,
+// no HTML.
 (function () {
   "use strict";
   var typedAt = 0, lines = {};
@@ -47,11 +49,24 @@
     el.hidden = said.length === 0;
   }
 
+  function edit(text) {  // the composer is a contenteditable (or a textarea): React reads input
+    var el = document.getElementById("chat-input");
+    if (!el) return;
+    if ("value" in el) {
+      var set = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), "value");
+      if (set && set.set) set.set.call(el, text); else el.value = text;
+    } else {
+      el.textContent = text;
+    }
+    el.dispatchEvent(new Event("input", {bubbles: true}));
+    el.focus();
+  }
+
   window.addEventListener("message", function (e) {
     var d = e.data;
-    if (e.source !== window || !d || d.hymt !== "visitor_typing" || typeof d.text !== "string") {
-      return;
-    }
+    if (e.source !== window || !d || typeof d.text !== "string") return;
+    if (d.hymt === "edit") { edit(d.text); return; }
+    if (d.hymt !== "visitor_typing") return;
     var seconds = Number(d.seconds) || 0;
     lines[String(d.key)] = {text: d.text, until: Date.now() + seconds * 1000};
     draw();

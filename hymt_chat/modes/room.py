@@ -7,7 +7,9 @@ glossary, masking and the back-translation check apply as in the agent mode, and
 lands in the transcript. Guests connect to it through ``hymt_chat.room.page`` (a websocket);
 each connection is a queue of events. :class:`Rooms` hands out tokens and refuses unknown,
 expired and closed ones. Either side's typing is told to the other (throttled, expiring on its
-own: :mod:`~hymt_chat.modes.typing`). Nothing here knows Chainlit or HTTP.
+own: :mod:`~hymt_chat.modes.typing`). An agent's reply whose checks found something is held
+(:class:`HeldReply`): the guests get nothing until the agent sends it anyway or drops it to write
+it again. Nothing here knows Chainlit or HTTP.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from typing import Any, Literal, Protocol
 
 from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reason
 from hymt_chat.lang.names import language_name
-from hymt_chat.modes.agent.conversation import Conversation
+from hymt_chat.modes.agent.conversation import Conversation, Turn
 from hymt_chat.modes.agent.turns import AgentTurn
 from hymt_chat.modes.guest_words import ENGLISH
 from hymt_chat.modes.typing import Typing
 
-__all__ = ["GuestRelay", "Room", "RoomError", "RoomMessage", "Rooms"]
+__all__ = ["GuestRelay", "HeldReply", "Room", "RoomError", "RoomMessage", "Rooms"]
 
 Who = Literal["agent", "guest"]
 Translate = Callable[[str, str], Awaitable[AgentTurn]]  # (text, side) -> the turn
@@ -34,6 +36,7 @@ Deliver = Callable[["RoomMessage"], Awaitable[None]]
 Charge = Callable[[str, str], Awaitable[None]]  # (payer's allowance key, text)
 Typed = Callable[[bool], Awaitable[None]]  # the guest types (True) or their message came (False)
 Event = dict[str, Any]
+HELD_REPLIES = 20  # per room: the agent's flagged replies awaiting "Send anyway" or "Edit"
 
 
 class RoomError(InputError):
@@ -68,6 +71,16 @@ class RoomMessage:
         body["source_name"] = language_name(self.source) if self.source else None
         body["target_name"] = language_name(self.target)
         return {"type": "message", "message": body}
+
+
+@dataclass(frozen=True, slots=True)
+class HeldReply:
+    """The agent's reply whose checks found something, kept unsent: a wrong value must not
+    reach the customer before the agent has read the warning."""
+
+    key: str  # random: what the agent's "Send anyway" and "Edit" name
+    message: RoomMessage  # not numbered yet (seq 0): it takes its number when sent
+    turn: Turn | None  # its transcript line, dropped with it
 
 
 class GuestRelay(Protocol):
@@ -110,6 +123,7 @@ class Room:
         self.relay: GuestRelay | None = None
         self.typing = Typing(clock)
         self.on_typing: Typed | None = None  # the agent's side shows "the visitor is typing…"
+        self.held: dict[str, HeldReply] = {}  # the agent's flagged replies, oldest first
 
     # --- who may be here ----------------------------------------------------------------------
 
@@ -213,11 +227,11 @@ class Room:
             await self.on_pending()
         before = self.conv.customer_language
         try:
-            message = await self._translated(text, "customer", "guest")
+            message, _ = await self._translated(text, "customer", "guest")
         except InputError as err:  # empty, too long: said to the guest, nothing sent
             self._tell(guest, {"type": "error", "key": "refused", "text": str(err)})
             return
-        self._to_guests(message.event())
+        message = self._post(message)
         await self.to_agent(message)
         if self.conv.customer_language != before:  # detected: they write in another language
             self._to_guests({"type": "language", "code": self.conv.customer_language})
@@ -245,8 +259,8 @@ class Room:
         if guest is None:
             for queue in self._queues.values():
                 queue.put_nowait(event)
-        elif (queue := self._queues.get(guest)) is not None:
-            queue.put_nowait(event)
+        elif (own := self._queues.get(guest)) is not None:
+            own.put_nowait(event)
 
     def state(self) -> dict[str, Any]:
         """The room as JSON, to carry to another replica (the desk's take-over)."""
@@ -271,23 +285,48 @@ class Room:
         if self.refusal_key() is None and self.typing.mark("agent"):
             self._to_guests(self.typing.event("agent"))
 
-    async def agent_says(self, text: str) -> RoomMessage:
-        """The agent's reply: translated for the guest (checked as in the agent mode).
-        Raises :class:`RoomError` when the room is closed, InputError for a refused text."""
+    async def agent_says(self, text: str) -> RoomMessage | HeldReply:
+        """The agent's reply: translated for the guest (checked as in the agent mode) and sent,
+        or held when a check found something (:meth:`send_held`, :meth:`drop_held`). Raises
+        :class:`RoomError` when the room is closed, InputError for a refused text."""
         refused = self.refusal_key()
         if refused:
             raise RoomError(refused)
         self.typing.stop("agent")  # the page's "translating…" takes the typing line's place
         self._to_guests({"type": "pending", "who": "agent"})
-        message = await self._translated(text, "agent", "agent")
-        self._to_guests(message.event())
-        return message
+        message, turn = await self._translated(text, "agent", "agent")
+        if message.warnings and message.translation is not None:
+            held = HeldReply(secrets.token_urlsafe(12), message, turn)
+            self.held[held.key] = held
+            while len(self.held) > HELD_REPLIES:
+                self.drop_held(next(iter(self.held)))
+            return held
+        return self._post(message)
+
+    def send_held(self, key: str) -> RoomMessage:
+        """The agent read the warning and sends the held reply as it is ("Send anyway").
+        Raises :class:`RoomError` when the room is closed, KeyError when *key* is not held."""
+        refused = self.refusal_key()
+        if refused:
+            raise RoomError(refused)
+        held = self.held.pop(key)
+        return self._post(replace(held.message, at=self.clock()))
+
+    def drop_held(self, key: str) -> HeldReply | None:
+        """The agent will write the held reply again ("Edit"): it is forgotten, transcript and
+        all, and the guests never see it. None when *key* is not held."""
+        held = self.held.pop(key, None)
+        if held is not None and held.turn is not None:
+            self.conv.drop_turn(held.turn)
+        return held
 
     # --- both -----------------------------------------------------------------------------------
 
-    async def _translated(self, text: str, side: str, who: Who) -> RoomMessage:
-        """Translate one message; a model failure still delivers the original, with a note.
-        A refused text (empty, too long…) raises its InputError: the writer is told."""
+    async def _translated(self, text: str, side: str,
+                          who: Who) -> tuple[RoomMessage, Turn | None]:
+        """Translate one message (not numbered yet) and its transcript line; a model failure
+        still gives the original, with a note. A refused text (empty, too long…) raises its
+        InputError: the writer is told."""
         try:
             turn = await self.translate(text, side)
         except InputError:
@@ -296,15 +335,18 @@ class Room:
             target = (self.conv.agent_language if who == "guest"
                       else self.conv.customer_language or self.conv.agent_language)
             note = f"Not translated ({short_reason(err)}): this is the original."
-            message = RoomMessage(0, who, text.strip(), None, None, target, self.clock(), note)
-        else:
-            t = turn.turn
-            message = RoomMessage(0, who, t.original, t.source, t.translation, t.target,
-                                  self.clock(), None, t.warnings)
-        # Numbered once translated: a long paste in the background and a short line meanwhile
-        # finish in either order, and each takes the next number then.
+            return RoomMessage(0, who, text.strip(), None, None, target, self.clock(), note), None
+        t = turn.turn
+        return RoomMessage(0, who, t.original, t.source, t.translation, t.target, self.clock(),
+                           None, t.warnings), t
+
+    def _post(self, message: RoomMessage) -> RoomMessage:
+        """*message* numbered, kept in the history and shown to the guests. Numbered only now:
+        a long paste in the background and a short line meanwhile finish in either order (and a
+        held reply is sent later), and each takes the next number then."""
         message = replace(message, seq=len(self.history) + 1)
         self.history.append(message)
+        self._to_guests(message.event())
         return message
 
 

@@ -51,7 +51,7 @@ log = logging.getLogger("hymt_chat.session")
 KEPT_JOBS = 20  # jobs kept per session for the Retry / Swap buttons
 # Every button a mode shows (the app routes each to the session's :meth:`Session.button`).
 BUTTONS = ("retry", "retry_rest", "swap", "translate_into", "kiosk_target", "room_close",
-           "cancel_job", "correct", "desk_take", "desk_open")
+           "cancel_job", "correct", "desk_take", "desk_open", "room_send_anyway", "room_edit")
 # The background job the current task runs (its progress line carries that job's Cancel).
 _JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hymt_job", default=None)
 

@@ -2,7 +2,9 @@
 
 Pure: the Chainlit app puts :func:`warnings_markdown` under the translation's block
 (Translator mode), and the agent mode's :func:`~hymt_chat.modes.agent.turns.turn_markdown`
-renders its turn's warnings the same way, next to the reply before it is sent.
+renders its turn's warnings the same way, next to the reply before it is sent. In a room (and
+the desk) such a reply is held until the agent sends it anyway or edits it: the words for that
+are here too.
 """
 
 from __future__ import annotations
@@ -12,9 +14,30 @@ from typing import Protocol
 
 from hymt_chat.modes.wording import escape_markdown
 
-__all__ = ["WARNING_MARK", "warning_lines", "warnings_markdown", "with_warnings"]
+__all__ = [
+    "EDIT_LABEL",
+    "HELD_DROPPED",
+    "HELD_GONE",
+    "HELD_NOTE",
+    "HELD_SENT",
+    "SEND_ANYWAY_LABEL",
+    "WARNING_MARK",
+    "held_markdown",
+    "warning_lines",
+    "warnings_markdown",
+    "with_warnings",
+]
 
 WARNING_MARK = "⚠"
+HELD_NOTE = "Not sent yet: the customer sees nothing until you choose. Read the warning below."
+SEND_ANYWAY_LABEL = "Send anyway"
+SEND_ANYWAY_TOOLTIP = "Send this translation to the customer as it is"
+EDIT_LABEL = "Edit"
+EDIT_TOOLTIP = "Drop this translation and write the reply again"
+HELD_SENT = "Sent to the customer as it was, warning and all."
+HELD_DROPPED = ("Not sent: the customer saw nothing. Your reply is back in the message box: "
+                "change it and send it again.")
+HELD_GONE = "That reply is no longer waiting: it was sent or dropped, or its conversation ended."
 
 
 class _Finding(Protocol):
@@ -41,3 +64,9 @@ def with_warnings(markdown: str, warnings: Sequence[_Finding | str]) -> str:
     """*markdown* (an answer) followed by its warnings, if any: never hidden, right under it."""
     lines = warnings_markdown(warnings)
     return f"{markdown}\n\n{lines}" if lines else markdown
+
+
+def held_markdown(reply_markdown: str) -> str:
+    """A held reply as the agent sees it: the hold said first, in bold, then the reply (its
+    translation, notes and warnings)."""
+    return f"**{WARNING_MARK} {escape_markdown(HELD_NOTE)}**\n\n{reply_markdown}"

@@ -339,6 +339,10 @@ class Conversation:
     def add_turn(self, turn: Turn) -> None:
         self.transcript.append(turn)
 
+    def drop_turn(self, turn: Turn) -> None:
+        """Take *turn* out of the transcript (a held reply the agent writes again)."""
+        self.transcript[:] = [t for t in self.transcript if t is not turn]
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready state, for resuming after a reload (Chainlit thread metadata)."""
         return {

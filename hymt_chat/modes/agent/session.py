@@ -5,6 +5,8 @@ The conversation is saved after every change through *save* (the app writes it i
 thread, so a resumed thread or a restarted server loses nothing). A signed-in agent can correct
 a translation (the button under a turn, then the corrected text as the next message:
 :mod:`~hymt_chat.modes.agent.corrections`); the translation memory keeps it for next time.
+A reply for a room (or a desk conversation) whose checks found something is held: the agent
+sends it anyway or edits it (:data:`HOLD_BUTTONS`); the customer sees nothing before.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextvars
 import io
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -20,13 +23,13 @@ import segno
 
 from hymt_chat.errors import HymtError
 from hymt_chat.lang.names import language_choices
-from hymt_chat.modes import wording
+from hymt_chat.modes import warnings, wording
 from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.corrections import Correctable, review
 from hymt_chat.modes.agent.desk_seat import DESK_BUTTONS, DeskSeat
 from hymt_chat.modes.progress import Progress
-from hymt_chat.modes.room import Room, RoomMessage, Translate
+from hymt_chat.modes.room import HeldReply, Room, RoomError, RoomMessage, Translate
 from hymt_chat.modes.screen import (
     Attachment,
     Button,
@@ -41,7 +44,7 @@ from hymt_chat.modes.session import KEPT_JOBS, Job, Kept, Services, Session, Upl
 from hymt_chat.modes.typing import SHOWN
 from hymt_chat.text.cleanup import clean_text
 
-__all__ = ["AgentSession"]
+__all__ = ["HOLD_BUTTONS", "AgentSession"]
 
 Save = Callable[[dict[str, Any]], Awaitable[None]]
 TYPING = {"hymt": "typing"}  # what public/desk.js says while the agent types (throttled)
@@ -50,6 +53,19 @@ _ROOM_TURN: contextvars.ContextVar[list[turns.AgentTurn] | None] = contextvars.C
     "hymt_room_turn", default=None)
 TONE_CHOICES = {"Neutral": "neutral", "Formal": "formal", "Friendly": "friendly"}
 """The Tone picker: the family's style instruction (Hy-MT2) for the agent's replies."""
+HOLD_BUTTONS = ("room_send_anyway", "room_edit")
+"""Under a held room reply: send it as it is, or drop it and write it again."""
+
+
+@dataclass(slots=True)
+class _Hold:
+    """What a held reply's buttons stand for: its room, its key there, its checked turn, and
+    the message that shows it (which the outcome replaces)."""
+
+    room: str
+    key: str
+    turn: turns.AgentTurn | None
+    shown: Shown | None = None
 
 
 class AgentSession(Session):
@@ -72,6 +88,7 @@ class AgentSession(Session):
         self.corrections: Kept[Correctable] = Kept()
         self._correcting: tuple[Correctable, str | None] | None = None
         self._guest_turns: dict[str, turns.AgentTurn] = {}
+        self.holds: Kept[_Hold] = Kept()  # the held room replies' buttons
         # The support desk (a signed-in agent's tab): its conversations, one of them current.
         desk = services.desk
         self.seat = DeskSeat(self, desk) if desk is not None and user_key.startswith(
@@ -352,6 +369,10 @@ class AgentSession(Session):
         if sent is None:
             return
         turn = mine[-1] if mine else None
+        if isinstance(sent, HeldReply):
+            await self._show_held(room, sent, turn)
+            await self.save()
+            return
         if turn is not None and sent.translation is not None:
             await self.show(Reply(turns.turn_markdown(turn, demo=self.services.demo()),
                                   self._correct_buttons(turn)))
@@ -360,9 +381,68 @@ class AgentSession(Session):
             await self.show(Reply(wording.room_message_markdown(sent, demo=demo)))
         await self.save()
 
+    def _reply_markdown(self, turn: turns.AgentTurn | None, message: RoomMessage) -> str:
+        demo = self.services.demo()
+        if turn is not None:
+            return turns.turn_markdown(turn, demo=demo)
+        return wording.room_message_markdown(message, demo=demo)
+
+    async def _show_held(self, room: Room, held: HeldReply,
+                         turn: turns.AgentTurn | None) -> None:
+        """The held reply with its warnings, and the agent's two choices."""
+        hold = _Hold(room.token, held.key, turn)
+        key = self.holds.keep(hold)
+        buttons = (Button("room_send_anyway", warnings.SEND_ANYWAY_LABEL, {"key": key}, "send",
+                          warnings.SEND_ANYWAY_TOOLTIP),
+                   Button("room_edit", warnings.EDIT_LABEL, {"key": key}, "pencil",
+                          warnings.EDIT_TOOLTIP))
+        markdown = warnings.held_markdown(self._reply_markdown(turn, held.message))
+        hold.shown = await self.screen.send(Reply(markdown, buttons))
+
+    async def _decide(self, name: str, payload: object) -> None:
+        """"Send anyway" or "Edit" under a held reply: the held message gives way to what
+        became of it."""
+        hold = self.holds.get(payload)
+        room = self._room_of(hold.room) if hold is not None else None
+        if hold is None or room is None or hold.key not in room.held:
+            await self.say(warnings.HELD_GONE)
+            return
+        self.holds.jobs = {k: h for k, h in self.holds.jobs.items() if h is not hold}
+        if name == "room_edit":
+            held = room.drop_held(hold.key)
+            await self._unshow(hold)
+            await self.say(warnings.HELD_DROPPED)
+            if held is not None:  # the tab's script puts it back in the composer
+                await self.screen.signal({"hymt": "edit", "text": held.message.original})
+            await self.save()
+            return
+        holder = self.services.desk.holder_of(room) if self.services.desk else None
+        if holder is not None and holder != self.user_key:  # taken over meanwhile
+            room.drop_held(hold.key)
+            await self.say(f"Not sent: {holder.removeprefix('user:')} has taken over this "
+                           "conversation.")
+            return
+        try:
+            sent = room.send_held(hold.key)
+        except RoomError as err:
+            await self.say(str(err))
+            return
+        await self._unshow(hold)
+        markdown = self._reply_markdown(hold.turn, sent)
+        await self.show(Reply(f"{markdown}\n\n*{wording.escape_markdown(warnings.HELD_SENT)}*",
+                              self._correct_buttons(hold.turn)))
+        await self.save()
+
+    @staticmethod
+    async def _unshow(hold: _Hold) -> None:
+        if hold.shown is not None:
+            await hold.shown.remove()
+
     async def button(self, name: str, payload: object, label: str,
                      remove: Callable[[], Awaitable[object]]) -> None:
-        if name == "room_close":
+        if name in HOLD_BUTTONS:
+            await self._decide(name, payload)
+        elif name == "room_close":
             await remove()
             await self.room_command("close")
         elif name in DESK_BUTTONS and self.seat is not None:

@@ -13,11 +13,14 @@ proxy's cookie cannot pin, is taken and answered across the replicas too; last, 
 reload lands on the other replica (as HAProxy redispatches a browser whose replica is gone)
 and her remaining conversation comes along.
 
-Replica 2, alice's, talks to the real model (vLLM's CPU build serving the demo model, answer
-checks on): her answers reach the visitors in Spanish and Japanese, read back with the app's
-own language detection. Replica 1 talks to a stand-in that answers the text it was given marked
-with the language it was asked for ("ES:The tracking number is in your email.") and records
-what it was asked: a marked answer was translated on replica 1, a real one on replica 2.
+Real: chromium, HAProxy, Redis, PostgreSQL, the two app processes. The model is the engine
+double (tests/support/engine_double.py), one per replica; the real model's translations are
+the end-to-end tests'. Replica 2, alice's, talks to a double that answers from a phrasebook
+(answer checks on): her answers reach the visitors in Spanish and Japanese, read back with the
+app's own language detection. Replica 1 talks to a double that answers the text it was given
+marked with the language it was asked for ("ES:The tracking number is in your email.") and
+records what it was asked: a marked answer was translated on replica 1, a phrasebook one on
+replica 2.
 
 Placement: each context but the last carries the proxy's affinity cookie before its first
 request — the visitors naming replica 1, alice replica 2, bob replica 1 — and the replicas say
@@ -48,18 +51,25 @@ from hymt_chat.sidecar.private import write_private
 from hymt_chat.sidecar.proxy import plan_proxy
 from hymt_chat.sidecar.supervisor import Supervisor
 from tests.conftest import free_port
-from tests.support.chainlit_app import app_env, running_app
+from tests.support.double_app import double_app
+from tests.support.engine_double import EngineDouble, echo_source, running_double
+from tests.support.phrasebook import phrasebook
 from tests.support.postgres import fresh_database
 from tests.support.redis_server import redis_server
-from tests.support.stub_model import StubModel, echo_source
-from tests.support.tabs import app
 from tests.test_desk_browser import _Site
 
 pytestmark = pytest.mark.slow
 
 PASSWORD = "correct horse battery"
 WAIT = 60_000  # ms: generous, for a busy 2-core machine; every wait ends on an event
-MODEL_WAIT = 300_000  # ms: a translation by the real CPU model, as the other e2e tests wait
+# Replica 2's "model": what alice writes, in the visitors' languages, and the visitors' words.
+_BOOK = phrasebook({
+    "Your order ships today.": {"es": "Su pedido se envía hoy."},
+    "Your parcel is on its way.": {"ja": "お荷物は配送中です。"},
+    "Hola, mi pedido no ha llegado.": {"en": "Hello, my order has not arrived."},
+    "荷物がまだ届きません。": {"en": "My parcel has not arrived yet."},
+    "Bonjour, ma commande est en retard.": {"en": "Hello, my order is late."},
+})
 _CODES = {"English": "EN", "Spanish": "ES", "Japanese": "JA", "French": "FR"}
 
 
@@ -69,27 +79,22 @@ def _marked(prompt: str) -> str:
     return f"{_CODES.get(asked.group(1), '??') if asked else '??'}:{echo_source(prompt)}"
 
 
-def _asked(stub: StubModel, text: str) -> list[str]:
+def _asked(stub: EngineDouble, text: str) -> list[str]:
     """The languages *stub* was asked to translate *text* into."""
     return [_marked(p).split(":", 1)[0] for p in stub.prompts if echo_source(p) == text]
 
 
 @contextmanager
-def _on_model(folder: Path, server, **env: str) -> Iterator[str]:
-    """A replica on the real model server (greedy, so its answers are stable; checks on)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    environment = app_env(HYMT_BASE_URL=server.endpoint.base_url,
-                          HYMT_API_KEY=server.endpoint.api_key,
-                          HYMT_MODEL=server.endpoint.model or "", HYMT_TEMPERATURE="0",
-                          HYMT_CACHE_DIR=str(folder / "cache"), **env)
-    with running_app(environment, free_port(), folder / "app.log") as url:
-        yield url
+def _replica(folder: Path, answer, **env: str) -> Iterator[tuple[str, EngineDouble]]:
+    """A replica (the real app) on an engine double of its own that answers with *answer*."""
+    with running_double(answer=answer) as double, double_app(double, folder, **env) as url:
+        yield url, double
 
 
 def _translated(reply, original: str, language: str) -> str:
-    """The text a visitor's page shows for the agent's *original*: translated by the real model
-    (not the stand-in's marked echo), in *language*; the original one tap away."""
-    expect(reply.locator(".orig")).to_contain_text(original, timeout=MODEL_WAIT)
+    """The text a visitor's page shows for the agent's *original*: translated on replica 2 (its
+    phrasebook, not replica 1's marked echo), in *language*; the original one tap away."""
+    expect(reply.locator(".orig")).to_contain_text(original, timeout=WAIT)
     text = reply.locator(".text").inner_text()
     assert ":" + original not in text and detect_language(text) == language, text
     return text
@@ -200,8 +205,7 @@ def _say(page: Page, text: str) -> None:
     expect(page.locator("#chat-input")).to_have_text("", timeout=WAIT)
 
 
-def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres_url, tmp_path,
-                                                              demo_server):
+def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres_url, tmp_path):
     cookie = Settings().affinity_cookie  # "hymt-route", as `up` gives every replica
     site_port, other_port = free_port(), free_port()
     site_url, other_url = f"http://127.0.0.1:{site_port}", f"http://localhost:{other_port}"
@@ -213,16 +217,20 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                "HYMT_WIDGET_ORIGINS": f"{site_url},{other_url}",
                "HYMT_DESK_PER_VISITOR": "3",  # every visitor is 127.0.0.1 here
                "HYMT_DATABASE_URL": fresh_database(postgres_url)}  # one history, as deployed
-        with (app(tmp_path / "r1", _marked, **env) as (url_1, model_1),
-              _on_model(tmp_path / "r2", demo_server, **env) as url_2,
+        # Replica 1's marks are not translations: its answer checks are off.
+        with (_replica(tmp_path / "r1", _marked, HYMT_CHECKS="0", **env) as (url_1, model_1),
+              _replica(tmp_path / "r2", _BOOK, **env) as (url_2, model_2),
               _proxy([url_1, url_2], tmp_path, cookie) as front):
             site, relay = _Site(front, site_port, host="127.0.0.1"), _Relay(redis_url)
             other = _Site(front, other_port)  # localhost: another site, not only origin
             try:
                 # The proxy's own cookie, as a browser it has not seen before gets it: the name
                 # and server names pinned below, HttpOnly, no SameSite (so Lax).
-                given = httpx.get(f"{front}/desk", timeout=30).headers.get("set-cookie", "")
-                assert re.fullmatch(rf"{cookie}=app[12]; path=/; HttpOnly", given), given
+                # (The app sets a cookie of its own beside it: only the proxy's is read.)
+                headers = httpx.get(f"{front}/desk", timeout=30).headers
+                given = [c for c in headers.get_list("set-cookie") if c.startswith(f"{cookie}=")]
+                assert len(given) == 1, headers
+                assert re.fullmatch(rf"{cookie}=app[12]; path=/; HttpOnly", given[0]), given
                 es_ctx = _pinned(browser, front, cookie, "app1", "es-ES")
                 ja_ctx = _pinned(browser, front, cookie, "app1", "ja-JP")
                 es_text, ja_text = "Hola, mi pedido no ha llegado.", "荷物がまだ届きません。"
@@ -243,6 +251,8 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                     timeout=WAIT)
                 expect(es.locator("#status")).to_have_text(STATIC["es"]["joined"], timeout=WAIT)
                 _say(alice, "Your order ships today.")
+                model_2.wait_for(lambda d: d.count("finished") and bool(_asked(d, "Your order "
+                                 "ships today.")), "replica 2 to translate alice's reply")
                 es_reply = _translated(es.locator(".msg.agent").last, "Your order ships today.",
                                        "es")
                 alice.get_by_role("button", name="Take #2").last.click(timeout=WAIT)
@@ -252,10 +262,12 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 ja_reply = _translated(ja.locator(".msg.agent").last,
                                        "Your parcel is on its way.", "ja")
                 print(f"the visitors read: {es_reply!r}, {ja_reply!r}")
-                # Alice's replica translated her replies (real answers, none asked of replica
-                # 1's stand-in): her tab is on replica 2.
+                # Alice's replica translated her replies (phrasebook answers, none asked of
+                # replica 1's double): her tab is on replica 2.
                 assert _asked(model_1, "Your order ships today.") == []
                 assert _asked(model_1, "Your parcel is on its way.") == []
+                assert set(_asked(model_2, "Your order ships today.")) == {"ES"}
+                assert set(_asked(model_2, "Your parcel is on its way.")) == {"JA"}
                 # Replica 2 asked replica 1 for both (alice's take) and holds their talk now,
                 assert relay.told("take", number=1, agent="user:alice") == [one]
                 assert relay.told("take", number=2, agent="user:alice") == [one]

@@ -101,7 +101,9 @@ class SpyClient(ModelClient):
 
 
 def _translator(engine: EngineDouble, **overrides) -> tuple[Translator, SpyClient, Policy]:
-    settings = engine.settings(deadline=600, **overrides)
+    # Answer checks off: not this test's subject (tests/test_e2e_checks.py), and a language
+    # pair's value patterns cost seconds of CPU before its first call.
+    settings = engine.settings(deadline=600, checks=False, **overrides)
     client = SpyClient(settings)
     # Window 8, wider than the demo server runs (what engine_slots gave a server reached by URL
     # before it learned the engine's size): the window's AIMD cut after a 503 must outlast the

@@ -86,9 +86,9 @@ async def test_a_visitor_in_the_agents_own_language_starts_and_picks_it(tmp_path
 
 async def test_a_desk_no_agent_can_sign_in_to_takes_nobody(tmp_path):
     desk, _ = _desk(tmp_path, staffed=False)
-    with pytest.raises(DeskError) as busy:
+    with pytest.raises(DeskError) as closed:
         await desk.start("192.0.2.1", "es")
-    assert busy.value.key == "busy" and not desk.tickets
+    assert closed.value.key == "desk_closed" and not desk.tickets
 
 
 async def test_ended_conversations_are_forgotten_after_an_hour(tmp_path):

@@ -165,7 +165,7 @@ class Desk:
         if visitor in self.blocked:
             raise DeskError("blocked")
         if not self.staffed:
-            raise DeskError("busy")  # no agent can sign in to answer: said as "all are busy"
+            raise DeskError("desk_closed")  # no agent can sign in: nobody would ever answer
         if sum(1 for t in self.tickets.values() if t.visitor == visitor and t.open) >= \
                 self.per_visitor:
             raise DeskError("too_many")

@@ -30,6 +30,7 @@ ENGLISH: dict[str, str] = {
     "too_many": "You already have conversations open. Please continue in one of them.",
     "counter_title": "Counter", "flip": "Turn the screen",
     "agent_typing": "The agent is typing…",
+    "desk_closed": "This chat is closed: no agent can answer here. Please contact us another way.",
 }
 
 STATIC: dict[str, dict[str, str]] = {
@@ -50,6 +51,7 @@ STATIC: dict[str, dict[str, str]] = {
         "blocked": "您无法在此发起对话。", "too_many": "您已有进行中的对话，请在其中继续。",
         "counter_title": "柜台", "flip": "翻转屏幕",
         "agent_typing": "客服正在输入…",
+        "desk_closed": "此聊天已关闭：这里没有客服可以回复。请通过其他方式联系我们。",
     },
     "es": {
         "title": "Conversación con soporte", "language": "Su idioma",
@@ -75,6 +77,8 @@ STATIC: dict[str, dict[str, str]] = {
         "too_many": "Ya tiene conversaciones abiertas. Continúe en una de ellas.",
         "counter_title": "Mostrador", "flip": "Girar la pantalla",
         "agent_typing": "El agente está escribiendo…",
+        "desk_closed": "Este chat está cerrado: aquí ningún agente "
+                       "puede responder. Contáctenos por otro medio.",
     },
     "fr": {
         "title": "Conversation avec le support", "language": "Votre langue",
@@ -100,6 +104,8 @@ STATIC: dict[str, dict[str, str]] = {
         "too_many": "Vous avez déjà des conversations ouvertes. Continuez dans l’une d’elles.",
         "counter_title": "Comptoir", "flip": "Retourner l’écran",
         "agent_typing": "L’agent est en train d’écrire…",
+        "desk_closed": "Ce chat est fermé : aucun agent ne peut "
+                       "répondre ici. Contactez-nous par un autre moyen.",
     },
     "de": {
         "title": "Gespräch mit dem Support", "language": "Ihre Sprache",
@@ -127,6 +133,8 @@ STATIC: dict[str, dict[str, str]] = {
         "too_many": "Sie haben schon offene Gespräche. Bitte setzen Sie eines davon fort.",
         "counter_title": "Schalter", "flip": "Bildschirm drehen",
         "agent_typing": "Der Mitarbeiter schreibt…",
+        "desk_closed": "Dieser Chat ist geschlossen: Hier kann kein "
+                       "Mitarbeiter antworten. Bitte kontaktieren Sie uns auf anderem Weg.",
     },
     "ja": {
         "title": "サポートとの会話", "language": "あなたの言語",
@@ -151,6 +159,7 @@ STATIC: dict[str, dict[str, str]] = {
         "too_many": "既に進行中の会話があります。そちらで続けてください。",
         "counter_title": "カウンター", "flip": "画面を回転",
         "agent_typing": "担当者が入力中です…",
+        "desk_closed": "このチャットは閉じています。ここでは担当者が対応できません。別の方法でお問い合わせください。",
     },
     "ko": {
         "title": "상담원과의 대화", "language": "사용 언어",
@@ -174,6 +183,7 @@ STATIC: dict[str, dict[str, str]] = {
         "too_many": "이미 진행 중인 대화가 있습니다. 그 대화에서 계속하세요.",
         "counter_title": "창구", "flip": "화면 돌리기",
         "agent_typing": "상담원이 입력 중입니다…",
+        "desk_closed": "이 채팅은 닫혀 있습니다. 여기서는 답변할 상담원이 없습니다. 다른 방법으로 문의해 주세요.",
     },
     "pt": {
         "title": "Conversa com o suporte", "language": "Seu idioma",
@@ -199,6 +209,8 @@ STATIC: dict[str, dict[str, str]] = {
         "too_many": "Você já tem conversas abertas. Continue em uma delas.",
         "counter_title": "Balcão", "flip": "Girar a tela",
         "agent_typing": "O atendente está digitando…",
+        "desk_closed": "Este chat está fechado: nenhum atendente "
+                       "pode responder aqui. Fale conosco por outro meio.",
     },
     "ru": {
         "title": "Разговор со службой поддержки", "language": "Ваш язык",
@@ -224,6 +236,7 @@ STATIC: dict[str, dict[str, str]] = {
         "too_many": "У вас уже есть открытые разговоры. Продолжите один из них.",
         "counter_title": "Стойка", "flip": "Повернуть экран",
         "agent_typing": "Сотрудник печатает…",
+        "desk_closed": "Этот чат закрыт: здесь некому ответить. Свяжитесь с нами другим способом.",
     },
     "ar": {
         "title": "محادثة مع الدعم", "language": "لغتك", "placeholder": "اكتب رسالتك بلغتك…",
@@ -245,5 +258,7 @@ STATIC: dict[str, dict[str, str]] = {
         "too_many": "لديك محادثات مفتوحة بالفعل. تابع في إحداها.",
         "counter_title": "المكتب", "flip": "تدوير الشاشة",
         "agent_typing": "الموظف يكتب…",
+        "desk_closed": "هذه الدردشة مغلقة: لا يوجد موظف يمكنه "
+                       "الرد هنا. يرجى التواصل معنا بطريقة أخرى.",
     },
 }

@@ -6,7 +6,8 @@ their language throughout (:mod:`hymt_chat.room.words`).
 A start is the visitor's: their address is their key for the desk's limits (open
 conversations, starts, blocks: :mod:`hymt_chat.modes.desk`); the first message is charged to
 their allowance as every guest message is. A refusal answers the page-words key the page says
-in the visitor's language ("busy": all agents are busy).
+in the visitor's language ("busy": all agents are busy). A desk no agent can sign in to (no
+``HYMT_AGENTS``) is closed: its page says so, and a start is refused with "desk_closed".
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from hymt_chat.lang.languages import find_language
 from hymt_chat.modes.desk import Desk, DeskError
 from hymt_chat.modes.room import Room
-from hymt_chat.room.page import browser_language, render_page
+from hymt_chat.room.page import browser_language, refused_page, render_page
 from hymt_chat.room.words import PageWords, page_config, text_direction
 from hymt_chat.service.web import peer_key, to_front, trusted_proxies
 from hymt_chat.settings import Settings
@@ -32,7 +33,8 @@ from hymt_chat.settings import Settings
 __all__ = ["mount"]
 
 _GUEST_KEY = re.compile(r"\A[0-9a-f]{16,64}\Z")
-_STATUS = {"busy": 503, "too_many": 429, "rate_limited": 429, "blocked": 403}
+_STATUS = {"busy": 503, "desk_closed": 503, "too_many": 429, "rate_limited": 429,
+           "blocked": 403}
 
 
 @functools.cache
@@ -48,6 +50,8 @@ def mount(server: FastAPI, desk: Desk, settings: Settings, words: PageWords) -> 
     async def page(request: Request) -> Response:
         guess = browser_language(request.headers.get("accept-language"))
         lang, said = await words.words(guess)
+        if not desk.staffed:  # no form: nobody could ever answer what a visitor writes
+            return refused_page(said, lang, "desk_closed", 503, title="desk_title")
         config = page_config(lang, said)
         return HTMLResponse(render_page("desk.html", config, {
             "lang": lang, "dir": text_direction(lang), "title": html.escape(said["desk_title"]),

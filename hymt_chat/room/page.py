@@ -118,13 +118,16 @@ def _page(lang: str, words: dict[str, str], *, token: str, language: str | None,
                         "title": html.escape(words["title"]), "max_chars": str(max_chars)})
 
 
-def refused_page(words: dict[str, str], lang: str, key: str, status: int) -> HTMLResponse:
-    """A link that leads nowhere (or no longer): why, in the guest's language."""
+def refused_page(words: dict[str, str], lang: str, key: str, status: int, *,
+                 title: str = "title") -> HTMLResponse:
+    """A link that leads nowhere (or no longer), or a desk that is closed: why, in the guest's
+    language, under the page's *title* (a key of the words)."""
+    heading = html.escape(words[title])
     body = (f'<!doctype html><html lang="{lang}" dir="{text_direction(lang)}"><head>'
             '<meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{html.escape(words['title'])}</title></head><body style=\"font-family:"
-            f'system-ui,sans-serif;padding:2rem"><h1>{html.escape(words["title"])}</h1>'
+            f"<title>{heading}</title></head><body style=\"font-family:"
+            f'system-ui,sans-serif;padding:2rem"><h1>{heading}</h1>'
             f"<p>{html.escape(words.get(key) or words['ended'])}</p></body></html>")
     return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
 

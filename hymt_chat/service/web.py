@@ -367,7 +367,7 @@ class SessionBinding:
     @staticmethod
     def _rebinding(receive: Any, token: str | None) -> Any:
         async def rebinding() -> MutableMapping[str, Any]:
-            message = await receive()
+            message: MutableMapping[str, Any] = await receive()
             text = message.get("text") if message["type"] == "websocket.receive" else None
             if isinstance(text, str) and text.startswith("40"):
                 message = {**message, "text": http_guard.rebound_connect(text, token)}
@@ -415,7 +415,8 @@ class SessionBinding:
             if not sent:
                 sent = True
                 return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
+            message: MutableMapping[str, Any] = await receive()
+            return message
 
         return {**scope, "headers": headers}, replay
 

@@ -344,6 +344,12 @@ class Translator:
                 if inspect.isawaitable(maybe):
                     await maybe
 
+        if on_progress is not None and total > 1 and todo:
+            # The count from the first second: "0 of 4 parts" before the first part is back
+            # (the line otherwise waited for it, half a minute on a slow model).
+            maybe = on_progress(done, total)
+            if inspect.isawaitable(maybe):
+                await maybe
         failed = await run_bounded(
             [functools.partial(one, i) for i in todo],
             lambda: segment_parallelism(self.policy, self.settings.segment_concurrency, klass),

@@ -77,16 +77,18 @@ def test_a_server_that_is_down_is_named_and_no_button_is_mentioned():
 
 
 def test_wait_is_wall_time_even_when_the_server_stalls():
-    """A server that takes the request and never answers: --wait 3 must not become 60 s."""
+    """A server that takes the request and never answers: --wait 3 must not become its stall."""
     import time
 
     from tests.support.fake_server import Reply, fake_server
 
-    with fake_server(Reply(delay=60.0)) as fake:
+    # The stall is far longer than any interpreter start-up, so the bound below holds on a
+    # busy host and still fails a CLI that waits for the answer instead of its --wait.
+    with fake_server(Reply(delay=900.0)) as fake:
         started = time.monotonic()
         out = cli("translate", "--to", "fr", "--base-url", fake.base_url, "--wait", "3",
                   "Good morning to everyone here", env={**os.environ, "HYMT_MODEL": "fake"})
         took = time.monotonic() - started
     assert out.returncode == 3, out.stderr
     assert "did not answer" in out.stderr.decode()
-    assert took < 3 + 20, took  # interpreter start-up included; the stall is 60 s
+    assert took < 300, took  # interpreter start-up included; the stall is 900 s

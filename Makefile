@@ -9,7 +9,7 @@ test: ## set up (venvs, demo model, chromium), then run every test, real vLLM an
 	@export HYMT_TEST_STARTED=$$(date +%s) && scripts/setup.sh --test && scripts/test.sh
 
 test-fast: ## only the tests that need no heavy real part (vLLM, browser, Docker), on both cores
-	.venv/bin/python -m pytest -m "not slow" -n 2
+	.venv/bin/python -m pytest -m "not slow" -n 2 --dist loadfile
 
 setup:
 	@scripts/setup.sh --test

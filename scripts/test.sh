@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 started=${HYMT_TEST_STARTED:-$(date +%s)}
 reports=$(mktemp -d)
 status=0
-.venv/bin/python -m pytest -m "not slow" -n 2 --junitxml="$reports/parallel.xml" "$@" || status=$?
+.venv/bin/python -m pytest -m "not slow" -n 2 --dist loadfile --junitxml="$reports/parallel.xml" "$@" || status=$?
 .venv/bin/python -m pytest -m slow --junitxml="$reports/real-parts.xml" "$@" || status=$?
 .venv/bin/python scripts/test_budget.py "$started" "$reports"/*.xml
 rm -rf "$reports"

@@ -44,8 +44,6 @@ from tests.support.office_files import PAGE, XLIFF12, docx_letter, pptx_sheet, u
 from tests.support.stub_model import StubModel, echo_source
 from tests.support.tabs import app
 
-pytestmark = pytest.mark.slow
-
 INVALID_GLOSSARY_ID = "invalid_glossary_id"  # deepl-python tests/test_glossary.py:9
 NONEXISTENT_GLOSSARY_ID = "96ab91fd-e715-41a1-adeb-5d701f84a483"  # ... :10
 DE = "Guten Morgen, wann kommt mein Paket?"

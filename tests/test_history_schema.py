@@ -13,7 +13,6 @@ import uuid
 
 import aiosqlite  # noqa: F401 - a hard dependency: its absence must fail, not skip
 import chainlit  # noqa: F401
-import pytest
 from chainlit.context import init_http_context
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.data.storage_clients.base import BaseStorageClient
@@ -173,7 +172,6 @@ async def test_chainlit_data_layer_round_trip_on_sqlite(tmp_path):
     await _round_trip(f"sqlite+aiosqlite:///{tmp_path}/history.db")
 
 
-@pytest.mark.slow
 async def test_chainlit_data_layer_round_trip_on_postgresql(postgres_url):
     assert await ensure_schema(postgres_url) == []
     assert await ensure_schema(postgres_url) == []  # idempotent there too

@@ -130,7 +130,6 @@ def parsed() -> dict[str, dict]:
     return dict(zip(lines, _parse(list(lines.values())), strict=True))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_each_profiles_line_fitted_to_the_installed_vllm_is_accepted_by_its_parser(parsed,
                                                                                   variant):
@@ -145,7 +144,6 @@ def test_each_profiles_line_fitted_to_the_installed_vllm_is_accepted_by_its_pars
         assert values["scheduling_policy"] == "priority"
 
 
-@pytest.mark.slow
 def test_the_table_says_which_flags_the_installed_vllm_has_as_its_parser_does(parsed):
     have = parse_version(VERSION or "")
     assert have is not None

@@ -52,16 +52,24 @@ async def test_french_to_english_comes_back_in_english(demo_server):
 # whether the paragraphs came back in their order, whatever words the model chose.
 LETTER = [
     "Madame, Monsieur, nous avons bien reçu votre commande numéro 1101 du lundi matin. "
-    "Elle sera préparée dans notre entrepôt de Lyon et partira dès demain par la poste.",
+    "Elle sera préparée dans notre entrepôt de Lyon et partira dès demain par la poste. "
+    "Vous recevrez un message avec le lien de suivi dès que le transporteur l'aura prise. "
+    "Il passe chez vous entre huit heures et midi.",
     "Le colis contient trois articles. Si l'un d'eux manque à la livraison, écrivez-nous "
-    "en indiquant la référence 2202 et nous vous enverrons la pièce manquante sans frais.",
+    "en indiquant la référence 2202 et nous vous enverrons la pièce manquante sans frais. "
+    "Gardez l'emballage d'origine jusqu'à ce que tout soit arrivé en bon état. Un retour "
+    "reste possible pendant quatorze jours, sans avoir à donner de raison.",
     "La facture de la commande est jointe à ce message. Vous pouvez la payer par carte ou par "
-    "virement; le montant doit nous parvenir dans les trente jours, référence 3303.",
+    "virement; le montant doit nous parvenir dans les trente jours, référence 3303. "
+    "Une copie reste disponible à tout moment dans votre espace client sur notre site.",
     "Notre service client répond du lundi au vendredi, de neuf heures à dix-huit heures. "
     "Pour toute question sur la garantie, donnez-nous le numéro de dossier 4404 et la date "
-    "de votre achat, et nous reviendrons vers vous dans la journée.",
+    "de votre achat, et nous reviendrons vers vous dans la journée. Le samedi, une "
+    "permanence répond aux urgences par courriel, de dix heures à midi seulement.",
     "Nous vous remercions de votre confiance et de votre patience. Toute notre équipe vous "
-    "souhaite une excellente journée; à très bientôt dans notre magasin, numéro 5505.",
+    "souhaite une excellente journée; à très bientôt dans notre magasin, numéro 5505. "
+    "Nos horaires d'ouverture sont affichés à l'entrée et sur notre site internet, avec "
+    "les jours fériés.",
 ]
 
 

@@ -43,7 +43,9 @@ import redis
 from playwright.sync_api import Browser, BrowserContext, FrameLocator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from hymt_chat.engine.prompts import build_prompt
 from hymt_chat.lang.detect import detect_language
+from hymt_chat.modes.agent.drift import drift_score
 from hymt_chat.modes.guest_words import STATIC
 from hymt_chat.service.auth import hash_password
 from hymt_chat.settings import Settings
@@ -62,10 +64,14 @@ pytestmark = pytest.mark.slow
 
 PASSWORD = "correct horse battery"
 WAIT = 60_000  # ms: generous, for a busy 2-core machine; every wait ends on an event
-# Replica 2's "model": what alice writes, in the visitors' languages, and the visitors' words.
+# Replica 2's "model": what alice writes, in the visitors' languages, and back (her answers'
+# back-translation check, on there: a reply whose back-translation differs is held until she
+# sends it anyway, and the visitor would see nothing), and the visitors' words.
 _BOOK = phrasebook({
     "Your order ships today.": {"es": "Su pedido se envía hoy."},
+    "Su pedido se envía hoy.": {"en": "Your order ships today."},
     "Your parcel is on its way.": {"ja": "お荷物は配送中です。"},
+    "お荷物は配送中です。": {"en": "Your parcel is on its way."},
     "Hola, mi pedido no ha llegado.": {"en": "Hello, my order has not arrived."},
     "荷物がまだ届きません。": {"en": "My parcel has not arrived yet."},
     "Bonjour, ma commande est en retard.": {"en": "Hello, my order is late."},
@@ -77,6 +83,15 @@ def _marked(prompt: str) -> str:
     """The stand-in's answer: the source text, marked with the language it was asked for."""
     asked = re.search(r"into (\w+), without", prompt)
     return f"{_CODES.get(asked.group(1), '??') if asked else '??'}:{echo_source(prompt)}"
+
+
+def test_alices_replies_pass_replica_2s_back_translation_check():
+    """Her replies go out at once (none held for a warning): each comes back from replica 2's
+    phrasebook as she wrote it, under the app's own prompt and drift check."""
+    for reply, target in (("Your order ships today.", "es"), ("Your parcel is on its way.", "ja")):
+        there = _BOOK(build_prompt(reply, "en", target))
+        back = _BOOK(build_prompt(there, target, "en"))
+        assert there != reply and not drift_score(reply, back).flagged, (there, back)
 
 
 def _asked(stub: EngineDouble, text: str) -> list[str]:

@@ -1,8 +1,7 @@
 # hymt-chat's chat app (the Chainlit front and the core). The model server is NOT in here: it
 # runs from the official vLLM image (compose.yaml, deploy/k8s/) and is reached at HYMT_BASE_URL.
 #   docker build -t hymt-chat .
-#   docker run --read-only --tmpfs /tmp --tmpfs /app/.files:uid=10001,gid=10001,mode=0700 \
-#     -v hymt-data:/home/app/.cache/hymt-chat -p 8000:8000 \
+#   docker run --read-only --tmpfs /tmp -v hymt-data:/home/app/.cache/hymt-chat -p 8000:8000 \
 #     -e HYMT_BASE_URL=http://gpu-host:8000/v1 -e HYMT_API_KEY=... hymt-chat
 # Another port: -e CHAINLIT_PORT=9000 (the server and the HEALTHCHECK both read it).
 # No `# syntax=` line: it would make every BuildKit build fetch a frontend image from a registry.
@@ -33,14 +32,15 @@ ENV PATH=/opt/venv/bin:$PATH \
     HYMT_CACHE_DIR=/home/app/.cache/hymt-chat \
     CHAINLIT_HOST=0.0.0.0 \
     CHAINLIT_PORT=8000
-# The runtime user owns nothing of the code (root's, read-only to it): only its home, its cache
-# (a volume) and the upload folder (/app/.files, Chainlit's; a tmpfs under --read-only).
+# The runtime user owns nothing of the code (root's, read-only to it): only its home and its
+# cache (a volume), which holds Chainlit's uploads too (<cache>/chainlit-files/<pid>-<random>/).
+# /app/.files stays, empty and root's: importing chainlit.config makes it (mkdir, exist_ok),
+# which an existing folder satisfies on a read-only root; the app points Chainlit elsewhere.
 RUN groupadd --gid 10001 app \
     && useradd --no-create-home --home-dir /home/app --uid 10001 --gid app \
         --shell /usr/sbin/nologin app \
     && install -d -o app -g app -m 0700 /home/app /home/app/.cache /home/app/.cache/hymt-chat \
-    && install -d -m 0755 /app \
-    && install -d -o app -g app -m 0700 /app/.files
+    && install -d -m 0755 /app /app/.files
 COPY --from=build /opt/venv /opt/venv
 WORKDIR /app
 COPY app.py presenter.py chainlit*.md ./

@@ -89,10 +89,10 @@ def _health(box: Container) -> str:
     return box.state().get("Health", {}).get("Status", "")
 
 
-# A read-only root, memory for /tmp and the uploads, a volume for the cache: as compose.yaml runs
-# it. The health check runs every second here (the image's own command, its own retries).
+# A read-only root, memory for /tmp, a volume for the cache (Chainlit's uploads included:
+# hymt_chat/service/web.py, own_files): as compose.yaml runs it. The health check runs every
+# second here (the image's own command, its own retries).
 READ_ONLY = ("--read-only", "--tmpfs", "/tmp",
-             "--tmpfs", f"/app/.files:uid={UID},gid={UID},mode=0700",
              "--health-interval", "1s", "--health-start-period", "120s")
 
 
@@ -129,10 +129,13 @@ def test_the_app_image_serves_the_chat_read_only_as_an_unprivileged_user(
 
             assert box.exec("id", "-u").strip() == UID
             # Nothing of the code or the venv belongs to the user that runs it.
-            owned = box.exec("find", "/app", "/opt/venv", "-xdev", "-user", UID,
-                             "-not", "-path", "/app/.files*")
+            owned = box.exec("find", "/app", "/opt/venv", "-xdev", "-user", UID)
             assert owned.strip() == ""
             assert box.exec("stat", "-c", "%U %a", "/home/app/.cache").split() == ["app", "700"]
+            # Uploads go to this process's folder in the cache volume, writable under --read-only.
+            files = box.exec("find", "/home/app/.cache/hymt-chat/chainlit-files", "-mindepth",
+                             "1", "-maxdepth", "1", "-type", "d", "-user", UID, "-perm", "700")
+            assert len(files.split()) == 1, files
             # The root is read-only; the cache (logs, history) gets files only the user reads.
             denied = box.exec("sh", "-c", "touch /app/x 2>&1; touch /opt/venv/x 2>&1",
                               check=False)
@@ -262,7 +265,7 @@ def test_compose_reads_every_profile_and_keeps_the_key_off_argv(profile):
     assert services["router"]["pull_policy"] == "build"
     assert app["environment"]["HYMT_PROFILE"] == profile
     tmpfs = app["tmpfs"]
-    assert "/tmp" in tmpfs and any(t.startswith("/app/.files") for t in tmpfs)
+    assert tmpfs == ["/tmp"]  # Chainlit's uploads live in the cache volume
 
 
 def test_compose_refuses_a_missing_key():

@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import re
 import struct
 import tomllib
 from pathlib import Path
@@ -60,3 +61,24 @@ def test_logos_and_favicon_are_real_pngs():
 def test_welcome_says_plainly_when_it_is_the_demo_model():
     welcome = (ROOT / "chainlit.md").read_text(encoding="utf-8")
     assert "Demo model" in welcome and "not* Hunyuan-MT" in welcome
+
+
+FEEDBACK_CLASSES = ("positive-feedback-on", "positive-feedback-off", "negative-feedback-on",
+                    "negative-feedback-off")
+
+
+def test_chainlits_feedback_buttons_are_hidden_since_the_guard_refuses_feedback():
+    """The guard answers /feedback 404 (hymt_chat/service/http_guard.py, CHAINLIT_USED), so
+    style.css hides the thumbs buttons by the classes the installed bundle gives them (the
+    feedback component's className in chainlit/frontend/dist/assets/index-*.js)."""
+    spec = importlib.util.find_spec("chainlit")
+    assert spec is not None and spec.origin is not None
+    bundle = "".join(p.read_text(encoding="utf-8") for p in
+                     (Path(spec.origin).parent / "frontend" / "dist" / "assets").glob("index-*.js"))
+    assert all(f'"text-muted-foreground {c}"' in bundle or f'"text-green-600 {c}"' in bundle
+               or f'"text-red-600 {c}"' in bundle for c in FEEDBACK_CLASSES)
+    css = (ROOT / "public" / "style.css").read_text(encoding="utf-8")
+    rules = re.findall(r"([^{}]+)\{([^{}]*)\}", re.sub(r"/\*.*?\*/", "", css, flags=re.S))
+    hidden = {s.strip() for selectors, body in rules if re.search(r"display:\s*none", body)
+              for s in selectors.split(",")}
+    assert {f".{c}" for c in FEEDBACK_CLASSES} <= hidden, hidden

@@ -18,6 +18,7 @@ from hymt_chat.modes import wording
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.session import Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
+from tests.support.engine_double import running_double
 from tests.support.gate import Gate
 from tests.support.sessions import Line, RecordingScreen, services
 from tests.support.stub_model import StubModel
@@ -211,21 +212,37 @@ async def test_retry_the_rest_after_its_job_was_cancelled_runs_again(stub, gate,
     assert "Paragraphe 3" in answer and "not translated" not in answer
 
 
-async def test_two_documents_of_one_tab_take_turns(stub, gate, tmp_path):
-    """Several documents at once share the documents' slots among themselves: their parts reach
-    the model interleaved, not one whole document after the other."""
-    gate.open()
-    session, screen = _translator(stub, tmp_path)
-    uploads = []
-    for name in ("a", "b"):
-        path = tmp_path / f"{name}.txt"
-        path.write_text(DOCUMENT.replace("de la lettre", f"du document {name.upper()}"),
-                        encoding="utf-8")
-        uploads.append(Upload(str(path), path.name))
-    await session.message("", None, uploads=uploads)
-    await session.settled()
-    order = ["A" if "document A" in p else "B" for p in stub.prompts if "document" in p]
-    assert len(order) == 16
-    first_half = order[:8]
-    assert first_half.count("A") >= 3 and first_half.count("B") >= 3, order
+async def test_two_documents_of_one_tab_take_turns(tmp_path):
+    """Several documents at once share the documents' slots among themselves: their
+    parts reach the model interleaved, not one whole document after the other."""
+
+    def doc(prompt: str) -> str:
+        return "A" if "document A" in prompt else "B"
+
+    with running_double(max_num_seqs=16, max_queued=64, api_key="k",
+                        hold=lambda req: "document" in req.prompt) as double:
+        session, screen = _translator(double, tmp_path)  # type: ignore[arg-type]
+        policy = session.services.translator.policy
+        uploads = []
+        for name in ("a", "b"):
+            path = tmp_path / f"{name}.txt"
+            path.write_text(DOCUMENT.replace("de la lettre", f"du document {name.upper()}"),
+                            encoding="utf-8")
+            uploads.append(Upload(str(path), path.name))
+        await session.message("", None, uploads=uploads)
+        # Each slot is handed on alone, once both documents have parts waiting: which part
+        # comes next is the policy's choice, never a race with the answers.
+        await double.until(lambda d: d.count("running") == policy.window_max - policy.reserve
+                           and policy.queue_length >= 2, "the documents' slots full")
+        while len(double.requests) < 16:
+            before = len(double.requests)
+            double.release(1)
+            await double.until(lambda d, n=before: len(d.requests) > n, "the freed slot used")
+        started = [doc(r.prompt) for r in sorted(double.requests, key=lambda r: r.started or 0)]
+        first_half = started[:8]
+        assert first_half.count("A") >= 3 and first_half.count("B") >= 3, started
+        double.set_hold(False)
+        await session.settled()
+        order = [doc(r.prompt) for r in double.requests if "document" in r.prompt]
+    assert sorted(order) == ["A"] * 8 + ["B"] * 8, order  # each part once
     assert sorted(f.name for s in screen.shown for f in s.reply.files) == ["a.en.txt", "b.en.txt"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import httpx
-import openai
 import pytest
 
 from hymt_chat.engine import chimera
@@ -18,6 +16,7 @@ from hymt_chat.engine.chimera import (
     similarity,
     translate_best,
 )
+from hymt_chat.engine.client import StatusError
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.prompts import build_chimera_prompt, build_prompt
 from hymt_chat.engine.translator import Translator
@@ -237,10 +236,8 @@ async def test_candidates_refused_by_the_server_gives_the_standard_translation()
 
 
 def _status_error(status: int) -> ModelError:
-    request = httpx.Request("POST", "http://y/v1/chat/completions")
-    response = httpx.Response(status, request=request)
     err = ModelError(f"HTTP {status}")
-    err.__cause__ = openai.APIStatusError("refused", response=response, body=None)
+    err.__cause__ = StatusError(status, {}, "refused")
     return err
 
 

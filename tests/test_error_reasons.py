@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
-import openai
 import pytest
 
 from hymt_chat.engine.chimera import _fusion_reason
-from hymt_chat.engine.client import map_error
+from hymt_chat.engine.client import StatusError, map_error
 from hymt_chat.errors import (
     EmptyTextError,
     IncompleteTranslationError,
@@ -66,9 +64,8 @@ def test_the_policy_labels_lead_back_to_the_metrics_outcomes():
     assert reason_label(None) == ""
 
 
-def _status(status: int) -> openai.APIStatusError:
-    response = httpx.Response(status, request=httpx.Request("POST", "http://x/v1/chat"))
-    return openai.APIStatusError("refused", response=response, body=None)
+def _status(status: int) -> StatusError:
+    return StatusError(status, {}, "refused")
 
 
 @pytest.mark.parametrize(("status", "client", "fusion"), [
@@ -84,9 +81,9 @@ def _status(status: int) -> openai.APIStatusError:
 ])
 def test_an_http_status_means_the_same_to_the_client_and_to_the_fusion_note(
         status, client, fusion):
-    sdk = _status(status)
-    ours = map_error(sdk, 10.0)
-    ours.__cause__ = sdk  # as `raise map_error(...) from err` does
+    cause = _status(status)
+    ours = map_error(cause, 10.0)
+    ours.__cause__ = cause  # as `raise map_error(...) from err` does
     assert str(ours) == client
     assert _fusion_reason(ours) == fusion
 

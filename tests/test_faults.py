@@ -3,7 +3,7 @@
 Why a fake server: vLLM answers 500 or broken JSON only on internal bugs, never sends
 Retry-After, and cannot be told to stall one response, so each fault here is played by a tiny
 HTTP server on 127.0.0.1 (tests/support/fake_server.py). Everything on our side is real: the
-Translator, the Policy, the ModelClient with the openai SDK and httpx over a real socket. The
+Translator, the Policy, the ModelClient with aiohttp over a real socket. The
 behaviours a real vLLM does produce (503 under load, crash, cancel) are tested against it in
 test_e2e_overload.py.
 """

@@ -1,9 +1,10 @@
 """The one process-wide OpenAI-compatible client, and the mapping of its failures to ours.
 
-Chat completions go out on aiohttp, one pooled session per event loop: the ``openai`` SDK and
-its httpx cost 2-3 ms of CPU a call (request and response models, headers objects, the anyio
-stack) against aiohttp's 0.3 ms, which was a quarter of a chat message's CPU in the app
-(``benchmarks/app_ceiling.py``). The SDK still lists the models (once per process).
+Calls to the model (completions, and the model list) go out on aiohttp, one pooled session
+per event loop: the ``openai`` SDK and its httpx cost 2-3 ms of CPU a call (request and response
+models, headers objects, the anyio stack) against aiohttp's 0.3 ms, a quarter of a chat
+message's CPU in the app (``benchmarks/app_ceiling.py``). The health probe alone takes httpx,
+the client ``sidecar.probe`` shares with the CLI.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any
 
 import aiohttp
 import httpx
-import openai
 
 from hymt_chat.engine.families import Sampling, family_in_force, note_served_model
 from hymt_chat.engine.pacing import DecodeRate, call_timeout
@@ -70,12 +70,12 @@ def _retry_after(headers: Any) -> float | None:
 
 
 def map_error(err: Exception, timeout: float, url: str | None = None) -> Exception:
-    """Turn an SDK exception into one of ours, with a sentence a user can read; a failure to
+    """Turn a transport or HTTP exception into one of ours, with a sentence a user can read; a failure to
     connect names the server (``detail``) so that a log or the CLI says where it looked."""
-    if isinstance(err, (openai.APITimeoutError, TimeoutError)):  # aiohttp's are TimeoutErrors
+    if isinstance(err, TimeoutError):  # aiohttp's timeouts are TimeoutErrors
         shown = f"{timeout:.0f}" if timeout >= 10 else f"{timeout:g}"
         return ModelTimeoutError(f"The model did not answer within {shown} s.")
-    if isinstance(err, (openai.APIConnectionError, aiohttp.ClientError)):
+    if isinstance(err, aiohttp.ClientError):
         reason = _connect_reason(err)
         where = f"{url}: {reason}" if url else reason
         down = ModelUnavailableError(
@@ -84,11 +84,9 @@ def map_error(err: Exception, timeout: float, url: str | None = None) -> Excepti
         down.public = (  # type: ignore[attr-defined]  # the address is nobody else's business
             f"The translation model is not reachable (starting or down; {reason}).")
         return down
-    if isinstance(err, openai.APIStatusError):
-        return _status_error(err.status_code, err.response.headers)
     if isinstance(err, StatusError):
         return _status_error(err.status_code, err.headers)
-    if isinstance(err, (openai.APIResponseValidationError, ValueError, KeyError, TypeError)):
+    if isinstance(err, (ValueError, KeyError, TypeError)):
         return ModelError("The model server sent an answer that is not valid JSON.")
     return err
 
@@ -111,10 +109,10 @@ def _status_error(status: int, headers: Any) -> Exception:
 
 
 def _connect_reason(err: Exception) -> str:
-    """"connection refused", "name not resolved", … from the error under the SDK's."""
+    """"connection refused", "name not resolved", … from the errors under the client's."""
     chain: list[BaseException] = []
     link: BaseException | None = err
-    while link is not None and len(chain) < 8:  # SDK error <- httpx error <- OSError
+    while link is not None and len(chain) < 8:  # aiohttp's error <- OSError
         chain.append(link)
         link = link.__cause__ or link.__context__
     if any(isinstance(e, ConnectionRefusedError) for e in chain):
@@ -143,17 +141,11 @@ def _contents(response: object) -> list[str]:
 
 
 class ModelClient:
-    """Chat completions against one endpoint; non-streaming, no SDK retries (the policy retries)."""
+    """Chat completions against one endpoint; non-streaming, no retries of its own (the policy retries)."""
 
     def __init__(self, settings: Settings, endpoint: Endpoint | None = None) -> None:
         self.settings = settings
         self.endpoint = endpoint or resolve_endpoint(settings)
-        self._openai = openai.AsyncOpenAI(
-            base_url=self.endpoint.base_url,
-            api_key=self.endpoint.api_key,
-            timeout=settings.request_timeout or _LIST_TIMEOUT,  # completions set their own
-            max_retries=0,
-        )
         self.decode_rate = DecodeRate(settings.decode_rate)
         # Cleared (and logged once) when the server refuses the field: a server that is not
         # vLLM, or one that validates extra fields.
@@ -182,11 +174,13 @@ class ModelClient:
             weakref.finalize(self, _let_go, http)
         return http
 
-    async def _post(self, path: str, body: dict[str, Any], timeout: float) -> object:
-        """POST *body* as JSON; the parsed JSON answer, StatusError for an HTTP error."""
+    async def _post(self, path: str, body: dict[str, Any] | None, timeout: float) -> object:
+        """POST *body* as JSON (GET when None); the parsed JSON answer, StatusError for an HTTP
+        error."""
         url = self.endpoint.base_url.rstrip("/") + path
-        async with self._session().post(url, json=body, proxy=self._proxy,
-                                        timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
+        method = "GET" if body is None else "POST"
+        async with self._session().request(method, url, json=body, proxy=self._proxy,
+                                           timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
             if resp.status >= 400:
                 raise StatusError(resp.status, resp.headers, await resp.text(errors="replace"))
             return json.loads(await resp.read())  # ValueError when it is not JSON (or empty)
@@ -197,15 +191,16 @@ class ModelClient:
             return self._model
         async with self._model_lock:
             if not self._model:
+                timeout = self.settings.request_timeout or _LIST_TIMEOUT
                 try:
-                    models = await self._openai.models.list()
+                    listed = await self._post("/models", None, timeout)
                 except Exception as err:
-                    raise self._failed(err, self.settings.request_timeout or _LIST_TIMEOUT) from err
-                if not models.data:
-                    raise ModelError("The model server lists no model.")
-                self._model = models.data[0].id
+                    raise self._failed(err, timeout) from err
+                first = _first_model(listed)
+                self._model = first["id"]
                 # vLLM's "root" is the model path: what HYMT_MODEL_FAMILY=auto reads.
-                note_served_model(getattr(models.data[0], "root", None) or self._model)
+                root = first.get("root")
+                note_served_model(root if isinstance(root, str) and root else self._model)
         return self._model
 
     async def complete(
@@ -311,9 +306,17 @@ class ModelClient:
             return False
 
     async def aclose(self) -> None:
-        await self._openai.close()
         if self._http is not None and not self._http.closed:
             await self._http.close()
+
+
+def _first_model(listed: object) -> dict[str, Any]:
+    """The first entry of a ``GET /v1/models`` answer; ModelError when it lists none."""
+    data = listed.get("data") if isinstance(listed, dict) else None
+    first = data[0] if isinstance(data, list) and data else None
+    if not isinstance(first, dict) or not isinstance(first.get("id"), str) or not first["id"]:
+        raise ModelError("The model server lists no model.")
+    return first
 
 
 def _env_proxy(url: str) -> str | None:

@@ -131,8 +131,7 @@ def configure_logging(
     The file is *log_file*, else ``<cache_dir>/logs/app.log`` from *settings*, else none.
     Handlers installed by an earlier call are removed first, and so is any other console
     handler (Chainlit's plain one): one line per record on the console. httpx's line per
-    request — every readiness poll, and every model call through the openai client (its
-    ``httpx2``): a line per text of an API list — is hidden below WARNING.
+    request (every readiness poll) is hidden below WARNING.
     """
     target = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
     console = stream is not None

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
@@ -129,7 +129,7 @@ class DocumentJobs:
             db.execute(sa.update(JOBS).where(JOBS.c.id == job_id).values(
                 status="error", error=message, updated=self._clock()))
 
-    def _row(self, db: sa.Connection, owner: str, job_id: str, key: str) -> sa.Row | None:
+    def _row(self, db: sa.Connection, owner: str, job_id: str, key: str) -> sa.Row[Any] | None:
         row = db.execute(sa.select(JOBS).where(JOBS.c.id == job_id, JOBS.c.owner == owner,
                                                JOBS.c.created >= self._clock() - KEEP_SECONDS)
                          ).first()

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
@@ -300,7 +300,7 @@ class MemoryStore:
                                                 "created", "used")}), rows)
 
 
-def _entry(row: sa.Row) -> Entry:
+def _entry(row: sa.Row[Any]) -> Entry:
     return Entry(row.key, row.origin, row.source, row.target, row.segment, row.translation,
                  row.model, row.author, row.created, row.used, row.hits)
 

@@ -85,13 +85,15 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
 
         try:
             hello = await asyncio.wait_for(read_object(websocket), HELLO_SECONDS)
-            for side in ("a", "b"):
-                counter.set_language(side, hello.get(side))
+            both: tuple[Side, Side] = ("a", "b")
+            for first in both:
+                counter.set_language(first, hello.get(first))
             while True:
                 incoming = await read_object(websocket)
-                side = incoming.get("side")
-                if side not in ("a", "b"):
+                raw = incoming.get("side")
+                if raw not in both:
                     continue
+                side: Side = "a" if raw == "a" else "b"
                 if incoming.get("type") == "say" and isinstance(incoming.get("text"), str):
                     await saying.start(say(side, incoming["text"]))
                 elif incoming.get("type") == "language":

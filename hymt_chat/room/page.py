@@ -77,7 +77,7 @@ def socket_payer(websocket: WebSocket, proxies: frozenset[str]) -> str:
 
 def browser_language(accept_language: str | None) -> str | None:
     """The first of the browser's languages that we translate ("es-ES,es;q=0.9" -> "es")."""
-    tags = []
+    tags: list[tuple[float, int, str]] = []
     for item in (accept_language or "").split(","):
         tag, _, q = item.strip().partition(";q=")
         try:

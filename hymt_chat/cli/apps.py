@@ -108,8 +108,8 @@ def plan_apps(settings: Settings, env: Mapping[str, str], *, host: str, port: in
     logs = settings.cache_dir / "logs"
     connect = connect_host(host)
     ports = [port + i for i in range(1, replicas + 1)] if replicas > 1 else []
-    for taken in [port, *ports]:  # the page's port (the app's, or the proxy's), the replicas'
-        require_free(host if taken == port else "127.0.0.1", taken,
+    for wanted in [port, *ports]:  # the page's port (the app's, or the proxy's), the replicas'
+        require_free(host if wanted == port else "127.0.0.1", wanted,
                      "stop what uses it or pick --app-port")
     if replicas == 1:
         app = Supervisor(_chainlit(host, port, env, cpus[0]), health_url=_status_url(host, port),

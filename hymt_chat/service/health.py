@@ -38,7 +38,7 @@ def model_state(model_ok: bool, sidecar_state: object) -> ModelState:
     if model_ok:
         return "ready"
     if sidecar_state in ("starting", "restarting"):
-        return sidecar_state  # type: ignore[return-value]
+        return sidecar_state
     return "down"
 
 

@@ -158,7 +158,8 @@ def adapt_sqlite(engine: AsyncEngine) -> AsyncEngine:
         return engine
 
     @event.listens_for(engine.sync_engine, "before_cursor_execute", retval=True)
-    def _json_params(conn, cursor, statement, parameters, context, executemany):
+    def _json_params(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
+                     executemany: bool) -> tuple[str, Any]:
         if executemany:
             parameters = [_adapt(p) for p in parameters]
         else:

@@ -11,7 +11,8 @@ import mimetypes
 import re
 import secrets
 import uuid
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
+from typing import Protocol
 
 __all__ = ["CHAINLIT_PAGE", "CHAINLIT_USED", "CLIENT_COOKIE", "DOWNLOAD_POLICY", "FILE_PATH",
            "VISITOR_PATHS", "as_download", "bound_session", "chainlit_route_used",
@@ -26,6 +27,16 @@ _THIRD_PARTY_LINK = re.compile(
     r"<link\b[^>]*\bhref=\"https://(?:fonts\.googleapis\.com|fonts\.gstatic\.com|"
     r"cdn\.jsdelivr\.net)[^\"]*\"[^>]*>", re.IGNORECASE | re.DOTALL)
 _SCRIPT_TAG = re.compile(r"<script\b", re.IGNORECASE)
+
+
+class _EditableHeaders(Protocol):
+    """Headers edited in place: a dict, or Starlette's MutableHeaders (which is a Mapping
+    with item assignment, not a MutableMapping)."""
+
+    def get(self, key: str, default: str, /) -> str: ...
+    def __contains__(self, key: object, /) -> bool: ...
+    def __setitem__(self, key: str, value: str, /) -> None: ...
+    def __delitem__(self, key: str, /) -> None: ...
 
 
 def security_headers(*, allow_framing: bool = False) -> dict[str, str]:
@@ -69,11 +80,11 @@ def page_policy(nonce: str, *, allow_framing: bool = False) -> str:
 VISITOR_PATHS = ("/desk", "/room/")  # the support desk's visitor pages: the widget frames them
 
 
-def let_frame(headers: MutableMapping[str, str], origins: frozenset[str]) -> None:
+def let_frame(headers: _EditableHeaders, origins: frozenset[str]) -> None:
     """A visitor's page inside the desk's widget: framed by *origins* (HYMT_WIDGET_ORIGINS)
     and the app itself, by nobody else (frame-ancestors; X-Frame-Options cannot list sites)."""
     ancestors = "frame-ancestors " + " ".join(["'self'", *sorted(origins)])
-    policy = headers.get("Content-Security-Policy") or "frame-ancestors 'none'"
+    policy = headers.get("Content-Security-Policy", "") or "frame-ancestors 'none'"
     headers["Content-Security-Policy"] = policy.replace("frame-ancestors 'none'", ancestors)
     if "X-Frame-Options" in headers:
         del headers["X-Frame-Options"]
@@ -169,7 +180,7 @@ def is_download(path: str, headers: Mapping[str, str]) -> bool:
     return path.startswith(FILE_PATH) or disposition.startswith("attachment")
 
 
-def as_download(headers: MutableMapping[str, str], path: str) -> None:
+def as_download(headers: _EditableHeaders, path: str) -> None:
     """Make a user's file a download that can never act as a page of the app: an attachment,
     its type not sniffed, and a sandbox with nothing allowed should a browser render it
     anyway (an HTML file's scripts, an SVG's)."""

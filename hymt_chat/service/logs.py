@@ -26,10 +26,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-try:  # python-json-logger >= 3.1
-    from pythonjsonlogger.json import JsonFormatter
-except ImportError:  # pragma: no cover - older releases
-    from pythonjsonlogger.jsonlogger import JsonFormatter  # type: ignore[no-redef]
+from pythonjsonlogger.json import JsonFormatter  # python-json-logger >= 3.1, as pyproject pins
 
 if TYPE_CHECKING:
     from hymt_chat.engine.policy import PolicyEvent

@@ -114,8 +114,11 @@ def _storage(uri: str) -> Storage:
     """The windows' storage; a Redis that does not answer stops the app at start, said."""
     if not uri.strip():
         return MemoryStorage()
+    if uri.strip().startswith("async+"):  # the limiter here is synchronous
+        raise RuntimeError(f"the rate-limit storage {uri!r} (HYMT_REDIS_URL) is asynchronous; "
+                           "name it without the async+ prefix")
     storage = storage_from_string(uri.strip())
-    if not storage.check():
+    if not isinstance(storage, Storage) or not storage.check():
         raise RuntimeError(f"the rate-limit storage {uri!r} (HYMT_REDIS_URL) does not answer")
     return storage
 

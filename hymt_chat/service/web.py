@@ -148,7 +148,8 @@ def install_guards(server: FastAPI, settings: Settings, *,
     # Chainlit's CORS answered every origin ("*" with credentials): only the listed others now
     # (set before the app starts, when Starlette builds its middleware stack).
     for middleware in server.user_middleware:
-        if middleware.cls is CORSMiddleware:
+        factory: object = middleware.cls  # typed as a factory protocol; compared by identity
+        if factory is CORSMiddleware:
             middleware.kwargs["allow_origins"] = sorted(origins)
     server.add_middleware(ApiCors, origins=api_origins(settings))
     server.add_middleware(

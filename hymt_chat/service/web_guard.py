@@ -35,7 +35,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
@@ -171,7 +171,7 @@ async def _login_fields(body: bytes, content_type: str) -> dict[str, str]:
             data = json.loads(body or b"{}")
             return {k: str(v) for k, v in data.items()} if isinstance(data, dict) else {}
         if kind == "multipart/form-data":
-            async def stream():  # type: ignore[no-untyped-def]
+            async def stream() -> AsyncGenerator[bytes, None]:
                 yield body
 
             form = await MultiPartParser(Headers({"content-type": content_type}), stream(),

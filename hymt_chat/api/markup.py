@@ -25,14 +25,13 @@ from lxml import html as lxml_html
 
 from hymt_chat.api.together import all_or_first_error
 from hymt_chat.errors import InputError
+from hymt_chat.text.formats.webpage import CODE_ELEMENTS
 
 __all__ = ["MarkupError", "text_content", "translate_markup"]
 
 Kind = Literal["html", "xml"]
 Translate = Callable[[str], Awaitable[str]]
 
-_NEVER = frozenset({"script", "style", "code", "pre", "kbd", "samp", "var", "textarea",
-                    "noscript", "template", "math", "svg"})
 _WRAP = "hymt-fragment"
 _DOCUMENT = re.compile(r"\s*(<!doctype|<html[\s>])", re.IGNORECASE)
 _XML_DECL = re.compile(r"\s*<\?xml[^>]*\?>", re.IGNORECASE)
@@ -100,7 +99,7 @@ def _slots(tree: _Tree, ignore: frozenset[str]) -> list[tuple[etree._Element, st
             return False
         if el not in skip_cache:
             name = _name(el)
-            own = (name is None or name in _NEVER or name in ignore
+            own = (name is None or name in CODE_ELEMENTS or name in ignore
                    or (el.get("translate") or "").lower() == "no"
                    or "notranslate" in (el.get("class") or "").split())
             skip_cache[el] = own or skipped(el.getparent())

@@ -26,10 +26,13 @@ from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.inline import Mixed, escape, plain_of, xml_chars
 from hymt_chat.text.formats.safety import FormatError, parse_xml
 
-__all__ = ["html_units", "read_html", "read_xhtml", "summary"]
+__all__ = ["CODE_ELEMENTS", "html_units", "read_html", "read_xhtml", "summary"]
 
-NEVER = frozenset({"script", "style", "code", "pre", "kbd", "samp", "var", "textarea",
-                   "noscript", "template", "math", "svg", "head"})
+# Elements whose content is code or markup, not prose: never translated, by a page and by the
+# API's markup handling (hymt_chat.api.markup) alike.
+CODE_ELEMENTS = frozenset({"script", "style", "code", "pre", "kbd", "samp", "var", "textarea",
+                           "noscript", "template", "math", "svg"})
+NEVER = CODE_ELEMENTS | {"head"}  # a page's <head>: its title and description are read apart
 INLINE = frozenset({"a", "abbr", "b", "bdi", "bdo", "cite", "data", "dfn", "em", "i", "mark",
                     "q", "s", "small", "span", "strong", "sub", "sup", "time", "u", "font",
                     "ins", "del", "big", "tt", "label", "ruby", "rt", "rp", "wbr", "br", "img",
@@ -142,7 +145,7 @@ def html_units(root: etree._Element) -> tuple[list[Unit], int]:
 
 def summary(root: etree._Element, kept: int) -> list[str]:
     """What a page kept as it was: its code and scripts (if any), the elements marked."""
-    code = any(_local(el) in NEVER - {"head"} for el in root.iter() if isinstance(el.tag, str))
+    code = any(_local(el) in CODE_ELEMENTS for el in root.iter() if isinstance(el.tag, str))
     return (["code and scripts"] if code else []) + (
         [f'{kept} elements marked translate="no"'] if kept else [])
 

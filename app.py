@@ -64,7 +64,6 @@ ROOMS, LIMITER = Rooms(hours=SETTINGS.room_hours), get_rate_limiter(SETTINGS)
 DESK = open_desk(ROOMS, TRANSLATOR, LIMITER, SETTINGS)  # the support desk's queue
 SERVICES = Services(SETTINGS, TRANSLATOR, READINESS, LIMITER, METRICS,
                     cl_config.features.spontaneous_file_upload.max_files or 5, ROOMS, DESK)
-TRUSTED_PROXIES = web.trusted_proxies(SETTINGS)
 SERVICES.translator.policy.add_hook(logs.log_policy_event)
 # Socket.IO drops a message over its cap without a word. The cap fits the input limit at its
 # worst encoding (web.frame_cap): all under the limit arrives; the page sends nothing over it.
@@ -99,8 +98,7 @@ web.add_routes(server, SETTINGS, readiness=READINESS, metrics=METRICS, demo=SERV
                notice=wording.DEMO_NOTICE, sign_in=HISTORY)
 PAGE_WORDS = PageWords(SERVICES.translator, SETTINGS.cache_dir / "page-words")  # the guests'
 room_page.mount(server, SERVICES.rooms, SETTINGS, PAGE_WORDS)  # /room/<token>: their own phone
-counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, TRUSTED_PROXIES,
-              PAGE_WORDS)
+counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, PAGE_WORDS)
 desk_page.mount(server, DESK, SETTINGS, PAGE_WORDS)  # /desk: visitors start here
 # Several replicas: the desk's queue and its conversations' talk shared through Redis.
 RELAY = DeskRelay(DESK, ROOMS, SETTINGS.redis_url) if SETTINGS.redis_url else None
@@ -116,7 +114,7 @@ def _environ() -> dict[str, Any]:
 def _user_key() -> str:
     """Whose allowance a job draws from: the signed-in agent, else the client's address."""
     user = cl.user_session.get("user")
-    return f"user:{user.identifier}" if user else web.address_key(_environ(), TRUSTED_PROXIES)
+    return f"user:{user.identifier}" if user else web.address_key(_environ())
 
 
 async def _save_agent(state: dict[str, Any]) -> None:

@@ -11,11 +11,13 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from hymt_chat.api.keys import KeyStore
 from hymt_chat.api.routes import mount
 from hymt_chat.engine.translator import Translator
 from hymt_chat.service.metrics import Metrics
+from hymt_chat.service.web import forwarded_allow_ips
 from hymt_chat.settings import Settings
 
 # Nothing here reaches the model: refusals come first, "42" is never sent (the same in every
@@ -38,8 +40,11 @@ def app_for(tmp_path: Path, where: Path | str | None = None,
     return app, store, metrics
 
 
-def client(app: FastAPI, address: str = "10.0.0.1") -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=(address, 5000)),
+def client(app: FastAPI, address: str = "10.0.0.1", proxies: str = "") -> httpx.AsyncClient:
+    """*app* as uvicorn serves it: behind its proxy-headers middleware, which trusts *proxies*
+    (uvicorn/config.py, Config.load: ``ProxyHeadersMiddleware(app, trusted_hosts=...)``)."""
+    served = ProxyHeadersMiddleware(app, trusted_hosts=proxies)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=served, client=(address, 5000)),
                              base_url="http://hymt")
 
 
@@ -71,7 +76,8 @@ async def test_open_local_serves_127_0_0_1_without_a_key_and_nobody_else(
         tmp_path: Path, keys_at: Path | str) -> None:
     app, store, metrics = app_for(tmp_path, keys_at, api_open_local=True,
                                   trusted_proxies="127.0.0.1")
-    async with client(app, "127.0.0.1") as local:
+    proxies = forwarded_allow_ips(Settings(trusted_proxies="127.0.0.1"))
+    async with client(app, "127.0.0.1", proxies) as local:
         ok = await local.post("/deepl/v2/translate", json={"text": ["42"], "target_lang": "DE"})
         assert ok.status_code == 200 and ok.json()["translations"][0]["text"] == "42"
         proxied = await local.post("/deepl/v2/translate", headers={"X-Forwarded-For": "10.9.9.9"},

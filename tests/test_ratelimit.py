@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from typing import Any
 
 import pytest
 
@@ -100,12 +102,31 @@ def test_characters_are_charged_and_a_job_over_the_whole_allowance_is_refused() 
         limiter.hit("b", chars=5000)  # never possible: said so, no wait offered
 
 
-def test_the_client_address_trusts_forwarded_for_only_from_our_proxies() -> None:
+def _address_behind(proxies: str, peer: str | None, forwarded_for: str | None) -> str:
+    """client_address of a request from *peer*, with uvicorn's proxy-headers middleware in
+    front as uvicorn serves the app (uvicorn/config.py, Config.load:
+    ``ProxyHeadersMiddleware(self.loaded_app, trusted_hosts=self.forwarded_allow_ips)``)."""
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
     from hymt_chat.service.ratelimit import client_address
 
-    proxies = frozenset({"10.0.0.2"})
-    assert client_address("203.0.113.9", "1.2.3.4", proxies) == "203.0.113.9"  # not a proxy
-    assert client_address("10.0.0.2", "1.2.3.4, 198.51.100.7", proxies) == "198.51.100.7"
-    assert client_address("10.0.0.2", "198.51.100.7, 10.0.0.2", proxies) == "198.51.100.7"
-    assert client_address("10.0.0.2", None, proxies) == "10.0.0.2"
-    assert client_address(None, None) == "unknown"
+    seen: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(client_address(scope["client"][0] if scope.get("client") else None))
+
+    headers = [(b"x-forwarded-for", forwarded_for.encode())] if forwarded_for else []
+    scope = {"type": "http", "client": (peer, 5000) if peer else None, "headers": headers}
+    asyncio.run(ProxyHeadersMiddleware(app, trusted_hosts=proxies)(scope, None, None))  # type: ignore[arg-type]
+    return seen[0]
+
+
+def test_the_client_address_trusts_forwarded_for_only_from_our_proxies() -> None:
+    from hymt_chat.service.web import forwarded_allow_ips
+
+    proxies = forwarded_allow_ips(Settings(trusted_proxies="10.0.0.2"))
+    assert _address_behind(proxies, "203.0.113.9", "1.2.3.4") == "203.0.113.9"  # not a proxy
+    assert _address_behind(proxies, "10.0.0.2", "1.2.3.4, 198.51.100.7") == "198.51.100.7"
+    assert _address_behind(proxies, "10.0.0.2", "198.51.100.7, 10.0.0.2") == "198.51.100.7"
+    assert _address_behind(proxies, "10.0.0.2", None) == "10.0.0.2"
+    assert _address_behind(proxies, None, None) == "unknown"

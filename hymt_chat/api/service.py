@@ -33,7 +33,6 @@ from hymt_chat.errors import (
 )
 from hymt_chat.service.metrics import Metrics, outcome_of
 from hymt_chat.service.ratelimit import client_address
-from hymt_chat.service.web import trusted_proxies
 from hymt_chat.settings import Settings
 
 __all__ = ["ApiService", "ClientGoneError", "Context", "api_outcome"]
@@ -78,10 +77,8 @@ class ApiService:
     metrics: Metrics | None = None
 
     def client(self, request: Request) -> str:
-        """The caller's address (X-Forwarded-For only from HYMT_TRUSTED_PROXIES)."""
-        peer = request.client.host if request.client else None
-        return client_address(peer, request.headers.get("x-forwarded-for"),
-                              trusted_proxies(self.settings))
+        """The caller's address (behind HYMT_TRUSTED_PROXIES, the one they forwarded)."""
+        return client_address(request.client.host if request.client else None)
 
     async def authenticate(self, ctx: Context, key: str | None) -> Caller:
         ctx.caller = await self.access.authenticate(key, self.client(ctx.request))
@@ -109,8 +106,8 @@ class ApiService:
         closes them, and vLLM aborts their generation). The hang-up is awaited on the
         request's own ``receive`` (an ``http.disconnect``), not polled with
         ``Request.is_disconnected()``: behind a BaseHTTPMiddleware (the app's security
-        headers) that poll never sees the disconnect, and abandoned requests ran every call
-        (the probe of issue 27). Only call it once the body is read.
+        headers) that poll never sees the disconnect, and an abandoned request would run every
+        call. Only call it once the body is read.
         """
         task = asyncio.ensure_future(work)
         gone = asyncio.ensure_future(_hung_up(ctx.request))

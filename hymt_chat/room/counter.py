@@ -51,7 +51,6 @@ def _page(settings: Settings, sides: dict[str, tuple[str, dict[str, str]]],
 
 
 def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, settings: Settings,
-          trusted_proxies: frozenset[str] = frozenset(),
           words: PageWords | None = None) -> None:
     """Add the counter's routes in front of Chainlit's catch-all page."""
     page_words = words or PageWords(None, settings.cache_dir / "page-words")
@@ -71,7 +70,7 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
     async def socket(websocket: WebSocket) -> None:
         await websocket.accept()
         agent = signed_in(websocket.scope)
-        key = f"user:{agent}" if agent else socket_payer(websocket, trusted_proxies)
+        key = f"user:{agent}" if agent else socket_payer(websocket)
 
         async def charge(cost: Cost) -> None:
             await limiter.ahit(key, cost)

@@ -27,7 +27,7 @@ from hymt_chat.modes.desk import Desk, DeskError
 from hymt_chat.modes.room import Room
 from hymt_chat.room.page import browser_language, refused_page, render_page
 from hymt_chat.room.words import PageWords, page_config, text_direction
-from hymt_chat.service.web import peer_key, to_front, trusted_proxies
+from hymt_chat.service.web import peer_key, to_front
 from hymt_chat.settings import Settings
 
 __all__ = ["mount"]
@@ -44,7 +44,6 @@ def _widget() -> str:
 
 def mount(server: FastAPI, desk: Desk, settings: Settings, words: PageWords) -> None:
     """Add the visitor's routes in front of Chainlit's catch-all page."""
-    proxies = trusted_proxies(settings)
 
     @server.get("/desk", include_in_schema=False)
     async def page(request: Request) -> Response:
@@ -87,8 +86,7 @@ def mount(server: FastAPI, desk: Desk, settings: Settings, words: PageWords) -> 
         if (not isinstance(text, str) or not text.strip() or not isinstance(guest, str)
                 or not _GUEST_KEY.match(guest) or len(text) > settings.max_input_chars):
             return JSONResponse({"key": "refused"}, status_code=400)
-        visitor = peer_key(request.client.host if request.client else None,
-                           request.headers.get("x-forwarded-for"), proxies)
+        visitor = peer_key(request.client.host if request.client else None)
         async def first(room: Room) -> None:
             room.guests.add(guest)  # the visitor's browser, admitted as the room's guest
             await room.guest_says(guest, text, visitor)  # in before the agents hear of it

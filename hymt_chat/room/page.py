@@ -31,7 +31,7 @@ from hymt_chat.lang.languages import find_language
 from hymt_chat.modes.room import Room, RoomError, Rooms
 from hymt_chat.room.inflight import InFlight
 from hymt_chat.room.words import PageWords, page_config, text_direction
-from hymt_chat.service.web import peer_key, to_front, trusted_proxies
+from hymt_chat.service.web import peer_key, to_front
 from hymt_chat.settings import Settings
 
 __all__ = ["HELLO_SECONDS", "BadFrame", "browser_language", "mount", "read_object",
@@ -69,10 +69,9 @@ async def read_object(websocket: WebSocket) -> dict[str, Any]:
     return value
 
 
-def socket_payer(websocket: WebSocket, proxies: frozenset[str]) -> str:
+def socket_payer(websocket: WebSocket) -> str:
     """Whose allowance a socket's messages draw from: its client's address."""
-    peer = websocket.client.host if websocket.client else None
-    return peer_key(peer, websocket.headers.get("x-forwarded-for"), proxies)
+    return peer_key(websocket.client.host if websocket.client else None)
 
 
 def browser_language(accept_language: str | None) -> str | None:
@@ -156,7 +155,6 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings,
           words: PageWords | None = None) -> None:
     """Add the guest's routes in front of Chainlit's catch-all page (*words*: the pages'
     words; without a translator, only the table's languages)."""
-    proxies = trusted_proxies(settings)
     words = words or PageWords(None, settings.cache_dir / "page-words")
 
     @server.get("/room/words/{code}", include_in_schema=False)
@@ -194,7 +192,7 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings,
         except RoomError as err:  # the page says it in the guest's language, by the code
             await _close(websocket, 4410 if err.known else 4404, str(err))
             return
-        await _serve(websocket, room, socket_payer(websocket, proxies))
+        await _serve(websocket, room, socket_payer(websocket))
 
     to_front(server)
 

@@ -4,7 +4,7 @@ Every job draws from it — a message, a file, a Retry / Swap / Translate-into b
 guest's or a counter's message, an API request — and is charged what it costs (:class:`Cost`,
 decided before the work starts by :mod:`hymt_chat.modes.cost`): one job, the model calls it
 will make, and its characters. A JSON file of 1,000 values costs 1,000 calls, not "one
-message" (issue 27: 9,891 characters had cost one job and made 1,000 calls).
+message" (9,891 characters would otherwise cost one job and make 1,000 calls).
 The key is the signed-in identity, else the client's address (:func:`client_address`): a new
 browser session per message does not start a new allowance.
 
@@ -123,17 +123,12 @@ def _storage(uri: str) -> Storage:
     return storage
 
 
-def client_address(peer: str | None, forwarded_for: str | None,
-                   trusted_proxies: frozenset[str] = frozenset()) -> str:
-    """The client's address: the socket's peer, or — only when that peer is a proxy we trust —
-    the right-most address in ``X-Forwarded-For`` that is not one of our proxies (the left
-    part of the header is whatever the client wrote)."""
-    address = peer or "unknown"
-    if address in trusted_proxies and forwarded_for:
-        for hop in reversed([h.strip() for h in forwarded_for.split(",") if h.strip()]):
-            if hop not in trusted_proxies:
-                return hop
-    return address
+def client_address(peer: str | None) -> str:
+    """The client's address: the ASGI scope's client. Proxy trust is decided once, by uvicorn's
+    proxy-headers middleware (``FORWARDED_ALLOW_IPS``, set from HYMT_TRUSTED_PROXIES by
+    :func:`hymt_chat.service.web.install_guards`): behind a trusted proxy it has already put
+    the right-most ``X-Forwarded-For`` address that is not a proxy there."""
+    return peer or "unknown"
 
 
 _RATE_LIMITER: Shared[RateLimiter] = Shared()

@@ -40,8 +40,8 @@ from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
 
 __all__ = ["ChainlitSurface", "FilesFolder", "SessionBinding", "add_routes", "address_key",
-           "allowed_hosts", "allowed_origins", "api_origins", "cookie", "frame_cap",
-           "install_guards", "own_files", "page_url", "peer_key", "to_front", "trusted_proxies"]
+           "allowed_hosts", "allowed_origins", "api_origins", "cookie", "forwarded_allow_ips",
+           "frame_cap", "install_guards", "own_files", "page_url", "peer_key", "to_front", "trusted_proxies"]
 
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 _LOOPBACK_BINDS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
@@ -65,6 +65,11 @@ def api_origins(settings: Settings) -> frozenset[str]:
 
 def trusted_proxies(settings: Settings) -> frozenset[str]:
     return _listed(settings.trusted_proxies)
+
+
+def forwarded_allow_ips(settings: Settings) -> str:
+    """uvicorn's FORWARDED_ALLOW_IPS: the proxies whose X-Forwarded-For names the client."""
+    return ",".join(sorted(trusted_proxies(settings)))
 
 
 def allowed_hosts(settings: Settings, bind: str | None) -> frozenset[str] | None:
@@ -113,17 +118,17 @@ def cookie(environ: Mapping[str, Any], name: str) -> str | None:
     return morsel.value if morsel is not None and morsel.value else None
 
 
-def peer_key(peer: str | None, forwarded_for: str | None, proxies: frozenset[str]) -> str:
+def peer_key(peer: str | None) -> str:
     """Whose allowance an anonymous client draws from: its address (behind trusted proxies,
-    the one they forwarded), so that a new browser session per message — or a room, or the
-    counter — is the same person."""
-    return "addr:" + client_address(peer, forwarded_for, proxies)
+    the one they forwarded: :func:`~.ratelimit.client_address`), so that a new browser session
+    per message — or a room, or the counter — is the same person."""
+    return "addr:" + client_address(peer)
 
 
-def address_key(environ: Mapping[str, Any], proxies: frozenset[str]) -> str:
+def address_key(environ: Mapping[str, Any]) -> str:
     """:func:`peer_key` of a socket.io connection (its WSGI-style environ)."""
     peer = (environ.get("asgi.scope") or {}).get("client") or (None, 0)
-    return peer_key(peer[0], environ.get("HTTP_X_FORWARDED_FOR"), proxies)
+    return peer_key(peer[0])
 
 
 def to_front(server: FastAPI) -> None:
@@ -157,13 +162,13 @@ def install_guards(server: FastAPI, settings: Settings, *,
         allowed_hosts=allowed_hosts(settings, os.environ.get("CHAINLIT_HOST")),
         user_of=user_of, is_allowed=is_allowed,
         throttle=web_guard.LoginThrottle(storage=settings.redis_url) if sign_in else None,
-        trusted_proxies=trusted_proxies(settings),
         signed_in_only=("/counter",) if sign_in else (), max_frame=frame_cap(settings))
-    # uvicorn rewrites the client's address from X-Forwarded-For when the peer is one of
-    # FORWARDED_ALLOW_IPS, which defaults to loopback: any local process (HAProxy or not)
-    # could then name any client (issue 27: 6 of 6 fresh addresses admitted at 5/minute).
+    # The one place proxies are trusted: uvicorn rewrites the client's address from
+    # X-Forwarded-For when the peer is one of FORWARDED_ALLOW_IPS, and the app reads that
+    # address (ratelimit.client_address). Its default is loopback: any local process (HAProxy
+    # or not) could then name any client and get a fresh allowance with each name.
     # Chainlit builds uvicorn's config after loading app.py, so this is read there.
-    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(sorted(trusted_proxies(settings)))
+    os.environ["FORWARDED_ALLOW_IPS"] = forwarded_allow_ips(settings)
     headers = http_guard.security_headers(allow_framing=settings.allow_framing)
     widget = _listed(settings.widget_origins, origins=True)
 

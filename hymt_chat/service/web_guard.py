@@ -195,7 +195,6 @@ class Guard:
         user_of: Callable[[dict[str, str], str | None], SignedUser | None] | None = None,
         is_allowed: Callable[[SignedUser], bool] | None = None,
         throttle: LoginThrottle | None = None,
-        trusted_proxies: frozenset[str] = frozenset(),
         cookie_names: tuple[str, ...] = ("access_token",),
         signed_in_only: tuple[str, ...] = (),
         max_frame: int | None = None,
@@ -207,7 +206,6 @@ class Guard:
         self.user_of = user_of
         self.is_allowed = is_allowed
         self.throttle = throttle
-        self.trusted_proxies = trusted_proxies
         self.cookie_names = cookie_names
         self.signed_in_only = signed_in_only
         self.max_frame = max_frame
@@ -271,7 +269,7 @@ class Guard:
         fields = await _login_fields(body, headers.get("content-type", ""))
         name = (fields.get("username") or "").strip().lower()[:64]
         peer = (scope.get("client") or ("unknown", 0))[0]
-        address = client_address(peer, headers.get("x-forwarded-for"), self.trusted_proxies)
+        address = client_address(peer)
         wait = await self.throttle.aattempt(name, address)
         if wait > 0:
             _log.warning("sign-in of %r from %s throttled for %.0f s", name, address, wait)

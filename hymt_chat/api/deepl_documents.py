@@ -152,7 +152,8 @@ def add_document_routes(router: APIRouter, door: DeepLDoor, prefix: str,
             raise InputError(f"Invalid file: file extension {err.suffix or '(none)'} is not "
                              f"supported. {err.sentence}") from None
         if source == "auto":
-            source = await asyncio.to_thread(documents.detect_document_language, doc) or "auto"
+            found = await asyncio.to_thread(documents.detect_document_language, doc)
+            source = found or "auto"
         if source == target:
             await svc.access.admit(ctx.caller)  # a request all the same: the per-minute limit
             job_id, key = await work.call("create", ctx.caller.name, name, 1)

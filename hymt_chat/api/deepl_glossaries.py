@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse, Response
 from hymt_chat.api.codes import deepl_source_code, from_deepl
 from hymt_chat.api.deepl_door import DeepLDoor, GlossaryNotFoundError
 from hymt_chat.api.fields import Fields
-from hymt_chat.api.keys import Dictionary, Glossary
+from hymt_chat.api.keys import Dictionary, Glossary, KeyStore
 from hymt_chat.api.service import ApiService, Context
 from hymt_chat.errors import InputError
 from hymt_chat.lang.languages import LANGUAGES
@@ -173,7 +173,7 @@ def add_glossary_routes(router: APIRouter, door: DeepLDoor, prefix: str) -> None
     """The v2 and v3 glossary routes under *prefix* ('' or '/deepl')."""
     svc, big = door.svc, door.glossary_body
 
-    def store() -> Any:
+    def store() -> KeyStore:
         return svc.access.store
 
     def owner(ctx: Context) -> str:

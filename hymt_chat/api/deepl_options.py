@@ -139,6 +139,7 @@ def _builder(family: Family, level: str | None,
         return personal
     if level:
         style = _STYLES[level]
+        assert style is not None  # each level names a tone that has words
 
         def styled(seg: str, src: str, tgt: str) -> str:
             return family.prompt("style", text=seg, source=src, target=tgt,

@@ -38,7 +38,7 @@ def allowed_methods(routes: Iterable[BaseRoute], request: Request) -> list[str]:
 
 
 def add_fallback(router: APIRouter, roots: Iterable[str], answer: Answer,
-                 unknown: Callable[[str], str] | None = None) -> None:
+                 unknown: Callable[[str], str | None] | None = None) -> None:
     """Answer everything under each of *roots* (``/deepl``, ``/v2``) that the routes already
     in *router* do not: 405 where the path is known, else 404. *unknown* may word the 404
     for a path (a DeepL endpoint this server does not offer says so)."""

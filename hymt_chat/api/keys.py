@@ -18,6 +18,7 @@ condition on the row the other replica committed; SQLite serialises writers on i
 
 from __future__ import annotations
 
+import builtins  # KeyStore.list shadows the builtin in its class body
 import hashlib
 import json
 import re
@@ -333,7 +334,7 @@ class KeyStore:
         return _glossary(row) if row else None
 
     @_db_errors
-    def glossaries(self, owner: str) -> list[Glossary]:
+    def glossaries(self, owner: str) -> builtins.list[Glossary]:
         with self._engine.connect() as db:
             rows = db.execute(sa.select(GLOSSARIES).where(GLOSSARIES.c.owner == owner)
                               .order_by(GLOSSARIES.c.created)).all()
@@ -347,7 +348,7 @@ class KeyStore:
         return gone.rowcount > 0
 
     @_db_errors
-    def copy_from(self, source: KeyStore) -> tuple[list[str], list[str]]:
+    def copy_from(self, source: KeyStore) -> tuple[builtins.list[str], builtins.list[str]]:
         """Copy *source*'s keys (hashes: the keys keep working), usage and glossaries here, in
         one transaction; a name already here keeps its own key and usage. For a move to
         PostgreSQL from the SQLite file of one host. Returns (copied, skipped) names."""

@@ -46,7 +46,7 @@ _DETECTED = {"type": "object", "properties": {
     "confidence": {"type": "number", "format": "float", "minimum": 0, "maximum": 100,
                    "description": "Confidence value", "example": 100},
     "language": {"type": "string", "description": "Language code", "example": "en"}}}
-_LANGUAGE = {"type": "object", "properties": {
+_LANGUAGE: dict[str, Any] = {"type": "object", "properties": {
     "code": {"type": "string", "description": "Language code"},
     "name": {"type": "string", "description": "Human-readable language name (in English)"}}}
 

@@ -75,8 +75,8 @@ class _Tree:
 
     def write(self) -> str:
         if self.document:
-            return self.lead + lxml_html.tostring(self.root, encoding="unicode", method="html",
-                                                  doctype="<!DOCTYPE html>")
+            return self.lead + str(lxml_html.tostring(self.root, encoding="unicode",
+                                                      method="html", doctype="<!DOCTYPE html>"))
         method = "html" if self.kind == "html" else "xml"
         head = html.escape(self.root.text or "", quote=False)
         body = "".join(etree.tostring(child, encoding="unicode", method=method)
@@ -87,7 +87,7 @@ class _Tree:
 def _name(el: etree._Element) -> str | None:
     if not isinstance(el.tag, str):
         return None  # a comment or processing instruction
-    return etree.QName(el).localname.lower()
+    return str(etree.QName(el).localname).lower()
 
 
 def _slots(tree: _Tree, ignore: frozenset[str]) -> list[tuple[etree._Element, str]]:

@@ -11,7 +11,7 @@ __all__ = ["all_or_first_error"]
 T = TypeVar("T")
 
 
-def _first(group: BaseExceptionGroup) -> BaseException:  # type: ignore[type-arg]
+def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
     err: BaseException = group
     while isinstance(err, BaseExceptionGroup):
         err = err.exceptions[0]

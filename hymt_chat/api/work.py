@@ -15,14 +15,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from hymt_chat.api.deepl_options import Options
 from hymt_chat.api.markup import text_content, translate_markup
 from hymt_chat.api.together import all_or_first_error
 from hymt_chat.engine import chimera
 from hymt_chat.engine.recall import memory_use
-from hymt_chat.engine.translator import Translation
+from hymt_chat.engine.translator import Translation, Translator
 from hymt_chat.lang.detect import detect_candidates, detect_with_confidence
 from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.modes.agent.protect import mask, strip_tokens, unmask
@@ -179,7 +179,8 @@ async def _instructed(translator: TranslatorLike, text: str, job: Job, source: s
                       user: str) -> str:
     """Best quality (candidates fused by Chimera), or the family's instruction prompt."""
     if job.options.quality:
-        inner = getattr(translator, "wrapped", translator)  # the metrics' wrapper counts it
+        # The metrics' wrapper counts it; both wrap the engine's Translator, which Chimera drives.
+        inner = cast(Translator, getattr(translator, "wrapped", translator))
         fused = await chimera.translate_best(inner, text, job.target, source, user=user)
         return fused.translation.text
     result = await translator.translate(text, job.target, source, user=user,

@@ -83,7 +83,7 @@ def requested_languages(fields: Fields) -> tuple[str, str]:
     target_value = fields.text("target_lang")
     if not target_value:
         raise InputError("Parameter 'target_lang' not specified.")
-    target = from_deepl(target_value, "target_lang")  # checked first, as before
+    target = from_deepl(target_value, "target_lang")  # checked first, as DeepL does
     source = fields.text("source_lang")
     return from_deepl(source, "source_lang") if source else "auto", target
 

@@ -2,8 +2,8 @@
 method a 405 (with ``Allow``), both in the dialect's error shape — never the chat page.
 
 Chainlit's server ends with a catch-all page route (``GET /{path:path}``) that answers any GET
-with the chat page's HTML: without these, ``GET /deepl/v3/glossaries`` was a 200 of HTML, which
-deepl-python took for an empty list and deepl-node crashed on (issue 23). Starlette takes the
+with the chat page's HTML: without these, ``GET /deepl/v3/glossaries`` would be a 200 of HTML,
+which deepl-python takes for an empty list and deepl-node crashes on. Starlette takes the
 first route that matches a path and method fully, and only falls back to a 405 when none does;
 the catch-all below matches every method, so it works out the 405 itself from the dialect's
 own routes.

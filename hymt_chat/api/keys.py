@@ -161,7 +161,7 @@ def month_of(now: float) -> str:
 def store_location(settings: Settings) -> Path | str:
     """Where the keys live: a PostgreSQL ``database_url`` (shared by every replica), else the
     SQLite file ``settings.api_keys_file`` (a SQLite history URL does not move them: the file
-    stays where ``HYMT_API_KEYS_PATH`` says, as before)."""
+    stays where ``HYMT_API_KEYS_PATH`` says)."""
     return database_location(settings, settings.api_keys_file)
 
 

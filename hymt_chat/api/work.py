@@ -2,8 +2,8 @@
 glossary masked in), through the one process-wide translator in the ``api`` request class.
 
 The detection of each text (CPU work: langdetect, and lxml for markup) runs in a worker thread,
-never on the event loop: a request of many texts must not stall every other user's page (the
-probe of issue 27 saw 34-76 s with 10,000 texts). Every list is capped at :data:`MAX_TEXTS`.
+never on the event loop: a request of many texts must not stall every other user's page (on
+the loop, 10,000 texts stalled it for 34-76 s). Every list is capped at :data:`MAX_TEXTS`.
 
 Glossary terms are enforced the way the support-agent mode does it (measured there: 16/24
 terms kept with masking vs 6/24 with the unofficial terminology template): each source term is

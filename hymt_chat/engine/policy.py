@@ -480,9 +480,9 @@ class Policy:
             req.waiter = None
 
     def _enqueue(self, req: _Request, *, retry: bool) -> None:
-        # Retries used to rejoin at the front of their user's line only, i.e. behind every other
-        # user already waiting: on the real server (40 users, 2+2 admission) a message unlucky
-        # enough to meet two or three 503s waited three or four times as long as the rest.
+        # A retry goes ahead of the users already waiting, not only to the front of its own
+        # user's line: behind them, a message unlucky enough to meet two or three 503s would
+        # wait three or four times as long as the rest.
         line = self._lines.get(req.rank)
         if line is None:
             line = self._lines[req.rank] = _Line()

@@ -1,8 +1,8 @@
 """Languages named the way their own speakers and a page's reader name them, from CLDR (Babel).
 
 A guest's picker lists "Español", "日本語", "ไทย" — each language in itself, so that a person
-finds their own whatever the page is in (issue 29: "Spanish (es) · 西班牙语" was no help to a
-Spanish speaker) — and a page names the other side's language in the reader's language
+finds their own whatever the page is in ("Spanish (es) · 西班牙语" is no help to a Spanish
+speaker) — and a page names the other side's language in the reader's language
 ("→ 英語" on a Japanese page).
 """
 

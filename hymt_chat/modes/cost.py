@@ -29,16 +29,20 @@ __all__ = ["INLINE_CHARS", "Priced", "Text", "document_cost", "jobs_cost", "pric
 
 # Texts up to this many characters are priced on the event loop: ~0.2 ms of CPU at most (about
 # 0.4 µs a character), less than a worker thread's hop costs (~0.25 ms: the hand-over, the
-# thread's wake-up and the loop's), which a chat message used to pay each time (issue 28).
+# thread's wake-up and the loop's), which a chat message would otherwise pay each time.
 INLINE_CHARS = 500
 
 
 class Priced(Protocol):
-    """A job as the chat keeps it (:class:`~hymt_chat.modes.session.Job`)."""
+    """A job as the chat keeps it (:class:`~hymt_chat.modes.session.Job`), or a bare
+    :class:`Text`: read-only, so that a frozen Text (whose doc is always None) fits too."""
 
-    text: str
-    doc: Document | None
-    partial: Any
+    @property
+    def text(self) -> str: ...
+    @property
+    def doc(self) -> Document | None: ...
+    @property
+    def partial(self) -> Any: ...
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ class Counter:
             return self._message(side, text.strip(), None, source, target,
                                  f"Not translated ({short_reason(err)}): this is the original.")
         # Both sides chose the same language: the text is shown to the other as it is. What the
-        # checks found stays beside the translation (issue 18: flagged, never hidden).
+        # checks found stays beside the translation (flagged, never hidden).
         found = " ".join(f.message for f in result.warnings) or None
         return self._message(side, text.strip(), result.text, source, target, found)
 

@@ -10,7 +10,7 @@ takes it binds the room to their tab (their switches, their screen) and lets go 
 their tab closes: the conversation stays theirs, waiting for their reload
 (:meth:`Desk.attach`). Another agent may take it over, history and all.
 
-Limits (issue 29): the queue holds at most *queue_limit* waiting conversations ("busy"), a
+Limits: the queue holds at most *queue_limit* waiting conversations ("busy"), a
 visitor at most *per_visitor* open ones ("too_many"), starts are charged to the visitor's own
 allowance (*starts*), and an agent can block a visitor ("blocked"). Each refusal is a
 :class:`DeskError` whose key the visitor's page says in their language.

@@ -207,7 +207,7 @@ class Room:
     async def guest_says(self, guest: str, text: str, payer: str) -> None:
         """A guest's message: translated for the agent, shown on both sides. It is charged to
         *payer*, the guest's own allowance (their address, as the chat would charge them): a
-        room is not a fresh allowance (issue 27: opening rooms gave one client 4x its limit)."""
+        room is not a fresh allowance, or each room opened would give a client its limit again."""
         if self.refusal() or guest not in self.guests:
             return
         typed = self.typing.stop("guest")  # they sent it: no longer typing

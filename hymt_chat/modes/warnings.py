@@ -1,4 +1,4 @@
-"""What the chat shows under a translation whose checks found something (issue 18).
+"""What the chat shows under a translation whose checks found something.
 
 Pure: the Chainlit app puts :func:`warnings_markdown` under the translation's block
 (Translator mode), and the agent mode's :func:`~hymt_chat.modes.agent.turns.turn_markdown`
@@ -41,8 +41,12 @@ HELD_GONE = "That reply is no longer waiting: it was sent or dropped, or its con
 
 
 class _Finding(Protocol):
-    kind: str
-    message: str
+    """A check's finding (read-only: :class:`~hymt_chat.text.checks.Finding` is frozen)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def message(self) -> str: ...
 
 
 def warning_lines(warnings: Sequence[_Finding | str]) -> list[str]:

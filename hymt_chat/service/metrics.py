@@ -58,7 +58,7 @@ __all__ = ["InstrumentedTranslator", "Metrics", "PolicyHook", "get_metrics", "ou
 NAMESPACE = "hymt"
 # A translation is one message or one document piece: from well under a second on a free A10
 # to the 180 s deadline under overload.
-# Event-loop stalls: 100 ms is the most one request may hold up another user's page (issue 27).
+# Event-loop stalls: 100 ms is the most one request may hold up another user's page.
 STALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, float("inf"))
 LATENCY_BUCKETS = (0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 45, 60, 90, 120, 180, float("inf"))
 _BUSY = reason_label(ModelBusyError())

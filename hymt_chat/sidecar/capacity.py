@@ -17,8 +17,8 @@ __all__ = ["DEFAULT_SLOTS", "SAFE_SLOTS", "Origin", "app_share", "engine_slots",
 DEFAULT_SLOTS = 8
 # What a server reached by URL is assumed to run at once until its /metrics says more (or for
 # good, when it has none): two leave one slot for documents and one kept for a live message.
-# Eight (the old assumption) kept 8 requests in flight against the demo's 2 running slots:
-# the reserved slot was an illusion and B's P95 was 6.3x its median alone (issue 22).
+# Assuming eight would keep 8 requests in flight against the demo's 2 running slots: the
+# reserved slot would be an illusion, and a live message would wait behind documents.
 SAFE_SLOTS = 2
 # Where the window's ceiling comes from, as /health shows it.
 Origin = Literal["settings", "launch flags", "engine metrics", "safe default"]

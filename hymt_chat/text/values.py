@@ -39,7 +39,7 @@ from hymt_chat.text.protect import find_spans
 
 try:  # the characters re folds together beyond lower case (ſ and s, ı and i…): its internals
     from re._casefix import _EXTRA_CASES  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # another Python: the tries stay case-insensitive, as before
+except ImportError:  # another Python: the tries stay case-insensitive, without those folds
     _EXTRA_CASES = None
 
 __all__ = ["Value", "babel_locale", "calendar_words", "extract_values", "format_value", "number_values",
@@ -353,7 +353,7 @@ def _folded(ch: str) -> tuple[str, str]:
     """*ch* as ``re.IGNORECASE`` matches it, spelled as a plain class: the characters whose
     simple lower case is its own (or one ``re`` folds with it: ſ and s, ı and i), the test
     ``re`` itself makes (``_sre.unicode_tolower``). Without those internals: *ch* under
-    IGNORECASE, as before."""
+    IGNORECASE."""
     tolower = getattr(_sre, "unicode_tolower", None)
     iscased = getattr(_sre, "unicode_iscased", None)
     if tolower is None or iscased is None or _EXTRA_CASES is None:

@@ -52,16 +52,11 @@ PROFILES: dict[str, Profile] = {
             ("--max-num-queued-reqs", "48"),
             *_COMMON,
         ),
-        "24 GB, sized from measurement (benchmarks/results/gpu.md: vLLM 0.26 on an H200 with "
-        "the A10's memory emulated, --gpu-memory-utilization 0.147 = 0.92 x 23,028 MiB; dummy "
-        "weights, 7B shape): 14.17 GiB of weights leave 4.97 GiB of KV cache, 40,672 tokens, "
-        "with CUDA graphs (5.85 GiB eager); 20,657 MiB used. 16 sequences and 2,048 batched "
-        "tokens: every one of 16 requests at the full 4,096-token context came back (vLLM "
-        "queues what the KV cache cannot hold: no OOM). Raw 64-token requests: 21.6/s at 8 "
-        "concurrent, 41.1/s at 16, against 1.1/s for the old 2 sequences in eager mode (1.7/s "
-        "in issue 30's run); eager mode at 16 sequences gave 4.6/s at 8 and 8.3/s at 16, so "
-        "CUDA graphs earn their 0.9 GiB. The H200 computes faster than an A10, so these rates "
-        "are its own: the ratios between settings are what carries over. Queue cap = 3 x seqs.",
+        "24 GB, sized from measurement with the A10's memory emulated (docs/measured.md, On a "
+        "GPU): 16 sequences and 2,048 batched tokens, each of 16 requests at the full "
+        "4,096-token context served (vLLM queues what the KV cache cannot hold: no OOM). CUDA "
+        "graphs cost 0.9 GiB of KV cache and give about 5x eager mode's rate. Queue cap = 3 x "
+        "seqs.",
     ),
     "a100-40g": Profile(
         "a100-40g", "gpu",
@@ -75,11 +70,9 @@ PROFILES: dict[str, Profile] = {
             ("--max-num-queued-reqs", "48"),
             *_COMMON,
         ),
-        "40 GB, measured as the a10 (benchmarks/results/gpu.md: --gpu-memory-utilization 0.256 "
-        "= 0.90 x 40,960 MiB of an H200's 143,771): 14.17 GiB of weights leave 20.11 GiB of KV "
-        "cache, 164,736 tokens, 36,141 MiB used: 16 sequences of the full 8,192-token context "
-        "all came back at once (20 would fit). Raw 64-token requests: 21.3/s at 8 concurrent, "
-        "41.8/s at 16, no more at 32. The 8k context is the model's practical limit. Prefix "
+        "40 GB, measured as the a10 (docs/measured.md, On a GPU): 16 sequences of the full "
+        "8,192-token context served at once (20 would fit); 32 concurrent requests go no faster "
+        "than 16. The 8k context is the model's practical limit. Prefix "
         "caching reuses the prompt template's tokens; CUDA graphs are affordable here. Queue "
         "cap = 3 x seqs.",
     ),

@@ -1,13 +1,13 @@
 """Warm start: sampled requests the sidecar sends before it reports ready, so that no user pays
 for the kernels vLLM compiles on its first sampled batches.
 
-Measured on the lent H200 (vLLM 0.26, issue 30): the first batch with top-k/top-p stalled 8-9 s
-while Triton compiled ``_topk_topp_kernel``. vLLM 0.26's GPU sampler takes PyTorch's top-k/top-p
-below 8 rows and that Triton kernel from 8 rows, which Triton compiles once per batch-size class
-(multiples of 16 apart from the rest); its random sampler is ``torch.compile``'d with one row
-apart from several. So the warm start sends one request of 1 sequence, then one of 8 and one of
-16 (``n``; each capped at ``--max-num-seqs``, no repeats), with the family's official prompt and
-sampling: what the first users would otherwise meet.
+The first batch with top-k/top-p stalls for seconds while Triton compiles
+``_topk_topp_kernel`` (docs/measured.md, On a GPU). vLLM's GPU sampler (0.26) takes PyTorch's
+top-k/top-p below 8 rows and that Triton kernel from 8 rows, which Triton compiles once per
+batch-size class (multiples of 16 apart from the rest); its random sampler is
+``torch.compile``'d with one row apart from several. So the warm start sends one request of 1
+sequence, then one of 8 and one of 16 (``n``; each capped at ``--max-num-seqs``, no repeats),
+with the family's official prompt and sampling: what the first users would otherwise meet.
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ def _normalise(name: str) -> str:
     return re.sub(r"[\s_]+", " ", name.strip()).casefold().replace(" - ", "-")
 
 
-def find_language(code_or_name: str) -> Language | None:
+def find_language(code_or_name: object) -> Language | None:
     """Like :func:`get_language` but returns None for unknown input (anything not a string:
     values that come from the browser are not trusted to be one)."""
     if not isinstance(code_or_name, str) or len(code_or_name) > 64:
@@ -93,7 +93,7 @@ def find_language(code_or_name: str) -> Language | None:
     return None
 
 
-def get_language(code_or_name: str) -> Language:
+def get_language(code_or_name: object) -> Language:
     """Look a language up by code, English or Chinese name, or a common alias.
 
     Raises :class:`UnknownLanguageError` (a ``ValueError``) listing the valid codes.

@@ -33,6 +33,7 @@ for an IncompleteTranslationError, ``doc.encode(err.partial.text)`` -> the ``.pa
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import re
@@ -544,6 +545,7 @@ def split_markdown(text: str) -> list[Piece]:
 
         # A text block: its first line's markers, then continuation lines joined with spaces.
         match = _PREFIX.match(body)
+        assert match is not None  # every part of _PREFIX is optional: it matches any line
         prefix = match.group("prefix")
         if match.group("item"):
             in_list = True
@@ -590,6 +592,7 @@ def _is_continuation(line: str, following: str) -> bool:
     if _TABLE_SEP.match(body) and "-" in body:
         return False
     match = _PREFIX.match(body)
+    assert match is not None  # every part of _PREFIX is optional: it matches any line
     if match.group("heading") or match.group("item"):
         return False
     return not ("|" in body and _TABLE_SEP.match(following.rstrip("\n")) and "-" in following)
@@ -855,7 +858,7 @@ async def _run_pieces(
             await report(done, len(todo))
 
     await report(done, len(todo))
-    failed = await run_bounded([lambda i=i: run(i) for i in missing], limit)
+    failed = await run_bounded([functools.partial(run, i) for i in missing], limit)
     if failed:
         for index, err in failed.items():
             if isinstance(err, _Unfinished):

@@ -38,7 +38,7 @@ class KioskSession(Session):
         self.idle = self.settings.kiosk_idle_seconds
         self.timer = kiosk.IdleTimer(self.idle)
         self.watcher: asyncio.Task[None] | None = None
-        self.shown: list[Shown] = []  # everything on screen, for the idle reset
+        self.on_screen: list[Shown] = []  # everything on screen, for the idle reset
         self.target: str | None = None  # the language tapped
         self.text: str | None = None  # the text on screen, for the next language tapped
 
@@ -50,7 +50,7 @@ class KioskSession(Session):
 
     def track(self, shown: Shown) -> None:
         """Remember what is on screen (the visitor's own messages too)."""
-        self.shown.append(shown)
+        self.on_screen.append(shown)
 
     async def start(self) -> None:
         await self.screen.settings([])  # nothing to set on a kiosk
@@ -82,12 +82,12 @@ class KioskSession(Session):
     async def reset(self) -> None:
         """Wipe the screen and the session, then greet the next visitor."""
         self.stop()
-        for shown in self.shown:
+        for shown in self.on_screen:
             try:
                 await shown.remove()
             except Exception:
                 log.debug("kiosk reset: could not remove a message", exc_info=True)
-        self.shown, self.target, self.text = [], None, None
+        self.on_screen, self.target, self.text = [], None, None
         self.kept = Kept()
         self.screen.forget_context()
         await self.welcome()
@@ -96,7 +96,7 @@ class KioskSession(Session):
         if self.watcher is not None:
             self.watcher.cancel()
         super().end()
-        self.shown, self.text = [], None
+        self.on_screen, self.text = [], None
 
     async def message(self, text: str, command: str | None, *, uploads: Sequence[Upload] = (),
                       shown: Shown | None = None) -> None:
@@ -148,6 +148,7 @@ class KioskSession(Session):
         if job.partial is not None:
             await self.translate_rest(job)
             return
+        assert job.target is not None  # a kiosk job is made for the language tapped
         progress = self.progress("Translating")
         result = await self.finished(progress, job, self.translator.translate(
             job.text, job.target, AUTO, user=self.id, on_progress=progress.progress,

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import polib
-import yaml
+import yaml  # type: ignore[import-untyped]  # no stubs: types-PyYAML is not installed
 
 from hymt_chat.errors import InputError
 
@@ -89,6 +89,11 @@ _JSON_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\.)*"')
 
 def _json_quote(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def _json_quote_then(tail: str) -> Callable[[str], str]:
+    """:func:`_json_quote`, then *tail* (a block scalar's last line break, kept)."""
+    return lambda value: _json_quote(value) + tail
 
 
 def split_json(text: str, name: str = "the file") -> list[Part]:
@@ -148,7 +153,7 @@ def split_yaml(text: str, name: str = "the file") -> list[Part]:
             continue  # anchored or tagged (their marks include the anchor), or no words
         trail = written[len(written.rstrip()):]  # a block scalar's last line break
         parts.append(Part(text[pos:start]))
-        parts.append(Part(node.value, True, lambda v, t=trail: _json_quote(v) + t))
+        parts.append(Part(node.value, True, _json_quote_then(trail)))
         pos = end
     parts.append(Part(text[pos:]))
     return parts

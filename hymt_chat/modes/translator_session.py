@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from hymt_chat.engine import chimera
 from hymt_chat.engine.policy import segment_parallelism
 from hymt_chat.engine.priority import BULK
-from hymt_chat.engine.translator import Translation, plan_translation
+from hymt_chat.engine.translator import Translation, Translator, plan_translation
 from hymt_chat.errors import HymtError, InputTooLongError, NotTextError
 from hymt_chat.lang.detect import detect_language
 from hymt_chat.lang.names import AUTO, language_choices, language_name
@@ -214,6 +214,7 @@ class TranslatorSession(Session):
             return
         best = self.best and await self.services.best_available()
         progress = self.progress("Translating · best quality" if best else "Translating")
+        fused: chimera.BestTranslation | None = None
         if best:
             fused = await self.finished(progress, job, self._translate_best(job.text, progress))
             if fused is None:
@@ -228,7 +229,7 @@ class TranslatorSession(Session):
             result = plain
         state.remember(result.source)
         meta = wording.format_meta(result, demo=self.services.demo())
-        if best:
+        if fused is not None:
             note = wording.best_meta(meta, chimera.best_note(fused), downgraded=fused.downgraded)
             body = f"{wording.literal_block(result.text)}\n\n{note}"
         else:
@@ -240,9 +241,11 @@ class TranslatorSession(Session):
         segments with a Translator of its own), counted in /metrics like any translation."""
         metrics, state = self.services.metrics, self.state
         started = time.monotonic()
+        # Services types its translator as a Translator; it is the metrics' wrapper of one.
+        inner = cast(Translator, getattr(self.translator, "wrapped", self.translator))
         try:
             fused = await chimera.translate_best(
-                self.translator.wrapped, text, state.target, state.source, user=self.id,
+                inner, text, state.target, state.source, user=self.id,
                 on_progress=progress.progress, on_event=progress.event)
         except Exception as err:
             metrics.observe_translation(state.source, state.target, outcome_of(err))

@@ -92,9 +92,9 @@ _SHORT_WORDS: dict[str, str] = {
     "tl": "salamat|po|opo|oo|hindi",
 }
 _SHORT_INDEX: dict[str, list[str]] = {}
-for _code, _words in _SHORT_WORDS.items():
+for _lang, _words in _SHORT_WORDS.items():
     for _word in _words.split("|"):
-        _SHORT_INDEX.setdefault(_word, []).append(_code)
+        _SHORT_INDEX.setdefault(_word, []).append(_lang)
 _NOT_WORDS = re.compile(r"[^\w' ]+")
 
 

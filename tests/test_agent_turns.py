@@ -130,7 +130,7 @@ async def test_back_translation_of_the_agents_reply_is_scored():
     result = await handle_agent_message(conv, "Your refund of 45 euros arrives tomorrow.",
                                         translator, back_translate=True)
     # Three prompts: the back-translation's "54 euros" fails the amount check against its
-    # source ("45 euros") and is asked for once more (issue 18's repair), still wrong.
+    # source ("45 euros") and is asked for once more (the checks' repair), still wrong.
     assert len(client.prompts) == 3 and result.model_calls == 2
     assert client.prompts[1] == client.prompts[2]
     assert result.turn.back_translation == "Your refund of 54 euros arrives tomorrow."

@@ -1,4 +1,4 @@
-"""The API's limits, replayed the way the second security probe (issue 27) ran them: the real app
+"""The API's limits, replayed the way a security probe runs them: the real app
 (``chainlit run app.py``), a stand-in model that counts its calls, real HTTP.
 
 A list over the cap is refused before any work; a request at the cap never holds up another
@@ -96,7 +96,7 @@ def test_a_client_that_hangs_up_stops_its_model_calls_counted_cancelled(tmp_path
         assert len(stub.prompts) == sum(calls.values())
         samples = scrape(url)
     for dialect in requests:
-        assert calls[dialect] < 20, calls  # before: all 20 ran
+        assert calls[dialect] < 20, calls  # not all 20 ran
         assert sample(samples, "hymt_api_requests_total", dialect=dialect, key="local",
                       outcome="cancelled") == 1
         assert sample(samples, "hymt_api_requests_total", dialect=dialect, key="local",
@@ -132,7 +132,7 @@ def test_glossaries_are_rate_limited_and_capped_per_key(tmp_path):
         listed = httpx.get(f"{url}/deepl/v2/glossaries", timeout=60,
                            headers={"Authorization": f"DeepL-Auth-Key {many}"}).json()
         over = _glossary(url, many, "one more")
-    assert limited == [201, 201, 429]  # the key's per-minute limit (before: none)
+    assert limited == [201, 201, 429]  # the key's per-minute limit
     assert at_once.count(201) == MAX_GLOSSARIES and at_once.count(400) == 10, at_once
     assert len(listed["glossaries"]) == MAX_GLOSSARIES
     assert over.status_code == 400 and f"at most {MAX_GLOSSARIES}" in over.json()["message"]

@@ -1,4 +1,4 @@
-"""A tab never waits for itself (issue 22): documents, files and long pastes run as background
+"""A tab never waits for itself: documents, files and long pastes run as background
 jobs of the session, each with its own Cancel, while the tab's short messages go on.
 
 The sessions are driven directly (no Chainlit) against a stand-in model whose answers to the

@@ -547,7 +547,7 @@ def held_app(tmp_path_factory) -> Iterator[tuple[str, EngineDouble]]:
 
 def test_the_composer_stays_free_while_the_tabs_own_document_translates(
         browser, held_app, artifacts, tmp_path):
-    """Issue 22: the person types and sends a one-liner while their document's progress is on
+    """The person types and sends a one-liner while their document's progress is on
     screen; the document's line has its own Cancel, which stops that document only."""
     url, double = held_app
     double.set_hold(_paragraphe)
@@ -601,9 +601,9 @@ _DOT = """() => [...document.querySelectorAll('div')].filter(
 
 
 def test_a_message_on_its_way_shows_chainlits_pulsing_dot_until_its_answer(browser, held_app):
-    """app.py registers its message handler without Chainlit's "on_message" run step (issue
-    28), inside which Chainlit drew its pulsing dot; public/style.css draws the dot while the
-    Stop button is shown. Held by the stand-in, the message stays on its way."""
+    """app.py registers its message handler without Chainlit's "on_message" run step (five
+    events a message), inside which Chainlit draws its pulsing dot; public/style.css draws the
+    dot while the Stop button is shown. Held by the stand-in, the message stays on its way."""
     url, double = held_app
     double.set_hold(_paragraphe)
     page = open_chat(browser, url)

@@ -215,7 +215,7 @@ def test_iso_codes_are_upper_case_and_units_do_not_reach_over_punctuation():
 @pytest.mark.parametrize("codes", [("fr", "en"), ("tr", "de"), ("zh", "ja"), ("ru", "uk")])
 def test_the_trie_lookahead_changes_no_match_of_a_word_alternation(codes):
     """values._alternation puts a trie of the words ahead of their longest-first alternation
-    (speed: issue 28); the matches must be the flat alternation's, case-insensitively too."""
+    (for speed); the matches must be the flat alternation's, case-insensitively too."""
     import random
     import re
 
@@ -259,7 +259,7 @@ def test_the_tries_letters_match_what_ignorecase_matches():
                                    ("ru", "th")])
 def test_only_the_weekdays_pattern_matches_without_a_digit(codes):
     """extract_values skips every pattern but the weekdays' on a text without a digit (most
-    chat lines; speed: issue 28). Its premise, on the likeliest false matches: the languages'
+    chat lines; for speed). Its premise, on the likeliest false matches: the languages'
     own month, currency, period, unit, percent and weekday words, in three casings and run
     together, and ISO codes, match none of the other patterns; with a digit beside them they do."""
     import dataclasses

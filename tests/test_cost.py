@@ -1,5 +1,5 @@
 """Pricing a job on the event loop (:func:`hymt_chat.modes.cost.priced`): a chat-sized text is
-priced where it is (a worker thread's hop cost more CPU than the pricing, issue 28), anything
+priced where it is (a worker thread's hop costs more CPU than the pricing), anything
 larger in a thread; the price is :func:`jobs_cost`'s either way."""
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ def test_deepl_python_runs_its_public_surface(running: Running, suffix: str) -> 
 ])
 def test_no_path_under_the_deepl_roots_answers_the_chat_page(running: Running, method: str,
                                                             path: str, status: int) -> None:
-    """Before, Chainlit's catch-all answered these GETs with the chat page's HTML (200): DeepL
+    """Chainlit's catch-all would answer these GETs with the chat page's HTML (200): DeepL
     answers 404/405 with a JSON ``message``, which is what its clients read."""
     response = raw(running, method, path)
     assert response.status_code == status, response.text[:200]
@@ -246,7 +246,7 @@ def test_an_entity_declared_in_the_doctype_is_never_expanded(running: Running) -
 
 
 def test_a_glossary_of_10000_entries_is_kept_whole(running: Running) -> None:
-    """deepl-python's test_glossary_create_large: 10,000 entries (before: 413, then 400)."""
+    """deepl-python's test_glossary_create_large: 10,000 entries (neither 413 nor 400)."""
     entries = {f"Source-${i}": f"Target-${i}" for i in range(10_000)}
     dl = client(running)
     made = dl.create_glossary("large", "EN", "DE", entries)
@@ -331,8 +331,8 @@ def node_surface(running: Running, server_url: str) -> dict:
 def test_deepl_node_runs_its_public_surface(running: Running, suffix: str) -> None:
     """deepl-node joins paths with axios' baseURL (src/client.ts: ``baseURL: this.serverUrl``),
     so each spelling reaches the same routes. What each answer must be, from its types
-    (dist/types.d.ts) and errors (dist/errors.d.ts): before, ``GET /v3/glossaries`` answered
-    the chat page and deepl-node failed on ``'<!doctype' is not valid JSON``."""
+    (dist/types.d.ts) and errors (dist/errors.d.ts): a ``GET /v3/glossaries`` answered with
+    the chat page would fail deepl-node on ``'<!doctype' is not valid JSON``."""
     got = node_surface(running, running.url + suffix)
     assert got["text"] == {"text": "Guten Morgen, wann wird mein Paket geliefert?",
                            "detected": "de", "billed": 45}

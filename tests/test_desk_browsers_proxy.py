@@ -1,7 +1,7 @@
-"""Issue 29's "Done when", in real browsers (Debian's chromium, Playwright) through the real
-proxy: two app replicas (``chainlit run app.py``) on one Redis and one PostgreSQL history,
-behind HAProxy configured by ``hymt_chat/sidecar/proxy.py``, as ``hymt-chat up --app-replicas
-2`` runs them.
+"""The support desk across replicas, in real browsers (Debian's chromium, Playwright) through
+the real proxy: two app replicas (``chainlit run app.py``) on one Redis and one PostgreSQL
+history, behind HAProxy configured by ``hymt_chat/sidecar/proxy.py``, as ``hymt-chat up
+--app-replicas 2`` runs them.
 
 Another origin's page (127.0.0.1, another port) embeds the widget with its one script tag; two
 visitors (es-ES, ja-JP, each a browser context of its own) start conversations in its frame;

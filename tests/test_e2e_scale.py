@@ -136,7 +136,7 @@ class Browser(Tab):
 
 def test_the_cpu_replicas_run_on_their_own_cores(stack: Stack) -> None:
     """vLLM logs the cores its OpenMP threads are bound to ("local_rank=0, core ids=[0]");
-    the two replicas' sets are disjoint (both were bound to core 0 before issue 28)."""
+    the two replicas' sets are disjoint (not both bound to core 0)."""
     logs = Path(stack.log).parent / "cache" / "logs"
     bound = []
     for port in stack.replicas:

@@ -102,7 +102,7 @@ async def test_an_unreachable_endpoint_makes_the_translator_read_the_file_again(
     # The sidecar moved (new port, new key) but its file kept its stamp; the first call fails on
     # the old port, and the next one finds the stand-in model server at the new place.
     reset_client()
-    # checks off: the stub echoes the source (a marker), which the answer checks (issue 18)
+    # checks off: the stub echoes the source (a marker), which the answer checks
     # would rightly ask for again as French.
     s = _settings(tmp_path).model_copy(update={"retries": False, "checks": False})
     dead = f"http://127.0.0.1:{free_port()}/v1"

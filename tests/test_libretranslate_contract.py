@@ -155,7 +155,7 @@ def test_health_spec_and_suggest_answer_as_libretranslate_does(lt: Lt) -> None:
     assert httpx.get(lt.root + "/frontend/settings", timeout=30).json()["suggestions"] is False
 
 
-# --- the contract bugs of issue 23 ------------------------------------------------------------
+# --- where clients and the contract part easily ----------------------------------------------
 
 
 def test_detect_never_answers_an_empty_list(lt: Lt) -> None:

@@ -5,7 +5,7 @@ Chainlit's ``@cl.on_message`` wraps each message in an ``on_message`` "run" step
 events a message (the step, then its end) and, with history on, three database writes, for a
 step the page draws as nothing (Chainlit's ``Messages`` component draws a run's children flat,
 ``frontend/src/components/chat/Messages/index.tsx``). ``app.py`` registers its handler bare
-(issue 28: five events a message were a tenth of the app's CPU)."""
+(five events a message would be a tenth of the app's CPU)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The security probe's findings, replayed against the real app: each must now fail to get through.
+"""The security probe's findings, replayed against the real app: each must fail to get through.
 
 The real app (``chainlit run app.py``) with a stand-in model whose answers are marked ``EN:``
 (so a test can count what reached the model); socket.io clients like a browser's, httpx for
@@ -227,10 +227,10 @@ def _rss_mb(port: int) -> float:
 
 @pytest.mark.slow
 def test_the_memory_of_closed_sessions_is_released(tmp_path):
-    """200 tabs each paste 100,000 characters, get the answer and close. Before, Chainlit kept
-    each closed session (with its texts for buttons and its message list) for an hour: RSS
-    grew ~27 MB per 50 tabs (331 MB after 200). Measured with the release: +3 to +8 MB per 50
-    after the first 50 (allocator warm-up). The bound leaves room for noise, not for a leak."""
+    """200 tabs each paste 100,000 characters, get the answer and close. Chainlit keeps each
+    closed session (with its texts for buttons and its message list) for an hour unless the app
+    releases it: RSS would grow ~27 MB per 50 tabs. Released, it grows a few MB per 50 after
+    the first 50 (allocator warm-up). The bound leaves room for noise, not for a leak."""
     async def tab(url: str, i: int) -> bool:
         async with Tab(url) as t:
             await t.send(f"Bonjour {i} " + "é" * 100_000)

@@ -1,8 +1,8 @@
-"""The second security probe's findings (issue 27), replayed against the real app: each must now
-fail to get through. The real app (``chainlit run app.py``) on the stand-in model of
-``tests/support/tabs.py`` (answers marked ``EN:``, its calls counted), socket.io clients like a
-browser's, plain websockets, httpx; a real Redis for the shared sign-in throttle. Three app
-configurations, each started once (and the agents' one restarted twice).
+"""A security probe's findings, replayed against the real app: each must fail to get through.
+The real app (``chainlit run app.py``) on the stand-in model of ``tests/support/tabs.py``
+(answers marked ``EN:``, its calls counted), socket.io clients like a browser's, plain
+websockets, httpx; a real Redis for the shared sign-in throttle. Three app configurations,
+each started once (and the agents' one restarted twice).
 
 The API's list cap, the event loop and hang-ups: ``tests/test_api_limits.py``.
 """
@@ -64,7 +64,7 @@ async def _send_file(tab: Tab, url: str, name: str, data: bytes) -> None:
 
 def test_work_is_charged_what_it_costs_and_every_door_draws_from_the_chats_allowance(tmp_path):
     """A JSON file of 1,000 values costs 1,000 model calls (refused whole over 999); a room's
-    guest and the counter draw from the same allowance as the chat (before: a room each)."""
+    guest and the counter draw from the same allowance as the chat (not one each)."""
     values = json.dumps({f"k{i}": f"Valeur {i}" for i in range(1000)}).encode()
 
     async def scenario(url: str) -> tuple[str, dict, dict, dict]:
@@ -172,7 +172,7 @@ def test_the_smaller_doors(tmp_path):
         planted = httpx.get(f"{url}/room/anything?r=app2", follow_redirects=False, timeout=30)
         seen = asyncio.run(scenario(url, stub))
     log = (tmp_path / "app.log").read_text()
-    assert seen["forwarded"] == ["EN:"] * 3 + [LIMITED]  # before: 6 of 6 admitted
+    assert seen["forwarded"] == ["EN:"] * 3 + [LIMITED]  # a spoofed address is no new allowance
     assert rebinding.status_code == 421 and own.status_code == 200
     # A planted ?r= sets no affinity cookie (the page's own client cookie is another matter).
     assert planted.status_code == 404 and not [
@@ -264,7 +264,7 @@ def test_sign_in_covers_the_counter_every_form_of_login_and_a_changed_password(t
     assert at_counter[1]["type"] == "error" and LIMITED in at_counter[1]["text"]
     assert multipart == [401] * 5 and as_json.status_code == 429  # every form is counted
     assert "failed sign-in of 'bob' from 127.0.0.1" in log  # the name, from multipart too
-    assert at_once.count(401) == 5 and at_once.count(429) == 25  # before: all 30 checked
+    assert at_once.count(401) == 5 and at_once.count(429) == 25  # not all 30 checked
     assert log.count("failed sign-in of 'carol'") == 5
     assert spoofed.status_code == 401 and "failed sign-in of 'dave' from 127.0.0.1" in log
     assert "6.6.6.6" not in log

@@ -234,7 +234,7 @@ async def test_the_kiosk_asks_for_a_language_then_translates_and_resets(stub, tm
 async def test_the_kiosk_does_not_wipe_an_answer_still_on_its_way(stub, tmp_path):
     """The idle time passing while the visitor waits for a translation (a slow or busy model)
     postpones the reset; the answer shown restarts the clock, and only then the idle time
-    wipes the screen. Before, the server's reset cancelled the translation and wiped it all."""
+    wipes the screen. The server's reset must not cancel the translation and wipe it all."""
     gate = threading.Event()
     stub.answer = lambda prompt: echo_source(prompt) if gate.wait(60) else "late"
     screen = RecordingScreen()

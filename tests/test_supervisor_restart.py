@@ -1,6 +1,6 @@
 """A killed server's leftover processes are killed at once, so that its restart is its start
-time and not a graceful shutdown of orphans first (issue 28: a SIGKILLed vLLM replica's engine
-spent ~18 s shutting down before the restart began).
+time and not a graceful shutdown of orphans first (a SIGKILLed vLLM replica's engine can spend
+~18 s shutting down before the restart begins).
 
 The server here is a small stand-in process tree — an HTTP /health and an "engine" child that,
 like vLLM's EngineCore, takes SIGTERM as the start of a slow shutdown (it notes it in a file).

@@ -27,7 +27,7 @@ def test_upload_limits_match_the_server_side_checks():
     assert upload["max_size_mb"] * 1024 * 1024 == MAX_FILE_BYTES
     extensions = {ext for exts in upload["accept"].values() for ext in exts}
     assert {".txt", ".srt", ".po", ".docx", ".pptx", ".xlsx", ".odt", ".html", ".xlf",
-            ".epub"} <= extensions  # the picker offers the office kinds too (issue 25)
+            ".epub"} <= extensions  # the picker offers the office kinds too
     assert extensions == set(DOCUMENT_TYPES) - {".markdown"}
     assert "*/*" not in upload["accept"]
 

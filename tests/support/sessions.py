@@ -92,7 +92,7 @@ def services(stub: StubModel, tmp_path, probe: ScriptedProbe | None = None,
               rate: str = "", rooms: Rooms | None = None, memory: bool = False,
               **overrides: Any) -> Services:
     # checks off unless a test asks: the stub echoes the source (a marker, not a translation),
-    # which the answer checks (issue 18) would rightly ask for again as the wrong language.
+    # which the answer checks would rightly ask for again as the wrong language.
     # The translation memory (which needs the checks) only when a test asks for it.
     overrides.setdefault("checks", memory)
     settings = Settings(base_url=stub.base_url, api_key="k", model="stub",

@@ -39,7 +39,7 @@ def app(tmp_path: Path, answer: Callable[[str], str] = marked, **env: str):
         environment = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
                               HYMT_CACHE_DIR=str(tmp_path / "cache"), HYMT_PORT=str(free_port()),
                               **env)
-        # The stub's "EN:<French>" is a marker, not a translation: the answer checks (issue 18)
+        # The stub's "EN:<French>" is a marker, not a translation: the answer checks
         # would rightly retry it as French; they are tested in tests/test_checks_*.py.
         environment.setdefault("HYMT_CHECKS", "false")
         if "HYMT_AGENTS" not in env:

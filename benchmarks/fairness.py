@@ -8,7 +8,7 @@ server's ``--max-num-seqs``, one slot reserved for interactive messages, vLLM pr
 2. **with document** — user A starts a ``--lines``-line French document (bulk class); once A
    has a segment done, B sends the same messages again. Goal: B's P95 <= 2.0 x the median
    alone, every message delivered, and A's document back whole.
-3. **FCFS baseline** (``--fcfs-baseline``) — phase 2 with the old setup: window 8, no reserve,
+3. **FCFS baseline** (``--fcfs-baseline``) — phase 2 first come, first served: window 8, no reserve,
    no vLLM priority (the window fills vLLM's own queue).
 
     .venv/bin/python benchmarks/fairness.py [--messages 8] [--lines 50]
@@ -54,7 +54,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 SERVER_ARGS = "--max-num-seqs 2 --max-num-queued-reqs 4"  # the cpu profile adds priority
 SEQS = 2  # the server's --max-num-seqs: what engine_slots gives the app for its sidecar
 GOAL = 2.0
-EXTERNAL_GOAL = 1.5  # issue 22's done-when, for a server reached by URL only
+EXTERNAL_GOAL = 1.5  # a server reached by URL only: the window learns it from /metrics
 
 # B's one-line support messages: (text, source, target).
 MESSAGES: list[tuple[str, str, str]] = [
@@ -103,7 +103,8 @@ def document(lines: int) -> str:
 
 
 def make_translator(endpoint: Endpoint, *, fcfs: bool = False) -> Translator:
-    """The app's setup; *fcfs*: the old one (window 8 filling vLLM's queue, no priorities)."""
+    """The app's setup; *fcfs*: first come, first served (window 8 filling vLLM's queue, no
+    priorities): what the classes and the reserve are measured against."""
     settings = Settings(base_url=endpoint.base_url, api_key=endpoint.api_key,
                         model=endpoint.model, temperature=0.0, window_max=SEQS,
                         engine_priority=not fcfs)
@@ -267,7 +268,7 @@ def report(args: argparse.Namespace, alone: Run, runs: list[Run], server: str,
     failures = "; ".join(f"{r.name}: " + ", ".join(f"{n} x {k}" for k, n in r.failures.items())
                          for r in [alone, *runs] if r.failures) or "none"
     fcfs = ["- **FCFS baseline**: window 8, no reserve, no vLLM priority (our own queue still "
-            "orders by class): the old behaviour, the window filling vLLM's queue."]
+            "orders by class), the window filling vLLM's queue."]
     return "\n".join([
         "# Fairness benchmark", "",
         f"User B sends {args.messages} one-line messages one after another (no think time), "
@@ -332,7 +333,7 @@ if __name__ == "__main__":
     parser.add_argument("--messages", type=int, default=8, help="B's messages per phase (8)")
     parser.add_argument("--lines", type=int, default=50, help="lines of A's document, 1-100 (50)")
     parser.add_argument("--fcfs-baseline", action="store_true",
-                        help="also run phase 2 with the old setup (window 8, no priorities)")
+                        help="also run phase 2 first come, first served (window 8, no priorities)")
     parser.add_argument("--external", action="store_true",
                         help="the app's own setup for a server by URL only (window from its "
                         "/metrics), --runs times")

@@ -8,7 +8,7 @@ against a real server (the demo model unless HYMT_BASE_URL is set), in four conf
   masked (HYMT_MASK_KINDS) and restored in the target's format.
 
 Each run keeps the first answer's findings and the final one's: the first answer of
-``plain`` is what hymt-chat did before issue 18 (the official prompt, nothing checked), its
+``plain`` is the official prompt with nothing checked (the baseline), its
 final answer is "repair only", the first answer of a masked configuration is "masking only",
 its final answer is masking + repair. Findings are the checks' (hymt_chat.text.checks); every
 final answer whose checks passed can be printed for a human to read (``--show-clean``), since

@@ -12,7 +12,7 @@ the warm start before ready) and this waits for its state file to say ready. The
    bursts of one-liners as many as the server runs at once: the first against the tenth
    (a cold kernel would make the first slow).
 2. **raw throughput** — at each concurrency C, 3 x C chat completions of exactly 64 tokens
-   (``ignore_eos``, greedy; one run sampled at the largest C), the shape of issue 30's 1.7 req/s.
+   (``ignore_eos``, greedy; one run sampled at the largest C): the server's own rate.
 3. **app throughput** — C users each sending 4 one-liners back to back through one Translator
    (the app's policy, window = the server's slots): messages per second, P50/P95.
 4. **one-liner under a document** — 10 one-liners alone, then 10 while a 40-line document runs

@@ -1,4 +1,4 @@
-"""How long one API request at the list cap holds up everybody else (issue 27's probe).
+"""How long one API request at the list cap holds up everybody else.
 
 The real app (``chainlit run app.py``) on the counting stand-in model of ``tests/support/tabs.py``
 (answers at once: what is measured is the app). Each round sends LibreTranslate requests of 50

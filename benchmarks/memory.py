@@ -1,4 +1,4 @@
-"""Translation memory benchmark (issue 26): what a memory saves, and what a hit costs.
+"""Translation memory benchmark: what a memory saves, and what a hit costs.
 
 In one run, on a real vLLM server (a demo sidecar unless HYMT_BASE_URL is set):
 
@@ -289,7 +289,7 @@ def report(args: argparse.Namespace, parts: dict[str, dict], load_end: float,
 
     db = "PostgreSQL" if args.database_url else "SQLite"
     lines = [
-        f"# Translation memory (issue 26, {dt.date.today()})", "",
+        f"# Translation memory ({dt.date.today()})", "",
         f"`{' '.join(['PYTHONPATH=. .venv/bin/python benchmarks/memory.py', *sys.argv[1:]])}` — "
         f"{header}; load average at the end {load_end:.2f} (a shared machine: other sessions' "
         "vLLM servers and test runs were busy on the same 2 cores). Memory: " + db + ".", ""]

@@ -1,4 +1,4 @@
-"""Own-tab benchmark: one chat tab sends a long French text, then one-liners (issue 22).
+"""Own-tab benchmark: one chat tab sends a long French text, then one-liners.
 
 The real app (``chainlit run app.py``) and a socket.io client like a browser tab's, against one
 real vLLM server (a demo sidecar with 2 running + 2 queued unless HYMT_BASE_URL is set):
@@ -11,8 +11,8 @@ real vLLM server (a demo sidecar with 2 running + 2 queued unless HYMT_BASE_URL 
    same one-liners again. Goal: their P95 <= 2.0 x the median alone, every one answered, and the
    document back whole (no part marked missing).
 
-Before issue 22 the tab waited for its own document: a one-liner sent 6 s after a 40-paragraph
-text was answered after the whole text (110 x its time alone).
+A tab that waited for its own document would answer a one-liner sent 6 s after a 40-paragraph
+text after the whole text (110 x its time alone).
 
     PYTHONPATH=. .venv/bin/python benchmarks/own_tab.py [--messages 6] [--paragraphs 40]
 

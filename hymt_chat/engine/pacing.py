@@ -1,7 +1,7 @@
 """How long a call may take, and how long a message has left: pure arithmetic on measured rates.
 
-A fixed request timeout was a coin toss: whether a long paragraph outlived it depended on how
-long it waited inside vLLM. Now each call's timeout is sized from the output it may produce
+A fixed request timeout would be a coin toss: whether a long paragraph outlived it would depend
+on how long it waited inside vLLM. So each call's timeout is sized from the output it may produce
 (its ``max_tokens``) at the decode rate measured on this server, with a floor, and stretched on
 each retry; the measured rate is per request (tokens of one answer over its wall time), so it
 already includes batching and prefill.

@@ -150,7 +150,7 @@ def install_guards(server: FastAPI, settings: Settings, *,
     server.add_middleware(ChainlitSurface, router=server.router,
                           framework=frozenset(id(r) for r in server.router.routes))
     server.add_middleware(SessionBinding)
-    # Chainlit's CORS answered every origin ("*" with credentials): only the listed others now
+    # Chainlit's CORS answers every origin ("*" with credentials): only the listed others here
     # (set before the app starts, when Starlette builds its middleware stack).
     for middleware in server.user_middleware:
         factory: object = middleware.cls  # typed as a factory protocol; compared by identity

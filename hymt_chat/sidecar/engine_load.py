@@ -1,6 +1,6 @@
 """What the engine runs and queues right now: vLLM's own ``/metrics``, read and summed.
 
-vLLM with its stats on (the profiles no longer pass ``--disable-log-stats``, which empties
+vLLM with its stats on (the profiles do not pass ``--disable-log-stats``, which empties
 the page of every ``vllm:*`` series) keeps ``vllm:num_requests_running`` and
 ``vllm:num_requests_waiting`` per engine (one label set per data-parallel rank); its
 ``process_start_time_seconds`` changes when it restarts.

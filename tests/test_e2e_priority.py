@@ -7,7 +7,7 @@ Real: the app's :class:`Translator`, :class:`Policy` (classes, reserve, retries,
 the test needs, never ends a request the test wants timed out, and cuts its answers as a killed
 engine does (``tests/support/restartable.py``). That the real vLLM serves a waiting request of
 higher priority first is ``tests/test_engine_contract.py``'s (real vLLM and double); a real
-SIGKILL and restart is ``tests/test_e2e_overload.py``'s.
+SIGKILL and restart is ``tests/test_e2e_scale.py``'s.
 """
 
 from __future__ import annotations

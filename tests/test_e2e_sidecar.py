@@ -121,7 +121,7 @@ def test_production_flags_serve_and_a_hung_server_is_restarted_and_cleaned_up(ti
 
         # The OOM killer's way: the engine processes die, the API server lives on and hangs.
         # The supervisor must see it and restart the server (a plain SIGKILL of the server and
-        # its restart are tests/test_e2e_overload.py's, on the session's demo server).
+        # its restart are tests/test_e2e_scale.py's, on a replica of the scaled-out stack).
         first_pid = state["vllm_pid"]
         children = subprocess.run(["pgrep", "-P", str(first_pid)],
                                   capture_output=True, text=True).stdout.split()

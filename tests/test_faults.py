@@ -4,8 +4,8 @@ Why a fake server: vLLM answers 500 or broken JSON only on internal bugs, never 
 Retry-After, and cannot be told to stall one response, so each fault here is played by a tiny
 HTTP server on 127.0.0.1 (tests/support/fake_server.py). Everything on our side is real: the
 Translator, the Policy, the ModelClient with aiohttp over a real socket. The
-behaviours a real vLLM does produce (503 under load, crash, cancel) are tested against it in
-test_e2e_overload.py.
+behaviours a real vLLM does produce are pinned against it once: 503 under its cap and abort on
+hang-up in test_engine_contract.py, a SIGKILL and the Supervisor's restart in test_e2e_scale.py.
 """
 
 from __future__ import annotations

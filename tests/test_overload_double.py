@@ -6,8 +6,8 @@ Real: the app's :class:`Translator`, :class:`Policy` (window, queue, retries) an
 engine: its admission cap answers the 503s (2 running + 2 waiting, the demo sidecar's), it
 holds requests until the test lets them finish, counts the ones a client hung up on as
 aborted, and cuts answers mid-way. The real vLLM's 503 under its cap and its abort on hang-up
-are pinned in ``tests/test_engine_contract.py``; a real SIGKILL and the Supervisor's restart
-in ``tests/test_e2e_overload.py``.
+are pinned in ``tests/test_engine_contract.py``; a real SIGKILL of a vLLM replica in the
+middle of a burst and the Supervisor's restart in ``tests/test_e2e_scale.py``.
 
 The answer checks are off: the double echoes the source text, and the checks' repair call
 would add requests that say nothing about overload. The answers carry each message's order

@@ -7,7 +7,7 @@ start is a new one (a fresh process: its requests, counts and start time), all k
 ``reset_next``: headers and half a body, then the connection is gone, as a killed process's
 are) and closes the port, so the app's next tries are refused until :meth:`Restartable.start`.
 The app is given the address before the first start (:meth:`Restartable.settings`), as an app
-started before its sidecar is. The real kill and restart are ``tests/test_e2e_overload.py``'s.
+started before its sidecar is. The real kill and restart are ``tests/test_e2e_scale.py``'s.
 """
 
 from __future__ import annotations

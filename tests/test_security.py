@@ -12,7 +12,6 @@ import functools
 import uuid
 
 import httpx
-import pytest
 import socketio
 
 from hymt_chat.service.auth import hash_password
@@ -225,7 +224,6 @@ def _rss_mb(port: int) -> float:
     return int(line.split()[1]) / 1024
 
 
-@pytest.mark.slow
 def test_the_memory_of_closed_sessions_is_released(tmp_path):
     """200 tabs each paste 100,000 characters, get the answer and close. Chainlit keeps each
     closed session (with its texts for buttons and its message list) for an hour unless the app

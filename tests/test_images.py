@@ -1,10 +1,12 @@
-"""The images, built and run for real: the app in front of the session's demo vLLM, read-only and
-unprivileged; the router in front of the same vLLM; Compose's own reading of every profile.
+"""The images, built and run for real: the app read-only and unprivileged, the router with its own
+start script, both in front of the engine double (the model's side of the boundary is pinned to
+the real vLLM in tests/test_engine_contract.py; here the boundary is Docker's); Compose's own
+reading of every profile.
 
 The engine is Debian's dockerd started by the test and the base image a local stand-in for
 ``python:3.11-slim`` (tests/support/docker_engine.py: no image registry is reachable here). The
 app image builds with BuildKit, the router image with the classic builder: each must build
-offline with both. Containers use the host's network, so the app reaches the demo vLLM at
+offline with both. Containers use the host's network, so the app reaches the double at
 127.0.0.1 and listens on a free port of the host (CHAINLIT_PORT, which the HEALTHCHECK reads).
 """
 
@@ -98,12 +100,11 @@ READ_ONLY = ("--read-only", "--tmpfs", "/tmp",
 
 @pytest.mark.slow
 def test_the_app_image_serves_the_chat_read_only_as_an_unprivileged_user(
-        docker, app_image, demo_server, tmp_path):
+        docker, app_image, engine, tmp_path):
     port = free_port()  # not 8000: the HEALTHCHECK must follow the port
     volume = f"hymt-test-cache-{port}"
-    env = {"HYMT_BASE_URL": demo_server.endpoint.base_url,
-           "HYMT_API_KEY": demo_server.endpoint.api_key,
-           "HYMT_MODEL": demo_server.endpoint.model or "", "CHAINLIT_PORT": str(port),
+    env = {"HYMT_BASE_URL": engine.base_url, "HYMT_API_KEY": engine.api_key,
+           "HYMT_MODEL": engine.model, "CHAINLIT_PORT": str(port),
            "HYMT_AGENTS": ""}
     url = f"http://127.0.0.1:{port}"
     try:
@@ -124,7 +125,7 @@ def test_the_app_image_serves_the_chat_read_only_as_an_unprivileged_user(
                             and d.get("type") == "assistant_message"
                             and "JD123456789" in (d.get("output") or "")]
 
-            # The translation through the image's app and the host's vLLM keeps the order number.
+            # The message goes through the image's app to the host's engine and back.
             assert asyncio.run(chat())
 
             assert box.exec("id", "-u").strip() == UID
@@ -215,13 +216,13 @@ def test_the_image_holds_exactly_the_locked_versions(docker, app_image):
 
 
 @pytest.mark.slow
-def test_the_router_image_serves_in_front_of_the_demo_vllm(docker, router_image, demo_server):
+def test_the_router_image_serves_in_front_of_an_engine(docker, router_image, engine):
     port, metrics = free_port(), free_port()
-    vllm_port = demo_server.endpoint.base_url.split(":")[-1].split("/")[0]
-    key = demo_server.endpoint.api_key
+    vllm_port = engine.base_url.split(":")[-1].split("/")[0]
+    key = engine.api_key
     flags = [f.replace("${HYMT_API_KEY:?set HYMT_API_KEY in .env: any long random string}", key)
              for f in deploy.compose_router_args()]
-    # start.sh as Compose runs it; the worker is 127.0.0.<replica>: the host's vLLM is 1.
+    # start.sh as Compose runs it; the worker is 127.0.0.<replica>: the host's engine is 1.
     env = {"HYMT_REPLICAS": "1", "HYMT_VLLM_CONTAINER_PREFIX": "127.0.0.",
            "HYMT_VLLM_PORT": vllm_port}
     with container(docker, router_image, env=env, args=("--entrypoint", "hymt-router-start"),
@@ -232,10 +233,11 @@ def test_the_router_image_serves_in_front_of_the_demo_vllm(docker, router_image,
         assert box.exec("id", "-u").strip() == UID
         reply = httpx.post(url + "/v1/chat/completions", timeout=120,
                            headers={"Authorization": f"Bearer {key}"},
-                           json={"model": demo_server.endpoint.model, "max_tokens": 4,
+                           json={"model": engine.model, "max_tokens": 4,
                                  "messages": [{"role": "user", "content": "Hello"}]})
         assert reply.status_code == 200, reply.text
-        assert reply.json()["choices"][0]["message"]["content"]
+        assert reply.json()["choices"][0]["message"]["content"] == "Hello"  # the double echoes
+        assert [r.prompt for r in engine.requests] == ["Hello"]  # through the router, once
 
 
 def _compose_config(profile: str, key: str = "-k3y-starts-with-a-dash") -> dict:

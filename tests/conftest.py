@@ -138,24 +138,10 @@ def keys_at(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
     return fresh_database(request.getfixturevalue("postgres_url"))
 
 
-# The real parts' phase (scripts/test.sh) runs on two workers with --dist loadgroup, a group
-# to a worker: every test of the session's demo vLLM (and the scaled-out stack, which starts two
-# more) is one group, run one after the other; the launcher's own servers another; each other
-# module (Chromium, Docker, PostgreSQL, Redis, HAProxy) a group of its own. The two vLLM groups
-# go first, since they are the longest. The parallel phase (--dist loadfile) reads no groups.
-_GROUPS = {"test_e2e_scale": "vllm", "test_e2e_sidecar": "vllm-launcher"}
-_FIRST = ("vllm", "vllm-launcher")
-
-
-def _group(item: pytest.Item) -> str:
-    module = item.module.__name__.rsplit(".", 1)[-1] if item.module else item.nodeid
-    if "demo_server" in getattr(item, "fixturenames", ()):
-        return "vllm"
-    return _GROUPS.get(module, module)
-
-
+@pytest.hookimpl(tryfirst=True)  # before -m reads the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test of the session's demo vLLM is marked ``vllm`` as the scaled-out stack's are:
+    the test command runs those in one process, one after the other, beside the others."""
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
-    # Stable: file order within each group.
-    items.sort(key=lambda item: _FIRST.index(g) if (g := _group(item)) in _FIRST else 2)
+        if "demo_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.vllm)

@@ -33,7 +33,7 @@ from tests.support.browser import ANSWER, open_chat, send
 from tests.support.postgres import fresh_database
 from tests.support.tabs import Tab
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 
 COOKIE = "hymt-route"  # HAProxy's affinity cookie (HYMT_AFFINITY_COOKIE's default)
 

@@ -109,6 +109,7 @@ def _serve(model: Path, port: int, cache: Path, **env: str) -> subprocess.Popen:
     )
 
 
+@pytest.mark.vllm
 def test_production_flags_serve_and_a_hung_server_is_restarted_and_cleaned_up(tiny_model,
                                                                               tmp_path):
     port, cache = free_port(), tmp_path / "cache"

@@ -246,6 +246,15 @@ def test_cors_is_any_origin_without_credentials_for_libretranslate_only(lt: Lt) 
         "access-control-allow-origin"] == LISTED
     chat = httpx.get(lt.url + "/project/settings", headers={"Origin": ELSEWHERE}, timeout=30)
     assert chat.status_code == 403
+    # One CORS layer's headers on the APIs' answers: Vary names Origin once, and nothing
+    # speaks of credentials (the chat's own CORS, inside, answers these requests too).
+    for answered in (answer, httpx.post(lt.url + "/deepl/v2/translate", timeout=30,
+                                        headers={"Origin": LISTED},
+                                        data={"text": "Bonjour", "target_lang": "EN"})):
+        varied = [v.strip().lower() for h in answered.headers.get_list("vary")
+                  for v in h.split(",")]
+        assert varied.count("origin") == 1, varied
+        assert "access-control-allow-credentials" not in answered.headers
 
 
 def test_char_limit_and_the_body_limit_agree(lt: Lt) -> None:

@@ -217,10 +217,39 @@ class ApiCors:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if web_guard.is_libre(path):
-            await self.libre(scope, receive, send)
+            await self.libre(scope, receive, _one_cors_layer(send))
             return
         api = scope["type"] == "http" and path.startswith(web_guard.API_PATHS)
-        await (self.cors if api else self.app)(scope, receive, send)
+        if api:
+            await self.cors(scope, receive, _one_cors_layer(send))
+            return
+        await self.app(scope, receive, send)
+
+
+def _one_cors_layer(send: Any) -> Any:
+    """An API answer's headers as one CORS layer sends them. Chainlit's own CORS middleware,
+    inside this one, answers the same request too: its ``Vary: Origin`` would come twice and
+    its ``Allow-Credentials: true`` would reach APIs that take keys, never cookies."""
+
+    async def sending(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            kept: list[tuple[bytes, bytes]] = []
+            vary: list[str] = []
+            for name, value in message.get("headers", []):
+                if name.lower() == b"access-control-allow-credentials":
+                    continue
+                if name.lower() == b"vary":
+                    for part in value.decode("latin-1").split(","):
+                        if part.strip() and part.strip().lower() not in map(str.lower, vary):
+                            vary.append(part.strip())
+                    continue
+                kept.append((name, value))
+            if vary:
+                kept.append((b"vary", ", ".join(vary).encode("latin-1")))
+            message = {**message, "headers": kept}
+        await send(message)
+
+    return sending
 
 
 def add_routes(server: FastAPI, settings: Settings, *, readiness: Readiness, metrics: Metrics,

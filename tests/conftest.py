@@ -107,9 +107,9 @@ def browser():
 
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make setup` (it installs Debian's chromium)")
-    # Playwright's expect() waits 5 s unless told: too short for a server's answer on a busy
-    # 2-core host (actions and wait_for wait 30 s already).
-    expect.set_options(timeout=30_000)
+    # Playwright's expect() waits 5 s unless told, its actions 30 s: verdicts on the host's
+    # speed. Both wait as long as a page's other waits (tests/support/browser.py new_page).
+    expect.set_options(timeout=120_000)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser

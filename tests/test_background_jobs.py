@@ -41,9 +41,8 @@ def stub(gate):
 
 
 def _services(stub: StubModel, tmp_path: Any) -> Any:
-    # Short segments, so that the text above is a document of eight parts (bulk work); no
-    # retries, so that a scripted failure fails its part at once.
-    return services(stub, tmp_path, segment_chars=80, deadline=20)
+    # Short segments, so that the text above is a document of eight parts (bulk work).
+    return services(stub, tmp_path, segment_chars=80)
 
 
 def _translator(stub: StubModel, tmp_path: Any) -> tuple[TranslatorSession, RecordingScreen]:

@@ -26,7 +26,7 @@ import srt
 from playwright.sync_api import Browser, Page, expect
 
 from tests.conftest import free_port
-from tests.support.browser import ANSWER, answers, open_chat, send
+from tests.support.browser import ANSWER, answers, new_page, open_chat, send
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.double_app import double_app
 from tests.support.engine_double import EngineDouble, echo_source, running_double
@@ -360,7 +360,7 @@ def test_a_model_that_is_down_gets_one_clear_message_and_retry_sends_the_text_ag
 def open_profile(browser: Browser, url: str, profile: str, ready: str,
                  init_script: str | None = None) -> Page:
     """A page on the app switched to *profile* (Chainlit's profile picker), once *ready* shows."""
-    page = browser.new_page(viewport={"width": 1100, "height": 900}, accept_downloads=True)
+    page = new_page(browser, viewport={"width": 1100, "height": 900}, accept_downloads=True)
     if init_script:
         page.add_init_script(init_script)
     page.goto(url)
@@ -415,7 +415,7 @@ def test_a_customer_joins_a_room_from_their_own_phone(browser, book_app, tmp_pat
     expect(agent.get_by_role("img", name="room.png")).to_be_visible()  # the QR code
     url = link.get_attribute("href")
     phone = browser.new_context(locale="es-ES", viewport={"width": 390, "height": 800})
-    guest = phone.new_page()
+    guest = new_page(phone)
     guest.goto(url)
     expect(guest.get_by_text("Su idioma")).to_be_visible(timeout=15_000)
     expect(guest.locator("#language")).to_have_value("es")
@@ -508,7 +508,7 @@ def test_kiosk_counter_two_people_two_languages_one_screen(browser, kiosk_app):
     """The kiosk's counter page on the double's phrasebook: each side writes in its language and the
     other side reads it translated, the original small beneath; the idle reset (10 s here)
     wipes both sides."""
-    page = browser.new_page(viewport={"width": 1200, "height": 800})
+    page = new_page(browser, viewport={"width": 1200, "height": 800})
     page.goto(f"{kiosk_app}/counter")
     left, right = page.locator("#side-a"), page.locator("#side-b")
     left.locator("select.language").select_option("en")

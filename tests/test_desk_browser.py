@@ -24,6 +24,7 @@ from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.modes.guest_words import STATIC
 from hymt_chat.service.auth import hash_password
 from tests.conftest import free_port
+from tests.support.browser import new_page
 from tests.support.tabs import Tab, app, open_room
 
 # What the page shows and says, as a reader (or a screen reader) gets it: the text of the page
@@ -74,7 +75,7 @@ def test_a_japanese_guest_page_shows_no_english_or_chinese_string(browser, tmp_p
         try:
             token = loop.run(open_room(agent))
             phone = browser.new_context(locale="ja-JP", viewport={"width": 390, "height": 800})
-            guest = phone.new_page()
+            guest = new_page(phone)
             guest.goto(f"{url}/room/{token}")
             expect(guest.locator("#send")).to_have_text("送信")
             expect(guest.locator("#language")).to_have_value("ja")
@@ -149,7 +150,7 @@ def test_the_widget_opens_the_desk_on_another_sites_strict_csp_page(browser, tmp
             assert "frame-ancestors 'none'" in chat["content-security-policy"]
             assert chat["x-frame-options"] == "DENY"  # every other page: framed by nobody
             visitor = browser.new_context(locale="es-ES")
-            page = visitor.new_page()
+            page = new_page(visitor)
             reports: list[str] = []
             page.on("console", lambda m: reports.append(m.text)
                     if "Content Security Policy" in m.text else None)
@@ -174,7 +175,7 @@ def test_each_half_of_the_counter_speaks_its_side_s_language(browser, tmp_path):
     """The counter's two halves: each labelled in its side's language (a picked language
     relabels its half), the other side's words named in the reader's language."""
     with app(tmp_path) as (url, _):
-        page = browser.new_context(locale="ja-JP").new_page()
+        page = new_page(browser.new_context(locale="ja-JP"))
         page.goto(f"{url}/counter")
         left, right = page.locator("#side-a"), page.locator("#side-b")
         expect(left.locator("textarea")).to_have_attribute("placeholder",

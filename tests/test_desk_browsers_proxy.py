@@ -53,6 +53,7 @@ from hymt_chat.sidecar.private import write_private
 from hymt_chat.sidecar.proxy import plan_proxy
 from hymt_chat.sidecar.supervisor import Supervisor
 from tests.conftest import free_port
+from tests.support.browser import new_page
 from tests.support.double_app import double_app
 from tests.support.engine_double import EngineDouble, echo_source, running_double
 from tests.support.phrasebook import phrasebook
@@ -184,7 +185,7 @@ def _pinned(browser: Browser, url: str, cookie: str, server: str, locale: str) -
 
 def _visitor(context: BrowserContext, site: str, text: str) -> tuple[Page, FrameLocator]:
     """The visitor opens the widget on the site's page and starts a conversation."""
-    page = context.new_page()
+    page = new_page(context)
     page.goto(site)
     page.click("#hymt-desk-button")
     frame = page.frame_locator("#hymt-desk-frame")
@@ -196,7 +197,7 @@ def _visitor(context: BrowserContext, site: str, text: str) -> tuple[Page, Frame
 
 def _agent(context: BrowserContext, url: str, name: str) -> Page:
     """An agent signs in on the Chainlit page and picks the Support agent profile."""
-    page = context.new_page()
+    page = new_page(context)
     page.goto(f"{url}/login")
     page.fill("#email", name)
     page.fill("#password", PASSWORD)

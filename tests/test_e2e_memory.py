@@ -36,7 +36,7 @@ from hymt_chat.engine.translator import Translator
 from hymt_chat.service.auth import hash_password
 from hymt_chat.store.memory import CORRECTED
 from tests.conftest import ROOT, free_port
-from tests.support.browser import ANSWER, send
+from tests.support.browser import ANSWER, new_page, send
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.engine_double import EngineDouble, running_double
 from tests.support.phrasebook import phrasebook
@@ -200,7 +200,7 @@ def agents_app(double: EngineDouble, tmp_path_factory: pytest.TempPathFactory) -
 
 
 def _signed_in_agent(browser: Browser, url: str):
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page = new_page(browser, viewport={"width": 1100, "height": 900})
     page.goto(url)
     page.fill("#email", "alice")
     page.fill("#password", PASSWORD)

@@ -26,6 +26,7 @@ from libretranslatepy import LibreTranslateAPI
 from hymt_chat.api.keys import KeyStore
 from hymt_chat.api.libre_spec import PATHS
 from hymt_chat.service.web_guard import LIBRE_ENDPOINTS
+from tests.support.browser import new_page
 from tests.support.tabs import app
 
 LIMIT = 2000  # HYMT_MAX_INPUT_CHARS, LibreTranslate's charLimit here
@@ -365,7 +366,7 @@ def test_a_browser_page_on_another_origin_translates_with_fetch(lt: Lt, browser)
     app.py:352-356, 380-387); the chat's own paths stay closed to it."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    page = browser.new_page()
+    page = new_page(browser)
     try:
         page.goto(f"http://localhost:{server.server_address[1]}/")
         got = page.evaluate(FETCHES, [lt.url, lt.key])

@@ -3,9 +3,11 @@ the real browser of the ``browser`` fixture (tests/conftest.py: Debian's chromiu
 
 from __future__ import annotations
 
-from playwright.sync_api import Browser, Page
+from typing import Any
 
-__all__ = ["ANSWER", "CHROMIUM", "CHROMIUM_ARGS", "answers", "open_chat", "send"]
+from playwright.sync_api import Browser, BrowserContext, Page
+
+__all__ = ["ANSWER", "CHROMIUM", "CHROMIUM_ARGS", "answers", "new_page", "open_chat", "send"]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -13,9 +15,17 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 ANSWER = ".ai-message code.whitespace-pre-wrap"  # the translation block (verbatim text)
 
 
+def new_page(owner: Browser | BrowserContext, **options: Any) -> Page:
+    """A page whose every wait is generous and bounded: Playwright's 30 s default is a verdict
+    on the host's speed when two servers and a model share two cores."""
+    page = owner.new_page(**options)
+    page.set_default_timeout(120_000)
+    return page
+
+
 def open_chat(browser: Browser, url: str, dialogs: list[str] | None = None) -> Page:
     """A page on the app, ready to type in; alert()/confirm() calls are recorded and dismissed."""
-    page = browser.new_page(viewport={"width": 1100, "height": 900}, accept_downloads=True)
+    page = new_page(browser, viewport={"width": 1100, "height": 900}, accept_downloads=True)
 
     def on_dialog(dialog) -> None:
         if dialogs is not None:

@@ -95,6 +95,10 @@ def services(stub: StubModel, tmp_path, probe: ScriptedProbe | None = None,
     # which the answer checks would rightly ask for again as the wrong language.
     # The translation memory (which needs the checks) only when a test asks for it.
     overrides.setdefault("checks", memory)
+    # A request held by a test lasts as long as the test wants: the deadline and the sized
+    # call timeout are never what a test races (the tests of those set their own).
+    overrides.setdefault("deadline", 600.0)
+    overrides.setdefault("timeout_floor", 600.0)
     settings = Settings(base_url=stub.base_url, api_key="k", model="stub",
                         cache_dir=tmp_path / "cache", **overrides)
     policy = Policy(window_max=4, retries=False)

@@ -46,7 +46,7 @@ from fairness import MESSAGES, document
 from load import machine
 
 from hymt_chat.engine.client import ModelClient
-from hymt_chat.engine.policy import get_policy
+from hymt_chat.engine.policy import policy_for
 from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.translator import Translator
 from hymt_chat.errors import HymtError
@@ -283,7 +283,7 @@ async def oom_probe(http: httpx.AsyncClient, url: str, seqs: int, max_len: int) 
 async def measure(args: argparse.Namespace, sidecar: Sidecar) -> list[dict[str, object]]:
     settings = Settings(base_url=f"http://127.0.0.1:{args.port}/v1", api_key=KEY, model="hymt",
                         profile=args.profile, vllm_args=args.vllm_args, model_path=args.model)
-    translator = Translator(settings, CountingClient(settings), get_policy(settings))
+    translator = Translator(settings, CountingClient(settings), policy_for(settings))
     slots = engine_slots(settings)
     flags = dict(choose(settings).flags)
     url = f"{settings.base_url}/chat/completions"

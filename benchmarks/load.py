@@ -43,7 +43,7 @@ from _server import model_server
 
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.families import family_in_force
-from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
+from hymt_chat.engine.policy import Policy, PolicyEvent, policy_for
 from hymt_chat.engine.prompts import build_prompt, chat_messages
 from hymt_chat.engine.translator import Translator, plan_translation
 from hymt_chat.errors import HymtError
@@ -392,7 +392,7 @@ async def main(args: argparse.Namespace) -> None:
             sat_a = await saturate(http, settings, endpoint, mix[:half], args.capacity, "a")
 
             print(f"policy: {args.users} users x {args.messages} messages…", flush=True)
-            policy = get_policy(settings)  # the process-wide one, built from settings
+            policy = policy_for(settings)  # the app's, built from settings
             watch = PolicyWatch(policy)
             translator = Translator(settings, ModelClient(settings), policy)
             run = await chat_users(translator, "policy", args, http, endpoint)

@@ -1,13 +1,11 @@
-"""Settings read from ``HYMT_*`` environment variables and a ``.env`` file, and :class:`Shared`,
-the one way the process-wide objects built from them (policy, client, metrics…) are kept."""
+"""Settings read from ``HYMT_*`` environment variables and a ``.env`` file: what an app's
+Runtime (``hymt_chat.modes.runtime``) is built from."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Hashable
 from functools import lru_cache
 from pathlib import Path
-from typing import Generic, Literal, TypeVar
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -347,35 +345,3 @@ class Settings(BaseSettings):
 def get_settings() -> Settings:
     """Process-wide settings, read once."""
     return Settings()
-
-
-T = TypeVar("T")
-
-
-class Shared(Generic[T]):
-    """One process-wide object, built on first use and then kept: later callers get it
-    whatever settings they pass (one policy window per process, not one per settings copy).
-
-    ``get(build, key=k)`` builds it again when *k* differs from the key it was built for (the
-    client, when the sidecar's endpoint changed); *on_replace* receives the one it replaces.
-    Built under a lock, so two threads never build it twice. ``reset()`` forgets it (tests).
-    """
-
-    def __init__(self, on_replace: Callable[[T], None] | None = None) -> None:
-        self._lock = threading.Lock()
-        self._value: T | None = None
-        self._key: Hashable = None
-        self._on_replace = on_replace
-
-    def get(self, build: Callable[[], T], key: Hashable = None) -> T:
-        with self._lock:
-            old = self._value
-            if old is None or key != self._key:
-                self._value, self._key = build(), key
-                if old is not None and self._on_replace is not None:
-                    self._on_replace(old)
-            return self._value  # type: ignore[return-value]
-
-    def reset(self) -> None:
-        with self._lock:
-            self._value, self._key = None, None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from hymt_chat.cli import main as cli
+from hymt_chat.engine.client import ModelClients
 from hymt_chat.engine.fidelity import add_check_hook, remove_check_hook, translate_checked
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.translator import Translation, Translator
@@ -295,7 +296,7 @@ async def test_findings_of_the_parts_done_survive_retry_the_rest():
 
 def test_the_cli_prints_the_translation_and_the_warnings_apart(monkeypatch, capsys):
     client = Script("The parcel arrives on Thursday.")
-    monkeypatch.setattr("hymt_chat.engine.translator.get_client", lambda settings: client)
+    monkeypatch.setattr(ModelClients, "current", lambda self: client)
     code = cli.main(["translate", "--to", "en", "--from", "de", "--base-url",
                      "http://127.0.0.1:9/v1", "Das Paket kommt am Freitag."])
     out, err = capsys.readouterr()

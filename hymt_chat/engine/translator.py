@@ -9,10 +9,11 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from hymt_chat.engine.client import ModelClient, get_client
+from hymt_chat.engine.client import ModelClient, ModelClients
 from hymt_chat.engine.families import Family, family_in_force, served_model
 from hymt_chat.engine.fidelity import translate_checked
-from hymt_chat.engine.policy import EventSink, Policy, PolicyEvent, get_policy, segment_parallelism
+from hymt_chat.engine.fusion import FusionRoute
+from hymt_chat.engine.policy import EventSink, Policy, PolicyEvent, policy_for, segment_parallelism
 from hymt_chat.engine.priority import API, BULK, INTERACTIVE
 from hymt_chat.engine.prompts import build_prompt
 from hymt_chat.engine.recall import (
@@ -201,22 +202,23 @@ class Translator:
     def __init__(
         self,
         settings: Settings | None = None,
-        client: ModelClient | None = None,
+        client: ModelClient | ModelClients | None = None,
         policy: Policy | None = None,
         memory: Memory | None = None,
+        fusion: FusionRoute | None = None,
     ) -> None:
+        """*client*: one client, or the app's :class:`ModelClients` (the endpoint in force);
+        *policy*: the app's window. Without them the translator has its own (the CLI, tests)."""
         self.settings = settings or get_settings()
-        self._client = client
-        self._policy = policy
+        self._client = client if client is not None else ModelClients(self.settings)
+        self.policy = policy if policy is not None else policy_for(self.settings)
+        self.fusion = fusion if fusion is not None else FusionRoute(self.settings, self.policy)
         self.memory = memory  # None: every segment goes to the model
 
     @property
     def client(self) -> ModelClient:
-        return self._client or get_client(self.settings)
-
-    @property
-    def policy(self) -> Policy:
-        return self._policy or get_policy(self.settings)
+        held = self._client
+        return held.current() if isinstance(held, ModelClients) else held
 
     def request_class(self, plan: Plan, klass: str = INTERACTIVE) -> str:
         """A long paste is bulk work even when typed in the chat (or sent to the API): it must

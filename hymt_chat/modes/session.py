@@ -58,7 +58,7 @@ _JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hymt_job", de
 
 @dataclass(frozen=True, slots=True)
 class Services:
-    """The process-wide parts a session uses (one of each, built once by the app)."""
+    """The parts of the app's Runtime a session uses (one of each, built once by the app)."""
 
     settings: Settings
     translator: Translator  # wrapped by the metrics, so every translation is counted

@@ -26,12 +26,11 @@ from limits.storage import MemoryStorage, Storage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
 from hymt_chat.errors import RateLimitedError
-from hymt_chat.settings import Shared
 
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
 
-__all__ = ["Cost", "RateLimiter", "client_address", "get_rate_limiter"]
+__all__ = ["Cost", "RateLimiter", "client_address", "limiter_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,11 +130,7 @@ def client_address(peer: str | None) -> str:
     return peer or "unknown"
 
 
-_RATE_LIMITER: Shared[RateLimiter] = Shared()
-
-
-def get_rate_limiter(settings: Settings) -> RateLimiter:
-    """The process-wide limiter, built from ``settings.rate_limit`` on first use."""
-    return _RATE_LIMITER.get(lambda: RateLimiter(settings.rate_limit, settings.rate_limit_chars,
-                                                 storage=settings.redis_url,
-                                                 calls=settings.rate_limit_calls))
+def limiter_for(settings: Settings) -> RateLimiter:
+    """The chat's limiter: ``HYMT_RATE_LIMIT`` and its characters and calls, in Redis when set."""
+    return RateLimiter(settings.rate_limit, settings.rate_limit_chars, storage=settings.redis_url,
+                       calls=settings.rate_limit_calls)

@@ -30,7 +30,7 @@ from hymt_chat.errors import RateLimitedError
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
 
-__all__ = ["Cost", "RateLimiter", "client_address", "limiter_for"]
+__all__ = ["Cost", "RateLimiter", "client_address", "limit_storage", "limiter_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ class RateLimiter:
             if given.strip():
                 self._items += [(item, kind) for item in parse_many(given.strip())]
         self.shared = bool(storage.strip())
-        self._limiter = (MovingWindowRateLimiter(_storage(storage)) if self._items else None)
+        self._limiter = (MovingWindowRateLimiter(limit_storage(storage)) if self._items else None)
 
     @property
     def enabled(self) -> bool:
@@ -109,8 +109,9 @@ class RateLimiter:
         return max(0.0, stats.reset_time - time.time())  # limits keeps wall-clock timestamps
 
 
-def _storage(uri: str) -> Storage:
-    """The windows' storage; a Redis that does not answer stops the app at start, said."""
+def limit_storage(uri: str) -> Storage:
+    """The moving windows' storage of every limiter (*uri*: ``HYMT_REDIS_URL``; empty: this
+    process); a Redis that does not answer stops the app at start, said."""
     if not uri.strip():
         return MemoryStorage()
     if uri.strip().startswith("async+"):  # the limiter here is synchronous

@@ -18,10 +18,10 @@ alone sets it up: no window setting, no profile, so the window starts at the saf
 the server's ``/metrics`` (hymt_chat/engine/window.py); the translator is the app's, over the
 process-wide policy. ``--runs`` times (3): B alone, then B while A's document translates; each
 run's P95 over that run's median alone. Goal: <= 1.5x in every run, all delivered, A whole.
-Writes benchmarks/results/fairness_external.md.
+Writes docs/results/fairness_external.md.
 
 Without HYMT_BASE_URL it launches a demo sidecar with 2 running + 2 queued
-(``--max-num-seqs 2 --max-num-queued-reqs 4``). Writes benchmarks/results/fairness.md.
+(``--max-num-seqs 2 --max-num-queued-reqs 4``). Writes docs/results/fairness.md.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from hymt_chat.modes.runtime import Runtime
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 SERVER_ARGS = "--max-num-seqs 2 --max-num-queued-reqs 4"  # the cpu profile adds priority
 SEQS = 2  # the server's --max-num-seqs: what engine_slots gives the app for its sidecar
 GOAL = 2.0

@@ -18,7 +18,7 @@ fraction of the saturated rate; tokens/s comes from the server's vllm:generation
 
 Without HYMT_BASE_URL it launches its own demo sidecar with 2 running + 2 queued
 (``--max-num-seqs 2 --max-num-queued-reqs 4``); with it, set ``--capacity`` to that server's
-``--max-num-seqs``. Writes benchmarks/results/load.md and load.png.
+``--max-num-seqs``. Writes docs/results/load.md and load.png.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
 from hymt_chat.text.segments import max_tokens_for
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 # 2 running + 2 queued (the profiles keep the stats on that vllm:generation_tokens_total needs).
 SERVER_ARGS = "--max-num-seqs 2 --max-num-queued-reqs 4"
 

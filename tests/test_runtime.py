@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from hymt_chat.engine.client import ModelClients
-from hymt_chat.engine.hooks import Hooks
+from hymt_chat.engine.fidelity import CheckEvent
 from hymt_chat.engine.recall import Memory
 from hymt_chat.modes.runtime import Runtime
 from hymt_chat.settings import Settings
@@ -18,7 +18,7 @@ from hymt_chat.sidecar.endpoint import Endpoint
 PACKAGE = Path(__file__).resolve().parent.parent / "hymt_chat"
 # What a Runtime owns: none of them may be built by a module on import.
 OWNED = {"ModelClient", "ModelClients", "Policy", "WindowWatch", "FusionRoute", "Metrics",
-         "RateLimiter", "Readiness", "Memory", "Rooms", "Desk", "Runtime", "Shared"}
+         "RateLimiter", "Readiness", "Memory", "Rooms", "Desk", "Runtime", "Shared", "Hooks"}
 
 
 def _settings(tmp_path: Path, **overrides: object) -> Settings:
@@ -88,15 +88,22 @@ def test_racing_threads_get_one_client(tmp_path):
 
 
 async def test_close_stops_what_it_started_and_lets_go_of_the_checks(tmp_path):
-    from hymt_chat.engine import fidelity
-
-    checks: Hooks[object] = fidelity._HOOKS  # type: ignore[assignment]
-    async with Runtime(_settings(tmp_path)) as runtime:
+    async with Runtime(_settings(tmp_path, memory=True, checks=True)) as runtime:
         assert runtime.watch is not None and runtime.watch._task is not None
         assert runtime.readiness._task is not None
         tasks = [runtime.watch._task, runtime.readiness._task]
         assert not any(t.done() for t in tasks)
-        assert runtime.metrics.observe_check in checks._hooks
+        assert runtime.memory is not None
+        assert runtime.metrics.observe_check in runtime.engine.check_hooks._hooks
+        assert runtime.metrics.observe_memory in runtime.memory.hooks._hooks
     await asyncio.sleep(0)  # let the cancelled tasks finish their unwinding
     assert all(t.done() for t in tasks)
-    assert runtime.metrics.observe_check not in checks._hooks
+    assert runtime.metrics.observe_check not in runtime.engine.check_hooks._hooks
+    assert runtime.metrics.observe_memory not in runtime.memory.hooks._hooks
+
+
+def test_two_runtimes_count_their_own_checks(tmp_path):
+    one, two = Runtime(_settings(tmp_path)), Runtime(_settings(tmp_path))
+    one.engine.check_hooks.emit(CheckEvent("flagged", "amount"))
+    assert 'kind="amount",outcome="flagged"} 1.0' in one.metrics.render()[0].decode()
+    assert 'kind="amount",outcome="flagged"}' not in two.metrics.render()[0].decode()

@@ -417,6 +417,7 @@ async def translate_best(
     sized = Translator(settings.model_copy(update={"segment_chars": budget,
                                                    "check_repair": False}),
                        translator.client, translator.policy, fusion=translator.fusion)
+    sized.check_hooks = translator.check_hooks  # its checks are the translator's to count
     fusion = fusion or translator.fusion.client(translator.client)
     fusion_policy = fusion_policy or translator.fusion.policy(translator.client.endpoint)
     best = _Best(sized, fusion, fusion_policy)

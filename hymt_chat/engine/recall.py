@@ -62,11 +62,9 @@ __all__ = [
     "MemoryUse",
     "Remembered",
     "SegmentKey",
-    "add_memory_hook",
     "current_use",
     "machine_key",
     "memory_use",
-    "remove_memory_hook",
 ]
 
 _log = logging.getLogger("hymt_chat.memory")
@@ -81,21 +79,6 @@ class MemoryEvent:
     outcome: str
 
 
-_HOOKS: Hooks[MemoryEvent] = Hooks("memory")
-
-
-def add_memory_hook(hook: Callable[[MemoryEvent], None]) -> None:
-    """Receive every :class:`MemoryEvent` of this process (metrics install one)."""
-    _HOOKS.add(hook)
-
-
-def remove_memory_hook(hook: Callable[[MemoryEvent], None]) -> None:
-    _HOOKS.remove(hook)
-
-
-def _emit(outcome: str, times: int = 1) -> None:
-    for _ in range(times):
-        _HOOKS.emit(MemoryEvent(outcome))
 
 
 # --- scope -------------------------------------------------------------------------------------
@@ -204,6 +187,11 @@ class Memory:
         self.retry_after = retry_after
         self._down_until: float | None = None  # set while the database is failing
         self._lock = threading.Lock()
+        self.hooks: Hooks[MemoryEvent] = Hooks("memory")  # who counts (the app's metrics)
+
+    def _emit(self, outcome: str, times: int = 1) -> None:
+        for _ in range(times):
+            self.hooks.emit(MemoryEvent(outcome))
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Memory | None:
@@ -236,7 +224,7 @@ class Memory:
             if self._down_until is None:
                 _log.warning("The translation memory is unavailable (%s): translating without "
                              "it; trying again every %.0f s.", err, self.retry_after)
-                _emit("unavailable")
+                self._emit("unavailable")
             self._down_until = self._clock() + self.retry_after
             return default
         if self._down_until is not None:
@@ -261,15 +249,15 @@ class Memory:
             team = found.get(key.team) if key.team else None
             entry = team or found.get(key.machine)
             if entry is None:
-                _emit("miss")
+                self._emit("miss")
                 continue
             findings = check_translation(key.segment, entry.translation, key.source, key.target)
             if findings and not entry.team:
                 stale.append(entry.key)
-                _emit("rejected")
+                self._emit("rejected")
                 continue
             out[key.index] = Remembered(entry.translation, entry.origin, findings, entry.author)
-            _emit("hit" if entry.origin == MACHINE else entry.origin)
+            self._emit("hit" if entry.origin == MACHINE else entry.origin)
         if stale:
             await self._run(lambda s: s.forget(stale), 0)
         return out
@@ -283,8 +271,8 @@ class Memory:
                        findings: Sequence[Finding]) -> None:
         """Keep a model's answer, unless the checks found something in it."""
         if findings:
-            _emit("unstored")
+            self._emit("unstored")
             return
         await self._run(lambda s: s.put(key.machine, key.source or "", key.target, key.segment,
                                         translation, key.model), None)
-        _emit("stored")
+        self._emit("stored")

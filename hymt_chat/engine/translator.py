@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from hymt_chat.engine.client import ModelClient, ModelClients
 from hymt_chat.engine.families import Family, family_in_force, served_model
-from hymt_chat.engine.fidelity import translate_checked
+from hymt_chat.engine.fidelity import CheckEvent, translate_checked
 from hymt_chat.engine.fusion import FusionRoute
+from hymt_chat.engine.hooks import Hooks
 from hymt_chat.engine.policy import EventSink, Policy, PolicyEvent, policy_for, segment_parallelism
 from hymt_chat.engine.priority import API, BULK, INTERACTIVE
 from hymt_chat.engine.prompts import build_prompt
@@ -214,6 +215,7 @@ class Translator:
         self.policy = policy if policy is not None else policy_for(self.settings)
         self.fusion = fusion if fusion is not None else FusionRoute(self.settings, self.policy)
         self.memory = memory  # None: every segment goes to the model
+        self.check_hooks: Hooks[CheckEvent] = Hooks("check")  # who counts (the app's metrics)
 
     @property
     def client(self) -> ModelClient:
@@ -332,7 +334,7 @@ class Translator:
                     lambda text, seed: translate_one(dataclasses.replace(job, text=text,
                                                                          seed=seed)),
                     mask=self.settings.mask_values, repair=self.settings.check_repair,
-                    kinds=self.settings.masked_kinds)
+                    kinds=self.settings.masked_kinds, on_event=self.check_hooks.emit)
                 answer, findings[index] = checked.text, checked.findings
                 key = keys.get(index)
                 if key is not None and write and checked.calls and self.memory is not None:

@@ -43,12 +43,12 @@ class Runtime:
         self.fusion = FusionRoute(settings, self.policy)
         self.readiness = readiness_for(settings)
         self.metrics = Metrics(settings, self.policy)
-        self.metrics.attach_checks()
         self.limiter = limiter_for(settings)
         self.memory = Memory.for_settings(settings)
-        engine = Translator(settings, self.clients, self.policy, self.memory, self.fusion)
+        self.engine = Translator(settings, self.clients, self.policy, self.memory, self.fusion)
+        self.metrics.attach_checks(self.engine, self.memory)
         # The metrics' wrapper stands in for the Translator it wraps (it counts translate()).
-        self.translator = cast(Translator, self.metrics.instrument(engine))
+        self.translator = cast(Translator, self.metrics.instrument(self.engine))
         self.rooms = Rooms(hours=settings.room_hours)
         self.desk = open_desk(self.rooms, self.translator, self.limiter, settings)
 
@@ -73,7 +73,7 @@ class Runtime:
         await self.readiness.stop()
         if self.watch is not None:
             await self.watch.stop()
-        self.metrics.detach_checks()
+        self.metrics.detach_checks(self.engine, self.memory)
         await self.fusion.aclose()
         await self.clients.aclose()
 

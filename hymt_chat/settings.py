@@ -229,6 +229,45 @@ class Settings(BaseSettings):
         default="read", description="The kiosk and its counter: read the memory but store "
         "nothing visitors typed (read), store like other pages (write), or off."
     )
+    memory_pii: Literal["mask", "skip", "keep"] = Field(
+        default="mask", description="Personal data (e-mail addresses, phone, card and IBAN "
+        "numbers, links, order and long numbers) in what the memory keeps: as placeholders "
+        "([email-1]) put back from the text looked up (mask), segments holding any not kept "
+        "(skip), or in clear (keep) (hymt_chat/text/personal.py)."
+    )
+    log_pii: Literal["mask", "keep"] = Field(
+        default="mask", description="Personal data in the app's log lines: as placeholders "
+        "(mask) or in clear (keep)."
+    )
+    # --- retention (hymt_chat/service/retention.py): days kept; unset: the general setting --
+    retention_days: int | None = Field(
+        default=None, ge=0, description="Days anything about a conversation is kept (history, "
+        "conversations, uploads, the memory's model answers, logs); unset or 0: kept until "
+        "removed by hand."
+    )
+    retention_history_days: int | None = Field(
+        default=None, ge=0, description="Agents' history threads (0: kept)."
+    )
+    retention_conversations_days: int | None = Field(
+        default=None, ge=0, description="Rooms', desk conversations and their transcripts (0: "
+        "kept)."
+    )
+    retention_uploads_days: int | None = Field(
+        default=None, ge=0, description="Uploaded files and translated documents (0: kept)."
+    )
+    retention_memory_days: int | None = Field(
+        default=None, ge=0, description="The memory's model answers (0: kept)."
+    )
+    retention_logs_days: int | None = Field(
+        default=None, ge=0, description="Log lines (0: kept)."
+    )
+    retention_team_days: int | None = Field(
+        default=None, ge=0, description="The memory's corrections and imports: their own "
+        "setting, never HYMT_RETENTION_DAYS (unset or 0: kept)."
+    )
+    retention_every: float = Field(
+        default=3600.0, gt=0, description="Seconds between two retention sweeps in the app."
+    )
     secure_cookies: bool = Field(
         default=False, description="Mark cookies Secure even when TLS ends at a proxy in front."
     )

@@ -13,7 +13,9 @@ entry (an agent's correction, an import) is keyed by the pair and the segment on
 (:func:`hymt_chat.text.checks.check_translation`): a model's entry that fails them is dropped
 and the segment goes to the model; a team entry is used with its findings shown (a person
 chose it, the next reader still sees what the checks see). Only answers with no findings are
-stored. Best quality and other custom segment translators bypass the memory.
+stored. Best quality and other custom segment translators bypass the memory. What is stored
+holds personal data as placeholders by default (HYMT_MEMORY_PII; the store decides), and a hit
+gets the looked-up segment's own values back (:func:`hymt_chat.text.personal.fill`).
 
 **Scope.** :func:`memory_use` says what the code running inside it may do — read, write, or
 neither (an API request's ``X-Hymt-Memory: off``; the kiosk writes nothing a visitor typed) —
@@ -51,6 +53,7 @@ from hymt_chat.store.memory import (
     team_key,
 )
 from hymt_chat.text.checks import Finding, check_translation
+from hymt_chat.text.personal import fill
 
 if TYPE_CHECKING:
     from hymt_chat.engine.families import Family, Sampling
@@ -199,7 +202,8 @@ class Memory:
         if not (settings.memory and settings.checks):
             return None
         where = memory_location(settings)
-        return cls(lambda: open_memory_store(where, max_entries=settings.memory_max_entries))
+        return cls(lambda: open_memory_store(where, max_entries=settings.memory_max_entries,
+                                             pii=settings.memory_pii))
 
     @property
     def available(self) -> bool:
@@ -248,15 +252,17 @@ class Memory:
         for key in keys:
             team = found.get(key.team) if key.team else None
             entry = team or found.get(key.machine)
-            if entry is None:
+            # A kept translation's placeholders ([email-1]) take this segment's own values.
+            text = fill(entry.translation, key.segment) if entry is not None else None
+            if entry is None or text is None:
                 self._emit("miss")
                 continue
-            findings = check_translation(key.segment, entry.translation, key.source, key.target)
+            findings = check_translation(key.segment, text, key.source, key.target)
             if findings and not entry.team:
                 stale.append(entry.key)
                 self._emit("rejected")
                 continue
-            out[key.index] = Remembered(entry.translation, entry.origin, findings, entry.author)
+            out[key.index] = Remembered(text, entry.origin, findings, entry.author)
             self._emit("hit" if entry.origin == MACHINE else entry.origin)
         if stale:
             await self._run(lambda s: s.forget(stale), 0)

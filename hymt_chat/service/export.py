@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hymt_chat.service.cache_files import files_holding
+from hymt_chat.service.cache_files import files_holding, session_folders
 from hymt_chat.service.erasure import Holding, Subject, open_memory_if_kept, segments_of
 from hymt_chat.service.history_records import HistoryRecords
 from hymt_chat.service.log_lines import holding_lines, log_files
@@ -90,7 +90,9 @@ def export_person(settings: Settings, subject: Subject, out: Path, *,
         finally:
             memory.close()
     lines = holding_lines(log_files(settings), [subject.text])
-    files = files_holding(settings, [subject.text])
+    sessions = [th["metadata"].get("id") for th in threads]
+    files = sorted(set(files_holding(settings, [subject.text])
+                       + session_folders(settings, [s for s in sessions if isinstance(s, str)])))
     out.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:

@@ -41,6 +41,7 @@ from hymt_chat.service.metrics import Metrics
 from hymt_chat.service.ratelimit import RateLimiter
 from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
+from hymt_chat.store.audit import AuditLog
 from hymt_chat.text import values
 
 __all__ = ["BUTTONS", "KEPT_JOBS", "Job", "Kept", "Services", "Session", "Upload"]
@@ -68,6 +69,7 @@ class Services:
     max_files: int = 5  # per message; Chainlit enforces its own cap only in the browser
     rooms: Rooms | None = None  # the agents' rooms (None: no rooms in this process)
     desk: Desk | None = None  # the support desk's queue (None: no desk in this process)
+    audit_log: AuditLog | None = None  # who read, corrected, took over (None: not recorded)
 
     def __post_init__(self) -> None:
         # Load the detector's profiles and the value tables now, at the app's start, not inside

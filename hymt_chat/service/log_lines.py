@@ -5,12 +5,13 @@ the router's and each app replica's) and ``HYMT_LOG_FILE`` with its rotations. A
 rewritten in place (read, filtered, written back, truncated), never replaced: a running app
 keeps appending to the same open file. A JSON line is dated by its ``time``; a line of another
 program's log has no date of its own, so such a file goes whole once it was last written
-before the cut (a rotated file too: it is no longer written).
+before the cut; a rotated file emptied by the sweep goes too.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from hymt_chat.settings import Settings
 
 __all__ = ["erase_lines", "holding_lines", "log_files", "sweep_lines"]
+
+_ROTATED = re.compile(r"\.\d+$")  # app.log.3: no longer written
 
 
 def log_files(settings: Settings) -> list[Path]:
@@ -87,15 +90,17 @@ def _line_time(line: bytes) -> float | None:
 
 
 def sweep_lines(paths: Iterable[Path], before: float) -> int:
-    """Remove the lines written before *before* (epoch seconds); how many went (a file gone
-    whole counts its lines)."""
+    """Remove the lines written before *before* (epoch seconds); how many went. A file whose
+    lines carry no time (another program's log) goes whole once last written before the cut;
+    a rotated file left empty goes too."""
     removed = 0
     for path in paths:
         try:
-            stat = path.stat()
-            if stat.st_mtime < before:  # nothing in it is newer
-                removed += len(path.read_bytes().splitlines())
-                path.unlink()
+            lines = path.read_bytes().splitlines()
+            if not any(_line_time(line) is not None for line in lines):
+                if lines and path.stat().st_mtime < before:
+                    path.unlink()
+                    removed += len(lines)
                 continue
         except FileNotFoundError:
             continue
@@ -104,5 +109,8 @@ def sweep_lines(paths: Iterable[Path], before: float) -> int:
             when = _line_time(line)
             return when is not None and when < before
 
-        removed += _rewrite(path, old)
+        gone = _rewrite(path, old)
+        removed += gone
+        if gone == len(lines) and _ROTATED.search(path.name):
+            path.unlink(missing_ok=True)
     return removed

@@ -12,8 +12,10 @@ placeholders (``[email-1]``).
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import hashlib
+import logging
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -36,6 +38,7 @@ __all__ = [
     "AuditEntry",
     "AuditLog",
     "AuditStoreError",
+    "audit_quietly",
     "audit_location",
     "open_audit_log",
     "subject_label",
@@ -45,6 +48,7 @@ __all__ = [
 ACTIONS = ("read", "export", "correct", "erase", "take_over", "retention")
 _SCHEMA_LOCK = 0x68796175  # 'hyau'
 _REFUSAL = "the audit log is append-only"
+_log = logging.getLogger("hymt_chat.audit")
 
 METADATA = sa.MetaData()
 ROWS = sa.Table(
@@ -150,6 +154,18 @@ class AuditLog:
         with self._engine.connect() as db:
             return [AuditEntry(r.at, r.actor, r.action, r.subject, r.detail)
                     for r in db.execute(query)]
+
+
+async def audit_quietly(log: AuditLog | None, actor: str, action: str, subject: str,
+                        detail: str = "") -> None:
+    """Record from the event loop (a worker thread does the write); a database that fails
+    is logged, never the agent's turn."""
+    if log is None:
+        return
+    try:
+        await asyncio.to_thread(log.record, actor, action, subject, detail)
+    except AuditStoreError:
+        _log.exception("could not write the audit log: %s %s %s", actor, action, subject)
 
 
 def open_audit_log(settings: Settings, *, clock: Callable[[], float] = time.time) -> AuditLog:

@@ -254,8 +254,8 @@ class MemoryStore:
 
     @_db_errors
     def holding(self, texts: Sequence[str], segments: Sequence[str] = ()) -> list[Entry]:
-        """Entries holding any of *texts* (in the segment, translation or author), and the
-        model's answers to any of *segments* (the segments of erased messages)."""
+        """Entries holding any of *texts* (in the segment or the translation), and the model's
+        answers to any of *segments* (the segments of erased messages)."""
         return [_entry(row) for row in self._select_holding(texts, segments)]
 
     @_db_errors
@@ -292,8 +292,7 @@ class MemoryStore:
         with self._engine.connect() as db:
             for text in wanted:
                 like = [sa.func.lower(column).contains(text.lower(), autoescape=True)
-                        for column in (ENTRIES.c.segment, ENTRIES.c.translation,
-                                       ENTRIES.c.author)]
+                        for column in (ENTRIES.c.segment, ENTRIES.c.translation)]
                 for row in db.execute(sa.select(ENTRIES).where(sa.or_(*like))):
                     found[row.key] = row
             unique = sorted({s for s in segments if s.strip()})

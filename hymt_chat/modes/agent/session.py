@@ -42,6 +42,7 @@ from hymt_chat.modes.screen import (
 )
 from hymt_chat.modes.session import KEPT_JOBS, Job, Kept, Services, Session, Upload
 from hymt_chat.modes.typing import SHOWN
+from hymt_chat.store.audit import audit_quietly
 from hymt_chat.text.cleanup import clean_text
 
 __all__ = ["HOLD_BUTTONS", "AgentSession"]
@@ -493,6 +494,12 @@ class AgentSession(Session):
         except HymtError as err:  # the cap: said as it is
             await self.say_error(err)
             return
+        if saved:
+            room = self.talking_room()
+            agent = self.user_key.removeprefix("user:")
+            await audit_quietly(self.services.audit_log, f"agent:{agent}", "correct",
+                                f"room {room.token}" if room is not None
+                                else f"session {self.id}", f"into {item.target}")
         await self.say(wording.correction_saved_message(item.target) if saved
                        else wording.CORRECTION_NOT_SAVED)
 

@@ -78,3 +78,27 @@ def test_the_command_reads_and_exports(tmp_path: Path, monkeypatch: pytest.Monke
     assert "agent:bob,correct,thread t-2" in (tmp_path / "a.csv").read_text()
     assert main(["audit", "--since", "yesterday"]) == 2  # one sentence, exit 2
     assert "is not a date" in capsys.readouterr().err
+
+
+async def test_an_agents_correction_is_on_the_audit_log(tmp_path: Path) -> None:
+    """Driven as a session (tests/support/sessions.py), the stand-in model answering."""
+    from hymt_chat.modes.agent.session import AgentSession
+    from tests.support.sessions import RecordingScreen, services
+    from tests.support.stub_model import StubModel
+
+    async def noop() -> None:
+        return None
+
+    with StubModel(lambda prompt: "Hello, my package has not arrived yet.") as stub:
+        svc = services(stub, tmp_path, memory=True)
+        svc.audit_log = AuditLog(tmp_path / "audit.db")
+        screen = RecordingScreen()
+        agent = AgentSession(svc, screen, session_id="s-1", user_key="user:alice",
+                             page_url="https://chat.example")
+        await agent.message("Hola, mi paquete no ha llegado todavía.", None)
+        button = next(b for s in reversed(screen.shown) for b in s.reply.buttons
+                      if b.name == "correct")
+        await agent.button("correct", button.payload, button.label, noop)
+        await agent.message("Hello, my parcel still has not arrived.", None)
+    assert [(e.actor, e.action, e.subject) for e in svc.audit_log.entries()] == [
+        ("agent:alice", "correct", "session s-1")]

@@ -236,7 +236,8 @@ class Settings(BaseSettings):
         "(skip), or in clear (keep) (hymt_chat/text/personal.py)."
     )
     log_pii: Literal["mask", "keep"] = Field(
-        default="mask", description="Personal data in the app's log lines: as placeholders "
+        default="mask", description="Personal data in the app's log lines (e-mail addresses, "
+        "phone, card, IBAN and order numbers; links and bare numbers stay): as placeholders "
         "(mask) or in clear (keep)."
     )
     # --- retention (hymt_chat/service/retention.py): days kept; unset: the general setting --

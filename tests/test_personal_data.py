@@ -42,6 +42,7 @@ def test_each_kind_is_found(text: str, kind: str, value: str) -> None:
     "Am 05.12.2024 geliefert.",
     "It costs 1 234 567 euros.",
     "Room 12, floor 3, 45 minutes.",
+    "Listening on 10.20.30.40 port 8021.",
     "4111 1111 1111 1112 fails the Luhn check",
     "DE00 3704 0044 0532 0130 00 fails mod 97",
 ])

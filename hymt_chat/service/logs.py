@@ -1,7 +1,7 @@
 """Structured logs: one JSON object per line, with the request id, in a rotating file.
 
-Personal data (e-mail addresses, phones, cards, IBANs, links, order numbers) is written as
-placeholders unless ``HYMT_LOG_PII=keep``.
+Personal data (e-mail addresses, phones, cards, IBANs, order numbers) is written as
+placeholders unless ``HYMT_LOG_PII=keep``; links and bare numbers stay (hosts, sizes).
 
 ``configure_logging(settings)`` installs the handlers once per process (calling it again
 replaces them). ``with request_context():`` gives everything logged inside it — including the
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pythonjsonlogger.json import JsonFormatter  # python-json-logger >= 3.1, as pyproject pins
 
-from hymt_chat.text.personal import redact
+from hymt_chat.text.personal import LOG_KINDS, redact
 
 if TYPE_CHECKING:
     from hymt_chat.engine.policy import PolicyEvent
@@ -116,7 +116,7 @@ class JsonLineFormatter(JsonFormatter):
         if self.redact:
             for name, value in log_record.items():
                 if isinstance(value, str) and name not in _PLAIN_FIELDS:
-                    log_record[name] = redact(value).text
+                    log_record[name] = redact(value, LOG_KINDS).text
 
 
 _PLAIN_FIELDS = frozenset({"time", "level", "logger", "request_id"})

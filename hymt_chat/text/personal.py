@@ -19,19 +19,23 @@ same segment again).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from hymt_chat.text.protect import find_spans
 
-__all__ = ["KINDS", "Found", "Redacted", "fill", "find_personal", "redact", "redact_pair"]
+__all__ = ["KINDS", "LOG_KINDS", "Found", "Redacted", "fill", "find_personal", "redact", "redact_pair"]
 
 KINDS = ("iban", "card", "phone", "email", "url", "order", "number")
 _PROTECT_KINDS = frozenset({"email", "url", "order", "number"})
+# A log line names hosts, ports, sizes and durations: links and bare numbers stay readable there.
+LOG_KINDS = ("iban", "card", "phone", "email", "order")
 
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
 _PHONE = re.compile(r"(?<![\w+])(?:\+|00|\()?\d[\d ()./-]{5,22}\d(?![\w])")
 _DATE = re.compile(r"\d{1,4}([-./])\d{1,2}\1\d{1,4}")
+_ADDRESS = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")  # an IPv4 address: a host, not a phone
 _PLACEHOLDER = re.compile(r"\[(" + "|".join(KINDS) + r")-(\d{1,3})\]")
 
 
@@ -72,7 +76,8 @@ def _luhn_ok(value: str) -> bool:
 
 def _phone_ok(value: str) -> bool:
     digits = sum(ch.isdigit() for ch in value)
-    if not 7 <= digits <= 15 or _DATE.fullmatch(value) or value.count("(") != value.count(")"):
+    if (not 7 <= digits <= 15 or _DATE.fullmatch(value) or _ADDRESS.fullmatch(value)
+            or value.count("(") != value.count(")")):
         return False
     if value[0] in "+(" or value.startswith("0"):
         return True
@@ -81,8 +86,8 @@ def _phone_ok(value: str) -> bool:
     return len(groups) >= 2 and digits >= 8 and not all(len(g) == 3 for g in groups[1:])
 
 
-def find_personal(text: str) -> list[Found]:
-    """Every piece of personal data in *text*, left to right, without overlaps."""
+def find_personal(text: str, kinds: Collection[str] = KINDS) -> list[Found]:
+    """Every piece of personal data of *kinds* in *text*, left to right, without overlaps."""
     found: list[Found] = []
 
     def free(start: int, end: int) -> bool:
@@ -106,7 +111,7 @@ def find_personal(text: str) -> list[Found]:
     for span in find_spans(text):
         if span.kind in _PROTECT_KINDS and free(span.start, span.end):
             found.append(Found(span.start, span.end, span.kind, span.original))
-    return sorted(found, key=lambda f: f.start)
+    return sorted((f for f in found if f.kind in kinds), key=lambda f: f.start)
 
 
 def _placeholders(found: list[Found]) -> dict[str, str]:
@@ -129,9 +134,9 @@ def _replace(text: str, found: list[Found], names: dict[str, str]) -> str:
     return "".join(parts)
 
 
-def redact(text: str) -> Redacted:
-    """*text* with each piece of personal data replaced by its placeholder."""
-    found = find_personal(text)
+def redact(text: str, kinds: Collection[str] = KINDS) -> Redacted:
+    """*text* with each piece of personal data (of *kinds*) replaced by its placeholder."""
+    found = find_personal(text, kinds)
     if not found:
         return Redacted(text, {})
     names = _placeholders(found)

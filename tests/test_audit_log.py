@@ -4,6 +4,7 @@ removed — the database refuses it (a trigger), on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from pathlib import Path
 
@@ -90,8 +91,8 @@ async def test_an_agents_correction_is_on_the_audit_log(tmp_path: Path) -> None:
         return None
 
     with StubModel(lambda prompt: "Hello, my package has not arrived yet.") as stub:
-        svc = services(stub, tmp_path, memory=True)
-        svc.audit_log = AuditLog(tmp_path / "audit.db")
+        svc = dataclasses.replace(services(stub, tmp_path, memory=True),
+                                  audit_log=AuditLog(tmp_path / "audit.db"))
         screen = RecordingScreen()
         agent = AgentSession(svc, screen, session_id="s-1", user_key="user:alice",
                              page_url="https://chat.example")
@@ -100,5 +101,6 @@ async def test_an_agents_correction_is_on_the_audit_log(tmp_path: Path) -> None:
                       if b.name == "correct")
         await agent.button("correct", button.payload, button.label, noop)
         await agent.message("Hello, my parcel still has not arrived.", None)
+    assert svc.audit_log is not None
     assert [(e.actor, e.action, e.subject) for e in svc.audit_log.entries()] == [
         ("agent:alice", "correct", "session s-1")]

@@ -23,7 +23,7 @@ def _subject(args: argparse.Namespace) -> Any:
     for kind in ("visitor", "room", "agent", "text"):
         value = getattr(args, kind, None)
         if value is not None:
-            return Subject(kind, value)  # type: ignore[arg-type]
+            return Subject(kind, value)
     raise InputError("Name whom: --visitor ID, --room TOKEN, --agent NAME or --text TEXT.")
 
 

@@ -38,8 +38,8 @@ __all__ = [
     "AuditEntry",
     "AuditLog",
     "AuditStoreError",
-    "audit_quietly",
     "audit_location",
+    "audit_quietly",
     "open_audit_log",
     "subject_label",
     "write_csv",
@@ -61,16 +61,20 @@ ROWS = sa.Table(
     sa.Column("subject", sa.Text, nullable=False),  # subject_label(kind, value)
     sa.Column("detail", sa.Text, nullable=False, server_default=""),
 )
+
+
+def _only_on(dialect: str, statement: str) -> None:
+    ddl = sa.DDL(statement)  # type: ignore[no-untyped-call]
+    sa.event.listen(ROWS, "after_create", ddl.execute_if(dialect=dialect))
+
+
 for _name in ("update", "delete"):
-    sa.event.listen(ROWS, "after_create", sa.DDL(
-        f"CREATE TRIGGER audit_log_no_{_name} BEFORE {_name.upper()} ON audit_log "
-        f"BEGIN SELECT RAISE(ABORT, '{_REFUSAL}'); END").execute_if(dialect="sqlite"))
-sa.event.listen(ROWS, "after_create", sa.DDL(
-    "CREATE OR REPLACE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS "
-    f"$$ BEGIN RAISE EXCEPTION '{_REFUSAL}'; END $$").execute_if(dialect="postgresql"))
-sa.event.listen(ROWS, "after_create", sa.DDL(
-    "CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log "
-    "FOR EACH ROW EXECUTE FUNCTION audit_log_append_only()").execute_if(dialect="postgresql"))
+    _only_on("sqlite", f"CREATE TRIGGER audit_log_no_{_name} BEFORE {_name.upper()} ON audit_log "
+             f"BEGIN SELECT RAISE(ABORT, '{_REFUSAL}'); END")
+_only_on("postgresql", "CREATE OR REPLACE FUNCTION audit_log_append_only() RETURNS trigger "
+         f"LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '{_REFUSAL}'; END $$")
+_only_on("postgresql", "CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON "
+         "audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_append_only()")
 
 
 class AuditStoreError(HymtError):

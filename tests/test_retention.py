@@ -5,6 +5,7 @@ and ``hymt-chat retention run`` say what they removed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ import sqlalchemy as sa
 from hymt_chat.cli.main import main
 from hymt_chat.service.erasure import Part, Subject
 from hymt_chat.service.history import METADATA
-from hymt_chat.service.retention import DAY, Retention, run_sweeper, sweep
+from hymt_chat.service.retention import DAY, Retention, run_sweeper, start_sweeper, sweep
 from hymt_chat.settings import Settings
 from hymt_chat.store.audit import AuditLog
 from hymt_chat.store.database import sync_url
@@ -144,7 +145,19 @@ async def test_the_apps_sweeper_sweeps_each_round_with_its_clock(tmp_path: Path)
 async def test_no_retention_set_means_no_sweeper(tmp_path: Path) -> None:
     rooms = Conversations()
     await run_sweeper(Settings(cache_dir=tmp_path), holdings=[rooms], rounds=1)
-    assert rooms.cuts == []
+    assert rooms.cuts == [] and start_sweeper(Settings(cache_dir=tmp_path)) is None
+
+
+async def test_the_app_starts_the_sweeper_as_a_task_it_holds(tmp_path: Path) -> None:
+    rooms = Conversations()
+    task = start_sweeper(Settings(cache_dir=tmp_path, retention_conversations_days=1),
+                         holdings=[rooms])
+    assert task is not None
+    while not rooms.cuts:  # the first round runs at once (bounded by the test's timeout)
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
 
 
 async def test_the_command_says_what_it_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

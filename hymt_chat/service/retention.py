@@ -37,7 +37,7 @@ from hymt_chat.store.memory import CORRECTED, IMPORTED, MACHINE
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
 
-__all__ = ["KINDS", "Retention", "run_sweeper", "sweep"]
+__all__ = ["KINDS", "Retention", "run_sweeper", "start_sweeper", "sweep"]
 
 KINDS = ("history", "conversations", "uploads", "memory", "logs", "team")
 DAY = 86400.0
@@ -141,3 +141,13 @@ async def run_sweeper(settings: Settings, *, clock: Callable[[], float] = time.t
         done += 1
         if rounds is None or done < rounds:
             await sleep(settings.retention_every)
+
+
+def start_sweeper(settings: Settings, *, audit: AuditLog | None = None,
+                  holdings: Sequence[Holding] = ()) -> asyncio.Task[None] | None:
+    """The app's one call, from its startup on the running loop: the sweeper as a task for the
+    process to hold (None: no retention is set, nothing runs)."""
+    if not Retention.of(settings).active:
+        return None
+    return asyncio.get_running_loop().create_task(
+        run_sweeper(settings, audit=audit, holdings=holdings), name="hymt-retention")

@@ -186,3 +186,17 @@ def test_a_text_too_short_to_name_anyone_is_refused(
     monkeypatch.setenv("HYMT_CACHE_DIR", str(tmp_path))
     assert main(["forget", "--text", "a"]) == 2
     assert "at least three characters" in capsys.readouterr().err
+
+
+def test_a_database_that_does_not_answer_is_one_sentence(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import free_port
+
+    monkeypatch.setenv("HYMT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("HYMT_DATABASE_URL",
+                       f"postgresql+asyncpg://hymt:secret@127.0.0.1:{free_port()}/gone")
+    assert main(["forget", "--text", EMAIL]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("hymt-chat: Cannot open the audit log database") and "secret" not in err
+    assert "Traceback" not in err

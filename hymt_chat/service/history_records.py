@@ -21,15 +21,23 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from hymt_chat.errors import HymtError
 from hymt_chat.service.history import METADATA, sqlite_path
-from hymt_chat.store.database import sync_url
+from hymt_chat.store.database import db_errors, sync_url
 
-__all__ = ["HistoryRecords", "Removed", "iso_before"]
+__all__ = ["HistoryRecords", "HistoryStoreError", "Removed", "iso_before"]
 
 THREADS, STEPS = METADATA.tables["threads"], METADATA.tables["steps"]
 ELEMENTS, FEEDBACKS = METADATA.tables["elements"], METADATA.tables["feedbacks"]
 USERS = METADATA.tables["users"]
 _BATCH = 500
+
+
+class HistoryStoreError(HymtError):
+    """The history's database did not answer or refused a statement."""
+
+
+_db_errors = db_errors(HistoryStoreError, "The history's database is not answering")
 
 
 @dataclass(slots=True)
@@ -85,6 +93,7 @@ class HistoryRecords:
     def close(self) -> None:
         self.engine.dispose()
 
+    @_db_errors
     def present(self) -> bool:
         if self.missing:
             return False
@@ -93,6 +102,7 @@ class HistoryRecords:
 
     # --- finding ---------------------------------------------------------------------------
 
+    @_db_errors
     def of_agent(self, identifier: str) -> list[str]:
         """The threads of the signed-in user *identifier*."""
         if not self.present():
@@ -103,6 +113,7 @@ class HistoryRecords:
         with self.engine.connect() as db:
             return [str(r[0]) for r in db.execute(query)]
 
+    @_db_errors
     def mentioning(self, text: str) -> list[str]:
         """The threads whose name, metadata (an agent's saved conversation), steps or
         elements hold *text* (case-insensitive)."""
@@ -120,6 +131,7 @@ class HistoryRecords:
                 _contains(ELEMENTS.c.props, text))).where(ELEMENTS.c.threadId.is_not(None)))}
         return sorted(ids)
 
+    @_db_errors
     def older_than(self, epoch: float) -> list[str]:
         """Threads with no activity since *epoch*."""
         if not self.present():
@@ -136,6 +148,7 @@ class HistoryRecords:
 
     # --- reading ---------------------------------------------------------------------------
 
+    @_db_errors
     def read(self, ids: Sequence[str]) -> list[dict[str, Any]]:
         """The threads with their steps (in order), elements and feedbacks, as plain JSON."""
         out: list[dict[str, Any]] = []
@@ -159,6 +172,7 @@ class HistoryRecords:
 
     # --- removing --------------------------------------------------------------------------
 
+    @_db_errors
     def delete(self, ids: Sequence[str], removed: Removed | None = None) -> Removed:
         """Delete the threads *ids* and everything under them; *removed* says what went (the
         steps' texts and the threads' session ids too: for the memory and the files)."""
@@ -189,6 +203,7 @@ class HistoryRecords:
         self.scrub()
         return removed
 
+    @_db_errors
     def delete_user(self, identifier: str, removed: Removed | None = None) -> Removed:
         """The signed-in user's row (after their threads)."""
         removed = removed or Removed()
@@ -199,6 +214,7 @@ class HistoryRecords:
             self.scrub()
         return removed
 
+    @_db_errors
     def scrub(self) -> None:
         if self.sqlite:
             with self.engine.connect() as db:

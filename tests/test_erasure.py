@@ -200,3 +200,20 @@ def test_a_database_that_does_not_answer_is_one_sentence(
     err = capsys.readouterr().err
     assert err.startswith("hymt-chat: Cannot open the audit log database") and "secret" not in err
     assert "Traceback" not in err
+
+
+async def test_an_agents_name_in_someone_elses_sentence_is_not_erased_with_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HYMT_CACHE_DIR", str(tmp_path))
+    settings = Settings()
+    await write_conversation(settings.history_url, agent="bob",
+                             said=[("customer", "Alice in Wonderland, por favor.")])
+    store = MemoryStore(memory_location(settings), pii="keep")
+    store.put("k", "es", "en", "Alice in Wonderland, por favor.", "Alice in Wonderland, please.",
+              "stub")
+    store.close()
+    assert main(["forget", "--agent", "alice"]) == 0
+    assert _thread_names(settings) == ["Alice in Wonderland, por favor."]
+    store = MemoryStore(memory_location(settings))
+    assert [e.key for e in store.entries(("machine",))] == ["k"]
+    store.close()

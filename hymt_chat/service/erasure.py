@@ -9,7 +9,8 @@ Where the traces are, in order (each step feeds the next):
    steps, elements and feedbacks; an agent's user row.
 3. The translation memory: entries holding the subject, and the model's answers to the
    segments of every erased message (under ``HYMT_MEMORY_PII=mask`` they hold placeholders,
-   but they were made from those messages); an agent's name comes off their corrections.
+   but they were made from those messages); an agent's name comes off their corrections (a
+   text naming the agent is not searched for: "Alice" in a sentence is not the agent alice).
 4. The cache folder's files: the erased threads' upload folders (a photo with them), and any
    file holding the subject.
 5. The log lines holding the subject.
@@ -139,9 +140,8 @@ def segments_of(texts: Sequence[str], settings: Settings) -> list[str]:
 
 
 def _history_pass(history: HistoryRecords, subject: Subject, removed: Removed) -> None:
-    ids = set(history.mentioning(subject.text))
-    if subject.kind == "agent":
-        ids |= set(history.of_agent(subject.text))
+    ids = (history.of_agent(subject.text) if subject.kind == "agent"
+           else history.mentioning(subject.text))
     history.delete(sorted(ids), removed)
     if subject.kind == "agent":
         history.delete_user(subject.text, removed)
@@ -167,12 +167,14 @@ def erase(settings: Settings, subject: Subject, *, holdings: Sequence[Holding] =
             _history_pass(history, subject, removed)
             found += report.add(removed.counts())
             texts += removed.texts
+            # An agent's name is no text of theirs: a sentence naming "Alice" is not hers.
+            searched = [] if subject.kind == "agent" else [subject.text]
             if memory is not None:
-                gone = memory.erase([subject.text], segments_of(texts, settings))
+                gone = memory.erase(searched, segments_of(texts, settings))
                 unsigned = memory.unsign(subject.text) if subject.kind == "agent" else 0
                 found += report.add({"memory entries": gone, "corrections unsigned": unsigned})
             paths = session_folders(settings, removed.sessions)
-            paths += files_holding(settings, [subject.text])
+            paths += files_holding(settings, searched)
             found += report.add({"files": erase_files(sorted(set(paths)))})
             found += report.add({"log lines": erase_lines(log_files(settings), [subject.text])})
             if not found:

@@ -70,9 +70,8 @@ def export_person(settings: Settings, subject: Subject, out: Path, *,
     result = Exported(out)
     history = HistoryRecords(settings.history_url)
     try:
-        ids = set(history.mentioning(subject.text))
-        if subject.kind == "agent":
-            ids |= set(history.of_agent(subject.text))
+        ids = (history.of_agent(subject.text) if subject.kind == "agent"
+               else history.mentioning(subject.text))
         threads = history.read(sorted(ids))
     finally:
         history.close()
@@ -81,17 +80,17 @@ def export_person(settings: Settings, subject: Subject, out: Path, *,
     parts = [(h.name, h.export(subject)) for h in holdings]
     for _, part in parts:
         texts += part.texts
+    searched = [] if subject.kind == "agent" else [subject.text]  # as the erasure does
     memory = open_memory_if_kept(settings)
     entries: list[dict[str, Any]] = []
     if memory is not None:
         try:
-            entries = [asdict(e) for e in memory.holding([subject.text],
-                                                         segments_of(texts, settings))]
+            entries = [asdict(e) for e in memory.holding(searched, segments_of(texts, settings))]
         finally:
             memory.close()
     lines = holding_lines(log_files(settings), [subject.text])
     sessions = [th["metadata"].get("id") for th in threads]
-    files = sorted(set(files_holding(settings, [subject.text])
+    files = sorted(set(files_holding(settings, searched)
                        + session_folders(settings, [s for s in sessions if isinstance(s, str)])))
     out.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

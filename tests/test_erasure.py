@@ -217,3 +217,30 @@ async def test_an_agents_name_in_someone_elses_sentence_is_not_erased_with_them(
     store = MemoryStore(memory_location(settings))
     assert [e.key for e in store.entries(("machine",))] == ["k"]
     store.close()
+
+
+async def test_a_tab_still_open_on_an_erased_thread_cannot_write_it_back(
+        deployment: Settings) -> None:
+    """Chainlit saves the session into its thread when the tab goes, and writes each new step
+    there: the app's data layer (history.refuse_erased) refuses both for an erased thread."""
+    from chainlit.context import init_http_context
+    from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
+    from chainlit.message import Message
+
+    from hymt_chat.service.history import adapt_sqlite, refuse_erased
+
+    anna = await write_conversation(deployment.history_url, agent="alice", said=SAID)
+    bruno = await write_conversation(deployment.history_url, agent="alice", said=OTHER)
+    assert main(["forget", "--text", EMAIL]) == 0
+    layer = refuse_erased(SQLAlchemyDataLayer)(conninfo=deployment.history_url)
+    adapt_sqlite(layer.engine)
+    try:
+        init_http_context(thread_id=anna)
+        await layer.create_step(Message(content=f"late: {EMAIL}", author="customer").to_dict())
+        await layer.update_thread(anna, metadata={"id": "s", "transcript": EMAIL})
+        init_http_context(thread_id=bruno)  # a thread not erased is written as ever
+        await layer.create_step(Message(content="Bruno again.", author="customer").to_dict())
+    finally:
+        await layer.close()
+    assert EMAIL not in _dump(deployment)
+    assert _thread_names(deployment) == sorted([*(t for _, t in OTHER), "Bruno again."])

@@ -142,7 +142,7 @@ def segments_of(texts: Sequence[str], settings: Settings) -> list[str]:
 def _history_pass(history: HistoryRecords, subject: Subject, removed: Removed) -> None:
     ids = (history.of_agent(subject.text) if subject.kind == "agent"
            else history.mentioning(subject.text))
-    history.delete(sorted(ids), removed)
+    history.delete(sorted(ids), removed, refuse_later=True)
     if subject.kind == "agent":
         history.delete_user(subject.text, removed)
 

@@ -14,6 +14,7 @@ A thread's age is its last activity: the newest of its own and its steps' ``crea
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,7 +23,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hymt_chat.errors import HymtError
-from hymt_chat.service.history import METADATA, sqlite_path
+from hymt_chat.service.history import ERASED, METADATA, sqlite_path
 from hymt_chat.store.database import db_errors, sync_url
 
 __all__ = ["HistoryRecords", "HistoryStoreError", "Removed", "iso_before"]
@@ -173,9 +174,12 @@ class HistoryRecords:
     # --- removing --------------------------------------------------------------------------
 
     @_db_errors
-    def delete(self, ids: Sequence[str], removed: Removed | None = None) -> Removed:
+    def delete(self, ids: Sequence[str], removed: Removed | None = None, *,
+               refuse_later: bool = False) -> Removed:
         """Delete the threads *ids* and everything under them; *removed* says what went (the
-        steps' texts and the threads' session ids too: for the memory and the files)."""
+        steps' texts and the threads' session ids too: for the memory and the files). With
+        *refuse_later* (an erasure) the ids are kept in ``erased_threads``: a tab still open
+        on one cannot write it back (:func:`hymt_chat.service.history.refuse_erased`)."""
         removed = removed or Removed()
         ids = list(dict.fromkeys(ids))
         if not ids or not self.present():
@@ -200,6 +204,14 @@ class HistoryRecords:
                     STEPS.c.threadId.in_(batch))).rowcount
                 removed.threads += db.execute(sa.delete(THREADS).where(
                     THREADS.c.id.in_(batch))).rowcount
+                if refuse_later:
+                    ERASED.create(db, checkfirst=True)  # a history made by an older version
+                    known = {r[0] for r in db.execute(sa.select(ERASED.c.id).where(
+                        ERASED.c.id.in_(batch)))}
+                    now = iso_before(time.time())
+                    fresh = [{"id": t, "erasedAt": now} for t in batch if t not in known]
+                    if fresh:
+                        db.execute(sa.insert(ERASED), fresh)
         self.scrub()
         return removed
 

@@ -202,7 +202,7 @@ if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history ne
 
     @cl.data_layer
     def history_layer() -> SQLAlchemyDataLayer:
-        layer_cls = history.skip_writes_when(SQLAlchemyDataLayer, _unkept)
+        layer_cls = history.refuse_erased(history.skip_writes_when(SQLAlchemyDataLayer, _unkept))
         layer = layer_cls(conninfo=SETTINGS.history_url)
         history.adapt_sqlite(layer.engine)
         return layer

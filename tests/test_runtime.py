@@ -18,7 +18,8 @@ from hymt_chat.sidecar.endpoint import Endpoint
 PACKAGE = Path(__file__).resolve().parent.parent / "hymt_chat"
 # What a Runtime owns: none of them may be built by a module on import.
 OWNED = {"ModelClient", "ModelClients", "Policy", "WindowWatch", "FusionRoute", "Metrics",
-         "RateLimiter", "Readiness", "Memory", "Rooms", "Desk", "Runtime", "Shared", "Hooks"}
+         "RateLimiter", "Readiness", "Memory", "Rooms", "Desk", "Runtime", "Shared", "Hooks",
+         "AuditLog"}
 
 
 def _settings(tmp_path: Path, **overrides: object) -> Settings:
@@ -55,6 +56,7 @@ def test_each_runtime_is_built_from_its_own_settings(tmp_path):
     services = one.services(max_files=3)
     assert services.translator is one.translator and services.max_files == 3
     assert services.desk is one.desk and services.limiter is one.limiter
+    assert services.audit_log is one.audit
 
 
 def test_the_memory_is_the_runtimes_and_on_only_with_the_checks(tmp_path):
@@ -107,3 +109,12 @@ def test_two_runtimes_count_their_own_checks(tmp_path):
     one.engine.check_hooks.emit(CheckEvent("flagged", "amount"))
     assert 'kind="amount",outcome="flagged"} 1.0' in one.metrics.render()[0].decode()
     assert 'kind="amount",outcome="flagged"}' not in two.metrics.render()[0].decode()
+
+
+async def test_the_retention_sweeper_runs_with_the_runtime_only_when_retention_is_set(tmp_path):
+    async with Runtime(_settings(tmp_path)) as kept_forever:
+        assert kept_forever._sweeper is None
+    async with Runtime(_settings(tmp_path, retention_days=30)) as runtime:
+        sweeper = runtime._sweeper
+        assert sweeper is not None and not sweeper.done()
+    assert sweeper.done()

@@ -2,7 +2,8 @@
 
 The chat page (``app.py``, at its start), the CLI (for a command) and the tests each build a
 Runtime: one model client per endpoint in force, one policy and the watch that moves its
-window, Chimera's route, the limiter, metrics, readiness, the memory, the rooms and the desk.
+window, Chimera's route, the limiter, metrics, readiness, the memory, the rooms, the desk, the
+audit log and the retention sweeper.
 Nothing of it lives in a module: two Runtimes in one process share nothing, and a test builds a
 fresh one instead of resetting globals (the way a Starlette app keeps its state on
 ``app.state`` for its lifespan).
@@ -10,6 +11,8 @@ fresh one instead of resetting globals (the way a Starlette app keeps its state 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from types import TracebackType
 from typing import Self, cast
 
@@ -25,7 +28,9 @@ from hymt_chat.modes.session import Services
 from hymt_chat.service.metrics import Metrics
 from hymt_chat.service.ratelimit import limiter_for
 from hymt_chat.service.readiness import readiness_for
+from hymt_chat.service.retention import start_sweeper
 from hymt_chat.settings import Settings
+from hymt_chat.store.audit import open_audit_log
 
 __all__ = ["Runtime"]
 
@@ -51,25 +56,33 @@ class Runtime:
         self.translator = cast(Translator, self.metrics.instrument(self.engine))
         self.rooms = Rooms(hours=settings.room_hours)
         self.desk = open_desk(self.rooms, self.translator, self.limiter, settings)
+        self.audit = open_audit_log(settings)  # who read, exported, corrected, erased, took over
+        self._sweeper: asyncio.Task[None] | None = None
 
     def services(self, max_files: int = 5) -> Services:
         """What a chat session uses of it (*max_files* per message: the page's own cap)."""
         return Services(self.settings, self.translator, self.readiness, self.limiter,
-                        self.metrics, max_files, self.rooms, self.desk)
+                        self.metrics, max_files, self.rooms, self.desk, audit_log=self.audit)
 
     def window(self) -> dict[str, object]:
         """``/health``'s ``window``: the policy's, and where its ceiling comes from."""
         return window_report(self.policy, self.watch)
 
     def start(self) -> None:
-        """Start the readings of the model's state and load, in the running event loop (again
-        harmless: each starts once per loop)."""
+        """Start the readings of the model's state and load, and the retention sweeper, in the
+        running event loop (again harmless: each starts once)."""
         self.readiness.start()
         if self.watch is not None:
             self.watch.start()
+        if self._sweeper is None or self._sweeper.done():  # None: no retention is set
+            self._sweeper = start_sweeper(self.settings, audit=self.audit)
 
     async def close(self) -> None:
         """Stop what :meth:`start` started and close the model clients' connections."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
         await self.readiness.stop()
         if self.watch is not None:
             await self.watch.stop()

@@ -60,7 +60,7 @@ logs.configure_logging(SETTINGS)  # JSON lines with a request id, rotating file
 READINESS = get_readiness(SETTINGS)
 METRICS = get_metrics(SETTINGS)  # hooks the process-wide policy
 TRANSLATOR = METRICS.instrument(Translator(SETTINGS, memory=Memory.for_settings(SETTINGS)))
-ROOMS, LIMITER = Rooms(hours=SETTINGS.room_hours), get_rate_limiter(SETTINGS)
+ROOMS, LIMITER = Rooms.for_settings(SETTINGS), get_rate_limiter(SETTINGS)  # rooms: kept in the db
 DESK = open_desk(ROOMS, TRANSLATOR, LIMITER, SETTINGS)  # the support desk's queue
 SERVICES = Services(SETTINGS, TRANSLATOR, READINESS, LIMITER, METRICS,
                     cl_config.features.spontaneous_file_upload.max_files or 5, ROOMS, DESK)
@@ -193,8 +193,10 @@ async def app_startup() -> None:
     if RELAY is not None:
         RELAY_TASK.append(asyncio.get_running_loop().create_task(RELAY.run()))
         await RELAY.ready()
+    await DESK.restore()  # the database's open desk conversations (one replica: a restart)
 
 
+cl.on_app_shutdown(ROOMS.close)  # what the rooms' database has not taken yet: written, for a while
 if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history needs sign-in
     from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 

@@ -20,6 +20,11 @@ and the queue are the deployment's; a conversation's talk lives on one replica, 
 takes it from another replica has it handed over there, history and all (:meth:`Desk.hand_over`,
 :meth:`Desk.adopt`), while the visitor's socket stays where it is and is relayed.
 
+Durable (the rooms' keeper, :mod:`hymt_chat.modes.keeping`): each conversation's row carries its
+number, visitor, holder and unread count, written as they change; a process that starts again
+takes the open ones back (:meth:`Desk.restore`), its agents' inboxes list them again, and a
+visitor's link to one that only the database holds brings it back (:meth:`Rooms.revive`).
+
 Nothing here knows Chainlit, HTTP or Redis.
 """
 
@@ -34,6 +39,7 @@ from hymt_chat.errors import InputError, RateLimitedError
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.guest_words import ENGLISH
 from hymt_chat.modes.room import Room, RoomMessage, Rooms, Translate
+from hymt_chat.store.conversations import StoredRoom
 
 __all__ = ["Desk", "DeskError", "Remote", "Seat", "Ticket", "TicketView"]
 
@@ -150,6 +156,7 @@ class Desk:
         self.seats: set[Seat] = set()
         self.remote: Remote | None = None  # the other replicas (HYMT_REDIS_URL)
         self._next = 1
+        rooms.reviver, rooms.defaults = self._revive, translate_for
 
     # --- the visitor's side -----------------------------------------------------------------
 
@@ -219,8 +226,52 @@ class Desk:
         return typed
 
     def _changed(self, ticket: Ticket, *, new: bool = False) -> None:
+        ticket.room.about = {"number": ticket.number, "visitor": ticket.visitor,
+                             "agent": ticket.agent, "opened": ticket.opened,
+                             "taken": ticket.taken, "unread": ticket.unread}
+        ticket.room.kept()
         if self.remote is not None:
             self.remote.changed(ticket, new=new)
+
+    def read(self, ticket: Ticket) -> None:
+        """Its holder looks at it now: nothing unread."""
+        if ticket.unread:
+            ticket.unread = 0
+            self._changed(ticket)
+
+    # --- after a restart ----------------------------------------------------------------------
+
+    async def restore(self) -> int:
+        """The open conversations of the database, held here again (a restart: the queue, the
+        holders, the unread counts, the numbering); how many. Only with one replica: with
+        several, each conversation's replica holds it (Redis says which)."""
+        keeper = self.rooms.keeper
+        if keeper is None or self.remote is not None:
+            return 0
+        stored, last = await keeper.open_desk()
+        self._next = max(self._next, last + 1)
+        for row in stored:
+            if row.room.number not in self.tickets:
+                self.rooms.hold(self._revive(row))
+        return len(stored)
+
+    def _revive(self, stored: StoredRoom) -> Room:
+        """A stored room held again: a desk conversation with its ticket, or an agent's own
+        room translated with the deployment's defaults until that agent's tab takes it back."""
+        row = stored.room
+
+        async def unattended(message: RoomMessage) -> None:
+            """Kept in the room's history (and the database) for its agent's return."""
+        number = row.number
+        room = Room.revived(stored, translate=self.translate_for(Conversation(
+            self.agent_language)), to_agent=unattended if number is None else self._router(
+            number), charge=self.charge, clock=self.clock)
+        room.translate = self.translate_for(room.conv)
+        if number is not None:
+            room.on_typing = self._typing(number)
+            self.tickets[number] = Ticket(number, room, row.visitor or "", row.opened,
+                                          row.agent, row.taken, row.unread)
+        return room
 
     async def _from_visitor(self, ticket: Ticket, message: RoomMessage) -> None:
         if not ticket.shown_to:

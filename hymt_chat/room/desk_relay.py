@@ -46,9 +46,9 @@ class _ToTalk:
     def __init__(self, relay: DeskRelay, token: str, to: str) -> None:
         self.relay, self.token, self.to = relay, token, to
 
-    def says(self, guest: str, text: str, payer: str) -> None:
+    def says(self, guest: str, text: str, payer: str, ref: str | None = None) -> None:
         self.relay.send(self.to, {"op": "says", "token": self.token, "guest": guest,
-                                  "text": text, "payer": payer})
+                                  "text": text, "payer": payer, "ref": ref})
 
     def language(self, code: str) -> None:
         self.relay.send(self.to, {"op": "language", "token": self.token, "code": code})
@@ -275,7 +275,8 @@ class DeskRelay:
     async def _on_says(self, message: dict[str, Any]) -> None:
         room = self._room(message["token"])
         if room is not None and room.relay is None:
-            self._spawn(room.guest_says(message["guest"], message["text"], message["payer"]))
+            self._spawn(room.guest_says(message["guest"], message["text"], message["payer"],
+                                        message.get("ref")))
 
     async def _on_typing(self, message: dict[str, Any]) -> None:
         room = self._room(message["token"])

@@ -105,6 +105,10 @@ class Remote(Protocol):
         """Ask the replica of conversation *number* to hand it over here, for *agent*."""
         ...
 
+    async def orphaned(self, number: int) -> str | None:
+        """The room token of conversation *number* when its replica died (else None)."""
+        ...
+
 
 @dataclass(eq=False)
 class Ticket:
@@ -269,8 +273,11 @@ class Desk:
         room.translate = self.translate_for(room.conv)
         if number is not None:
             room.on_typing = self._typing(number)
-            self.tickets[number] = Ticket(number, room, row.visitor or "", row.opened,
-                                          row.agent, row.taken, row.unread)
+            ticket = Ticket(number, room, row.visitor or "", row.opened, row.agent, row.taken,
+                            row.unread, doors={self.remote.replica} if self.remote else set())
+            self.tickets[number] = ticket
+            if self.remote is not None and ticket.open:  # a dead replica's: this one's now
+                self._changed(ticket)
         return room
 
     async def _from_visitor(self, ticket: Ticket, message: RoomMessage) -> None:
@@ -292,9 +299,15 @@ class Desk:
         self.seats.add(seat)
         if self.remote is not None:
             for view in await self.remote.others():
-                if view.agent == seat.agent:
+                if view.agent == seat.agent and not await self.orphaned(view.number):
                     await self.remote.take(view.number, seat.agent)
         return self.held_by(seat.agent)
+
+    async def orphaned(self, number: int) -> bool:
+        """Conversation *number*'s replica died: it is read back from the database and is this
+        replica's now (False: it is not a dead replica's, or the database has no open one)."""
+        token = await self.remote.orphaned(number) if self.remote is not None else None
+        return token is not None and await self.rooms.revive(token) is not None
 
     def stand(self, seat: Seat) -> None:
         """The tab closed: the agent keeps their conversations (a reload finds them)."""
@@ -335,6 +348,8 @@ class Desk:
         """*seat*'s agent takes conversation *number* (from the queue, or over from another
         agent, who is told); *bind* ties its room to the taker's tab. Raises InputError."""
         ticket = self.get(number)
+        if ticket is None and await self.orphaned(number):
+            ticket = self.get(number)
         if ticket is None and self.remote is not None and await self.remote.take(number,
                                                                                  seat.agent):
             ticket = self.get(number)  # handed over by its replica, taken for this agent

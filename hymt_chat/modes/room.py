@@ -440,6 +440,10 @@ class Rooms:
         self.reviver: Callable[[StoredRoom], Room] | None = None
         # A room whose agent's tab closed: translated with these defaults meanwhile (the desk's)
         self.defaults: Callable[[Conversation], Translate] | None = None
+        # Several replicas: say that a room is this replica's, and ask whether a live replica
+        # holds one (then it is not read back here: its link hops there).
+        self.claim: Callable[[str], None] | None = None
+        self.held_elsewhere: Callable[[str], Awaitable[bool]] | None = None
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Rooms:
@@ -482,11 +486,15 @@ class Rooms:
         """*room* is this process's to talk in (and to write, with a keeper)."""
         room.keeper = self.keeper
         self._rooms[room.token] = room
+        if self.claim is not None:
+            self.claim(room.token)
         return room
 
     async def revive(self, token: str) -> Room | None:
         """The stored room of *token*, held here again (None: none stored, or no keeper)."""
         if self.keeper is None or not isinstance(token, str):
+            return None
+        if self.held_elsewhere is not None and await self.held_elsewhere(token):
             return None
         stored = await self.keeper.load(token)
         if stored is None:

@@ -8,10 +8,10 @@ lands in the transcript. Guests connect to it through ``hymt_chat.room.page`` (a
 each connection is a queue of events. :class:`Rooms` hands out tokens and refuses unknown,
 expired and closed ones. With a keeper (:mod:`~hymt_chat.modes.keeping`) every room and message
 is written to the deployment's database as it changes, and a room this process does not hold
-(it restarted) is read back from there: the process holds only a cache. Either side's typing is told to the other (throttled, expiring on its
-own: :mod:`~hymt_chat.modes.typing`). An agent's reply whose checks found something is held
-(:class:`HeldReply`): the guests get nothing until the agent sends it anyway or drops it to write
-it again. Nothing here knows Chainlit or HTTP.
+(it restarted) is read back from there: the process holds only a cache. Either side's typing
+is told to the other (throttled, expiring on its own: :mod:`~hymt_chat.modes.typing`). An
+agent's reply whose checks found something is held (:class:`HeldReply`): the guests get nothing
+until the agent sends it anyway or drops it to write it again. Nothing here knows Chainlit or HTTP.
 """
 
 from __future__ import annotations

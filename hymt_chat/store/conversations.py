@@ -43,7 +43,7 @@ ROOMS = sa.Table(
     sa.Column("token", sa.Text, primary_key=True),       # the room link's secret
     sa.Column("kind", sa.Text, nullable=False),          # "room" (an agent's) or "desk"
     sa.Column("number", sa.Integer),                     # the desk's conversation number
-    sa.Column("agent", sa.Text),                         # who holds it ("user:<name>"); None: queued
+    sa.Column("agent", sa.Text),                         # its holder; None: in the queue
     sa.Column("visitor", sa.Text),                       # the desk visitor's allowance key
     sa.Column("opened", sa.Double, nullable=False),
     sa.Column("taken", sa.Double),

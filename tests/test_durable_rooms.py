@@ -1,7 +1,7 @@
-"""Rooms and desk conversations kept in the deployment's database (SQLite here; the same
-statements run on PostgreSQL: ``hymt_chat/store/database.py``): written behind the talk, read
-back by a process that did not hold them, and not lost nor doubled when the database goes away
-in the middle of a conversation.
+"""Rooms and desk conversations kept in the deployment's database (SQLite, and the session's
+real PostgreSQL where a test names *where*): written behind the talk, read back by a process
+that did not hold them, and not lost nor doubled when the database goes away in the middle of
+a conversation.
 
 Driven directly (no Chainlit) over the instant stand-in model of ``tests/support/sessions.py``;
 the database's failure is a fault injected into the real store (:class:`FlakyStore`). The real
@@ -28,6 +28,7 @@ from hymt_chat.store.conversations import (
     MessageRecord,
     RoomRecord,
 )
+from tests.support.postgres import fresh_database
 from tests.support.sessions import RecordingScreen, services
 from tests.support.stub_model import StubModel
 
@@ -54,6 +55,14 @@ class FlakyStore(ConversationStore):
             self.lose_answers -= 1
             raise ConversationStoreError("The conversations' database is not answering "
                                          "(OperationalError).")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def where(request: pytest.FixtureRequest, tmp_path):
+    """The conversations' database, once per backend (a fresh PostgreSQL database per test)."""
+    if request.param == "sqlite":
+        return tmp_path / "conversations.db"
+    return fresh_database(request.getfixturevalue("postgres_url"))
 
 
 @pytest.fixture
@@ -88,8 +97,8 @@ async def _until(condition, timeout: float = 30.0) -> None:
         await asyncio.sleep(0.01)
 
 
-def test_a_room_and_its_messages_round_trip_and_a_message_written_twice_is_kept_once(tmp_path):
-    store = ConversationStore(tmp_path / "conversations.db", clock=lambda: 1000.0)
+def test_a_room_and_its_messages_round_trip_and_a_message_written_twice_is_kept_once(where):
+    store = ConversationStore(where, clock=lambda: 1000.0)
     room = RoomRecord("t" * 32, "desk", 900.0, 5000.0, {"conv": {"x": "ñ"}, "guests": []},
                       number=7, visitor="addr:1", unread=2)
     first = MessageRecord("t" * 32, 1, "guest", "Hola", "es", "Hello", "en", 950.0, ref="r1")
@@ -102,16 +111,19 @@ def test_a_room_and_its_messages_round_trip_and_a_message_written_twice_is_kept_
     assert [r.room.number for r in store.open_desk()] == [7] and store.last_number() == 7
     assert store.tokens(visitor="addr:1") == ["t" * 32]
     assert store.ended_before(6000.0) == ["t" * 32] and store.ended_before(4000.0) == []
+    assert store.containing("hOLA") == store.containing("ñ") == ["t" * 32]  # message, state
+    assert store.containing("H_la") == store.containing("%") == []  # no wildcards
     assert store.forget(["t" * 32]) == 1 and store.load("t" * 32) is None
     assert store.forget(["t" * 32]) == 0  # erasing it again finds nothing
+    store.close()
 
 
 async def test_messages_flow_while_the_database_is_away_and_are_written_once_it_is_back(
-        stub, tmp_path):
+        stub, tmp_path, where):
     """The database goes away mid-conversation: both sides still read each other at once; what
     was said is written when it is back, every message once (a write the database kept but
     whose answer was lost is written again, and still kept once)."""
-    store = FlakyStore(tmp_path / "conversations.db")
+    store = FlakyStore(where)
     keeper = _keeper(store)
     rooms = Rooms(keeper=keeper)
     session = await _agent(stub, tmp_path, rooms)

@@ -11,8 +11,8 @@ Where: the deployment's database of :mod:`hymt_chat.store.database` (a PostgreSQ
 ``HYMT_DATABASE_URL`` shared by every replica, else ``conversations.db`` in the cache folder).
 Each method is one transaction; a database failure is :class:`ConversationStoreError`. The
 process keeps only a cache of these rows (``hymt_chat.modes.room``), written behind the talk
-(``hymt_chat.modes.keeping``). Erasure and retention delete through :meth:`forget` and
-:meth:`ended_before`.
+(``hymt_chat.modes.keeping``). Erasure and retention find rooms with :meth:`tokens`,
+:meth:`containing` and :meth:`ended_before`, and delete them with :meth:`forget`.
 """
 
 from __future__ import annotations
@@ -217,6 +217,19 @@ class ConversationStore:
             query = query.where(ROOMS.c.kind == kind)
         with self._engine.connect() as db:
             return [r.token for r in db.execute(query)]
+
+    @_db_errors
+    def containing(self, text: str) -> list[str]:
+        """Rooms where *text* (an e-mail address, a name; any case) was written: in a message, its
+        translation, or the room's state (transcript, glossary)."""
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace(
+            "_", "\\_") + "%"
+        said = sa.select(MESSAGES.c.token).where(sa.or_(
+            MESSAGES.c.original.ilike(pattern, escape="\\"),
+            MESSAGES.c.translation.ilike(pattern, escape="\\")))
+        kept = sa.select(ROOMS.c.token).where(ROOMS.c.state.ilike(pattern, escape="\\"))
+        with self._engine.connect() as db:
+            return sorted({r.token for r in db.execute(sa.union(said, kept))})
 
     @_db_errors
     def ended_before(self, when: float) -> list[str]:

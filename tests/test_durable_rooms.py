@@ -234,3 +234,44 @@ async def test_a_restarted_desk_has_its_queue_holders_unread_counts_and_numbers(
     three = await again.start("addr:3", "de")
     assert three.number == 3  # the numbering goes on
     await again.rooms.close()
+
+
+async def test_an_erased_conversation_is_gone_even_what_arrives_during_the_erasure(
+        stub, tmp_path):
+    """Erasure (for the data commands): the room ends, its rows go, and a message being
+    translated while it runs is never written."""
+    keeper = _keeper(ConversationStore(tmp_path / "conversations.db"))
+    settings = Settings(cache_dir=tmp_path, base_url=stub.base_url, api_key="k", model="stub",
+                        checks=False)
+    desk = Desk(Rooms(keeper=keeper), translate_for(Translator(settings), settings))
+    ticket = await desk.start("addr:1", "es")
+    queue = ticket.room.join(GUEST)
+    await ticket.room.guest_says(GUEST, "Mi correo es ana@example.com", PAYER)
+    await asyncio.wait_for(keeper.flush(), 30)
+    assert keeper.store.containing("ANA@example.com") == [ticket.room.token]
+    started, release = asyncio.Event(), asyncio.Event()
+    original = ticket.room.translate
+
+    async def held(text: str, side: str):
+        started.set()
+        await release.wait()  # translating while the erasure runs
+        return await original(text, side)
+    ticket.room.translate = held
+    late = asyncio.create_task(ticket.room.guest_says(GUEST, "Y mi teléfono…", PAYER))
+    await asyncio.wait_for(started.wait(), 30)
+    assert await desk.erase([ticket.room.token]) == 1
+    release.set()
+    await late
+    await asyncio.wait_for(keeper.flush(), 30)
+    assert keeper.store.load(ticket.room.token) is None
+    assert keeper.store.containing("ana@example.com") == []
+    assert "closed" in [e["type"] for e in _events(queue)]  # the visitor's page is told
+    assert desk.get(ticket.number) is None and await desk.erase([ticket.room.token]) == 0
+    await keeper.close()
+
+
+def _events(queue: asyncio.Queue) -> list[dict]:
+    events = []
+    while not queue.empty():
+        events.append(queue.get_nowait())
+    return events

@@ -410,6 +410,16 @@ class Desk:
         ticket.shown_to.clear()
         self._changed(ticket)
 
+    async def erase(self, tokens: list[str]) -> int:
+        """Erase these conversations (their tickets too): :meth:`Rooms.erase`."""
+        for number, ticket in list(self.tickets.items()):
+            if ticket.room.token in tokens:
+                ticket.room.keeper = None
+                ticket.room.close()
+                del self.tickets[number]
+                self._changed(ticket)  # the other replicas' inboxes drop it
+        return await self.rooms.erase(tokens)
+
     def block(self, ticket: Ticket) -> None:
         """The visitor of *ticket* starts no more conversations here; this one ends."""
         self.blocked.add(ticket.visitor)

@@ -57,6 +57,12 @@ class RoomKeeper:
         self._messages.append(record)
         self._kick()
 
+    def drop(self, tokens: set[str]) -> None:
+        """Forget what is queued for these rooms (they are being erased)."""
+        for token in tokens:
+            self._rooms.pop(token, None)
+        self._messages[:] = [m for m in self._messages if m.token not in tokens]
+
     async def flush(self) -> None:
         """Until everything queued so far is written (retrying now if the database was away)."""
         if not self.pending:

@@ -455,6 +455,21 @@ class Rooms:
         if self.keeper is not None:
             await self.keeper.close()
 
+    async def erase(self, tokens: list[str]) -> int:
+        """Erase these rooms: closed, out of the cache, nothing of theirs queued, their rows
+        and messages deleted (a message still being translated is never written); how many
+        the database held."""
+        wanted = set(tokens)
+        for token in wanted:
+            room = self._rooms.pop(token, None)
+            if room is not None:
+                room.keeper = None
+                room.close()
+        if self.keeper is None:
+            return 0
+        self.keeper.drop(wanted)
+        return await asyncio.to_thread(self.keeper.store.forget, sorted(wanted))
+
     def let_go(self, room: Room) -> None:
         """*room*'s agent's tab closed; the room stays open for their next tab (its guest's
         messages are translated with the defaults and kept meanwhile)."""

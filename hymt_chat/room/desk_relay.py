@@ -30,7 +30,7 @@ import json
 import logging
 import secrets
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 
@@ -40,6 +40,7 @@ from hymt_chat.modes.room import Room, Rooms
 __all__ = ["DeskRelay"]
 
 _log = logging.getLogger(__name__)
+T = TypeVar("T")
 _NEXT, _TICKETS, _TOKENS = "hymt:desk:next", "hymt:desk:tickets", "hymt:desk:tokens"
 _ALL, _TO = "hymt:desk:all", "hymt:desk:to:"
 _TAKE_SECONDS = 30.0  # how long a take waits for the other replica's hand-over
@@ -119,6 +120,19 @@ class DeskRelay:
         """Is *replica*'s heartbeat there (it did not die)?"""
         return replica == self.replica or bool(await self.redis.exists(_ALIVE + replica))
 
+    async def _answer(self, answer: asyncio.Future[T], owner: str) -> T:
+        """*owner*'s answer, waited for while its heartbeat lasts, at most
+        :data:`_TAKE_SECONDS` (TimeoutError): a dead replica is not waited for in full."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _TAKE_SECONDS
+        while True:
+            left = deadline - loop.time()
+            try:
+                return await asyncio.wait_for(asyncio.shield(answer), min(1.0, max(left, 0)))
+            except TimeoutError:
+                if left <= 1.0 or not await self.alive(owner):
+                    raise
+
     def claim(self, token: str) -> None:
         """Room *token* is this replica's (its agent's own room, or a desk conversation)."""
         async def write() -> None:
@@ -155,7 +169,7 @@ class DeskRelay:
         self._adopted[number] = done
         self.send(owner, {"op": "take", "number": number, "agent": agent, "to": self.replica})
         try:
-            return await asyncio.wait_for(done, _TAKE_SECONDS)
+            return await self._answer(done, owner)
         except TimeoutError:
             _log.warning("replica %s did not hand over conversation #%d", owner, number)
             return False
@@ -174,7 +188,7 @@ class DeskRelay:
         self._doorways[token] = answer
         self.send(owner, {"op": "door", "token": token, "from": self.replica})
         try:
-            state = await asyncio.wait_for(answer, _TAKE_SECONDS)
+            state = await self._answer(answer, owner)
         except TimeoutError:
             return None
         finally:

@@ -380,8 +380,9 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 os.killpg(_pid_of(url_1), signal.SIGKILL)
                 ja.locator("#text").fill(ja_text)
                 ja.locator("#text").press("Enter")
+                # (The dead replica's heartbeat lasts up to 15 s, the page's backoff up to 8.)
                 expect(ja.locator(".msg.guest .text")).to_have_text([ja_text, ja_text],
-                                                                    timeout=WAIT)
+                                                                    timeout=2 * WAIT)
                 expect(ja.locator(".msg")).to_have_count(4)  # the whole history, one new
                 assert relay.owner(2) == (two, "user:alice")
                 alice.reload()

@@ -187,6 +187,7 @@ async def app_startup() -> None:
     if RELAY is not None:
         RELAY_TASK.append(asyncio.get_running_loop().create_task(RELAY.run()))
         await RELAY.ready()
+    await RUNTIME.desk.restore()  # the database's open desk conversations (a restart)
 
 
 @cl.on_app_shutdown

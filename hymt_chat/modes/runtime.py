@@ -54,7 +54,7 @@ class Runtime:
         self.metrics.attach_checks(self.engine, self.memory)
         # The metrics' wrapper stands in for the Translator it wraps (it counts translate()).
         self.translator = cast(Translator, self.metrics.instrument(self.engine))
-        self.rooms = Rooms(hours=settings.room_hours)
+        self.rooms = Rooms.for_settings(settings)  # kept in the deployment's database
         self.desk = open_desk(self.rooms, self.translator, self.limiter, settings)
         self.audit = open_audit_log(settings)  # who read, exported, corrected, erased, took over
         self._sweeper: asyncio.Task[None] | None = None
@@ -89,6 +89,7 @@ class Runtime:
         self.metrics.detach_checks(self.engine, self.memory)
         await self.fusion.aclose()
         await self.clients.aclose()
+        await self.rooms.close()  # what the database has not taken yet: written, for a while
 
     async def __aenter__(self) -> Self:
         self.start()

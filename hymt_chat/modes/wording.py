@@ -292,6 +292,12 @@ def best_meta(meta: str, note: str, *, downgraded: bool) -> str:
 # The room: the customer on their own phone.
 
 ROOM_CLOSED = "The room is closed: its link no longer works."
+
+
+def room_again(messages: int) -> str:
+    """A signed-in agent's new tab found their room still open (a reload, a restart)."""
+    return (f"Your room is still open ({messages} message(s) so far): its guest's messages "
+            "come here again.")
 CUSTOMER_TYPING = "The customer is typing…"  # the agent's own room (public/desk.js shows it)
 
 

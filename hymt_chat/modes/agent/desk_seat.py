@@ -188,7 +188,7 @@ class DeskSeat:
             self.current.shown_to.discard(self)
         self.current = ticket
         ticket.shown_to.add(self)
-        ticket.unread = 0
+        self.desk.read(ticket)
         history = ticket.room.history[-_SHOWN_ON_SWITCH:]
         await self.session.say(f"Now with {_label(ticket)}: your messages go to this visitor "
                                f"({len(ticket.room.history)} so far).")

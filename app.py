@@ -177,8 +177,7 @@ if AGENTS:  # registering Chainlit's auth callback makes sign-in compulsory: onl
 
 @cl.on_app_startup
 async def app_startup() -> None:
-    """The runtime's readings; the history's tables (with sign-in); the desk's relay between
-    replicas (with Redis)."""
+    """The runtime's readings, the history's tables, the desk's relay and restored queue."""
     RUNTIME.start()
     if HISTORY:
         added = await history.ensure_schema(SETTINGS.history_url)

@@ -25,6 +25,12 @@ from hymt_chat.cli.main import main
 from hymt_chat.service.history import METADATA
 from hymt_chat.service.web import FILES_ROOT
 from hymt_chat.settings import Settings
+from hymt_chat.store.conversations import (
+    ConversationStore,
+    MessageRecord,
+    RoomRecord,
+    conversations_location,
+)
 from hymt_chat.store.database import sync_url
 from hymt_chat.store.memory import CORRECTED, MemoryStore, TeamEntry, memory_location
 from tests.support.history_rows import write_conversation
@@ -65,6 +71,12 @@ async def _customer(settings: Settings) -> str:
     store.put("k3", "es", "en", "Gracias.", "Thank you.", "stub")
     store.add_team([TeamEntry("es", "en", "Hola.", "Hello.", origin=CORRECTED, author="alice")])
     store.close()
+    rooms = ConversationStore(conversations_location(settings))
+    for token, said in (("room-anna", SAID), ("room-bruno", OTHER)):
+        rooms.write([RoomRecord(token, "room", 1.0, 2.0, {"glossary": {}}, agent="alice")],
+                    [MessageRecord(token, n, who, text, "es", f"EN: {text}", "en", 1.0 + n)
+                     for n, (who, text) in enumerate(said)])
+    rooms.close()
     logs = settings.cache_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     (logs / "app.log").write_text(
@@ -108,12 +120,15 @@ async def test_forget_a_text_removes_every_trace_and_audits_it(
     assert main(["forget", "--text", EMAIL]) == 0
     said = capsys.readouterr().out
     assert "history threads" in said and "files" in said and "log lines" in said
-    assert "memory entries" in said
+    assert "memory entries" in said and "conversations" in said
 
     assert EMAIL not in _dump(deployment)
     assert _bytes_found(deployment.cache_dir, EMAIL) == []
     assert not (deployment.cache_dir / FILES_ROOT / "4242-abcd" / "0b6f3c1e-session-anna").exists()
     assert _thread_names(deployment) == sorted(t for _, t in OTHER)  # Bruno's is kept
+    rooms = ConversationStore(conversations_location(deployment))
+    assert rooms.load("room-anna") is None and rooms.load("room-bruno") is not None
+    rooms.close()
     store = MemoryStore(memory_location(deployment))
     # Anna's sentences went (one held the address, one was only made from her message).
     assert {e.segment for e in store.entries(("machine", "corrected"))} == {"Gracias.", "Hola."}

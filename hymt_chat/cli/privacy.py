@@ -33,11 +33,23 @@ def _audit(settings: Settings) -> Any:
     return open_audit_log(settings)
 
 
+def _conversations(settings: Settings) -> Any:
+    """The rooms' and the desk's conversations, a holding every command searches."""
+    from hymt_chat.service.conversation_records import ConversationRecords
+
+    return ConversationRecords.for_settings(settings)
+
+
 def cmd_forget(args: argparse.Namespace) -> int:
     from hymt_chat.service.erasure import erase
 
     settings = Settings()
-    report = erase(settings, _subject(args), audit=_audit(settings))
+    subject, audit = _subject(args), _audit(settings)
+    conversations = _conversations(settings)
+    try:
+        report = erase(settings, subject, holdings=[conversations], audit=audit)
+    finally:
+        conversations.close()
     print("\n".join(report.lines()))
     return 0
 
@@ -48,7 +60,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     settings = Settings()
     subject = _subject(args)
     out = Path(args.out)
-    result = export_person(settings, subject, out, audit=_audit(settings))
+    audit = _audit(settings)
+    conversations = _conversations(settings)
+    try:
+        result = export_person(settings, subject, out, holdings=[conversations], audit=audit)
+    finally:
+        conversations.close()
     if not result.total:
         print(f"Nothing is held about {subject.kind} {subject.text!r}; {out} lists nothing.")
         return 0
@@ -106,7 +123,12 @@ def cmd_retention_run(args: argparse.Namespace) -> int:
         print("No retention is set (HYMT_RETENTION_DAYS and the per-kind settings): nothing "
               "was removed.")
         return 0
-    removed = sweep(settings, now=time.time(), audit=_audit(settings))
+    audit = _audit(settings)
+    conversations = _conversations(settings)
+    try:
+        removed = sweep(settings, now=time.time(), holdings=[conversations], audit=audit)
+    finally:
+        conversations.close()
     kept = [kind for kind, days in policy.days.items() if not days]
     if any(removed.values()):
         print("Removed:")

@@ -25,6 +25,7 @@ from hymt_chat.engine.window import WindowWatch, build_watch, window_report
 from hymt_chat.modes.agent.desk_seat import open_desk
 from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.session import Services
+from hymt_chat.service.conversation_records import ConversationRecords
 from hymt_chat.service.metrics import Metrics
 from hymt_chat.service.ratelimit import limiter_for
 from hymt_chat.service.readiness import readiness_for
@@ -58,6 +59,8 @@ class Runtime:
         self.desk = open_desk(self.rooms, self.translator, self.limiter, settings)
         self.audit = open_audit_log(settings)  # who read, exported, corrected, erased, took over
         self._sweeper: asyncio.Task[None] | None = None
+        # The conversations' rows as retention sees them (their own connection, opened once).
+        self._conversations = ConversationRecords.for_settings(settings)
 
     def services(self, max_files: int = 5) -> Services:
         """What a chat session uses of it (*max_files* per message: the page's own cap)."""
@@ -75,7 +78,8 @@ class Runtime:
         if self.watch is not None:
             self.watch.start()
         if self._sweeper is None or self._sweeper.done():  # None: no retention is set
-            self._sweeper = start_sweeper(self.settings, audit=self.audit)
+            self._sweeper = start_sweeper(self.settings, audit=self.audit,
+                                          holdings=[self._conversations])
 
     async def close(self) -> None:
         """Stop what :meth:`start` started and close the model clients' connections."""
@@ -90,6 +94,7 @@ class Runtime:
         await self.fusion.aclose()
         await self.clients.aclose()
         await self.rooms.close()  # what the database has not taken yet: written, for a while
+        self._conversations.close()
 
     async def __aenter__(self) -> Self:
         self.start()

@@ -147,6 +147,7 @@ def _message(row: sa.Row[Any]) -> MessageRecord:
 class ConversationStore:
     """The rooms' and messages' rows; safe from several threads and replicas."""
 
+    @_db_errors
     def __init__(self, where: Path | str, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         db = open_database(where, METADATA, schema_lock=_SCHEMA_LOCK)

@@ -76,7 +76,7 @@ async def translate_checked(
 ) -> Checked:
     """Translate one segment through *call*, checked and, if needed, retried once; *mask*
     replaces the values of *kinds* (and protected spans) by placeholders first."""
-    if not values_ready(source, target):  # a pair's first segment: 1-2 s of CPU, not on the loop
+    if not values_ready(source, target):  # a pair's first segment: ~1 s of CPU, not on the loop
         await asyncio.to_thread(prepare_values, source, target)
     values = extract_values(text, [source, target])  # read once: the masking and every check
     masked = (mask_values(text, source, target, kinds, values=values) if mask

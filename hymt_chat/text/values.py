@@ -426,11 +426,11 @@ def _merge(codes: tuple[str, ...]) -> _Vocabulary:
 _PATTERNS: dict[tuple[str, ...], _Patterns] = {}  # the most recently used last
 _PATTERNS_LOCK = threading.Lock()
 _BUILDING = threading.Lock()
-_KEPT_PATTERNS = 128  # language pairs (each order apart), ~6 MB of compiled regex each
+_KEPT_PATTERNS = 128  # language pairs (each order apart), ~4 MB of compiled regex each
 
 
 def _patterns(codes: tuple[str, ...]) -> _Patterns:
-    """*codes*' patterns, built once (1-2 s of CPU: see :func:`values_ready`) and kept for
+    """*codes*' patterns, built once (~0.5 s of CPU: see :func:`values_ready`) and kept for
     the most recent pairs. A dict, not ``lru_cache``: :func:`values_ready` asks what is kept."""
     with _PATTERNS_LOCK:  # the event loop and prepare_values's threads both come here
         pats = _PATTERNS.pop(codes, None)
@@ -449,7 +449,7 @@ def _codes(languages: Iterable[str | None]) -> tuple[str, ...]:
 
 def values_ready(source: str | None, target: str) -> bool:
     """Are the patterns a segment of *source* -> *target* and its answer are read with built?
-    The first time a pair is met, building them takes 1-2 s of CPU (regexes of every month,
+    The first time a pair is met, building them takes ~1 s of CPU (regexes of every month,
     weekday and currency name of both languages): an async caller builds them with
     :func:`prepare_values` in a thread, so the event loop (every tab's socket) is not held."""
     return _codes([source, target]) in _PATTERNS and _codes([target, source]) in _PATTERNS
@@ -466,7 +466,7 @@ def prepare_values(source: str | None, target: str) -> None:
 
 
 def warm_up() -> None:
-    """Read the per-process table (the digits of every script: ~1 s of CPU) now, at the app's
+    """Read the per-process table (the digits of every script: ~0.05 s of CPU) now, at the app's
     start, instead of inside the first message."""
     _ascii_table()
 

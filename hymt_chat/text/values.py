@@ -206,13 +206,6 @@ def _vocabulary(code: str) -> _Vocabulary:
 
     for currency, symbol in loc.currency_symbols.items():
         add(symbol, currency)
-    for currency in ("USD", "EUR", "GBP", "JPY", "CNY", "HKD", "TWD", "KRW", "INR", "RUB",
-                     "AUD", "CAD", "CHF", "SGD", "THB", "VND", "IDR", "MYR", "PHP", "BRL",
-                     "MXN", "TRY", "PLN", "CZK", "UAH", "KZT", "SAR", "AED", "ILS", "IRR",
-                     "PKR", "BDT", "MNT", "KHR", "MMK", "EGP"):
-        narrow = loc._data["currency_symbols"].get(currency)
-        if narrow:
-            add(narrow, currency)
     plural = loc._data["currency_names_plural"]
     for currency, name in loc.currencies.items():
         names = {name, *plural.get(currency, {}).values()}

@@ -1,6 +1,7 @@
 """What the pure core costs a chat message, in isolation: the source's detection, its values,
 and the answer's check, on the app ceiling's sentence (each message numbered, so nothing is
-remembered from the last; once more numbered in letters: no digit), in this process's CPU time.
+remembered from the last; once more numbered in letters: no digit), in this process's CPU time;
+first what is paid once: the detector's load and the language pair's value patterns.
 
 The app's own ceiling (``app_ceiling.py``) measures the whole process, whose CPU time per
 message moves by a third between runs on a shared machine; these stages alone move less, so a
@@ -23,7 +24,7 @@ from _instant_model import ENGLISH, FRENCH
 
 from hymt_chat.lang.detect import detect_language, warm_up
 from hymt_chat.text.checks import check_translation
-from hymt_chat.text.values import extract_values
+from hymt_chat.text.values import extract_values, prepare_values
 
 _LETTERS = str.maketrans("0123456789", "abcdefghij")
 
@@ -44,7 +45,12 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    began = time.process_time()
     warm_up()
+    print(f"{'detector loaded':18s} {(time.process_time() - began) * 1e3:8.0f} ms", flush=True)
+    began = time.process_time()
+    prepare_values("fr", "en")  # the pair's value patterns, both orders (start-up, not per message)
+    print(f"{'fr-en patterns':18s} {(time.process_time() - began) * 1e3:8.0f} ms", flush=True)
     source = lambda n: f"{FRENCH}{n}."  # the ceiling's messages
     answer = lambda n: f"{ENGLISH}{n}."
     # the same line numbered in letters: most chat lines carry no digit

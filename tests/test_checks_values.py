@@ -213,11 +213,14 @@ def test_iso_codes_are_upper_case_and_units_do_not_reach_over_punctuation():
 
 
 @pytest.mark.parametrize("codes", [("fr", "en"), ("tr", "de"), ("zh", "ja"), ("ru", "uk")])
-def test_the_trie_lookahead_changes_no_match_of_a_word_alternation(codes):
-    """values._alternation puts a trie of the words ahead of their longest-first alternation
-    (for speed); the matches must be the flat alternation's, case-insensitively too."""
+def test_a_named_list_matches_what_a_longest_first_alternation_matches(codes):
+    """values._Lists gives the words to regex as a named list behind a lookahead of their
+    first letters (for speed); the matches must be a flat longest-first alternation's under
+    re, case-insensitively too."""
     import random
     import re
+
+    import regex
 
     from hymt_chat.text import values
 
@@ -229,18 +232,23 @@ def test_the_trie_lookahead_changes_no_match_of_a_word_alternation(codes):
     cases = (str.upper, str.title, str.swapcase, lambda p: p[:-1], lambda p: p.replace("s", "ſ"))
     text = " ".join(cases[i % 7](p) if i % 7 < len(cases) else p
                     for i, p in enumerate(pieces)) + " 12 € 3 jours $5 KM ıTL İSTANBUL"
-    for flags in (0, re.IGNORECASE):
-        ours = [m.span() for m in re.finditer(values._alternation(words), text, flags)]
-        theirs = [m.span() for m in re.finditer(flat, text, flags)]
+    lists = values._Lists()
+    named = lists.name(words)
+    for flags, re_flags in ((0, 0), (regex.IGNORECASE, re.IGNORECASE)):
+        ours = [m.span() for m in lists.compile(named, flags).finditer(text)]
+        theirs = [m.span() for m in re.finditer(flat, text, re_flags)]
         assert ours == theirs and len(ours) > 300
 
 
-def test_the_tries_letters_match_what_ignorecase_matches():
-    """The tries spell each letter as the class of what re.IGNORECASE lets it match (so that
-    re can skip a branch in one step): for every letter of four vocabularies, and the ones
-    re folds specially, the class matches exactly the code points the letter matches under
-    IGNORECASE, over all of Unicode."""
+def test_named_lists_fold_case_as_re_did():
+    """regex's IGNORECASE lets each letter of four vocabularies (and the ones folded
+    specially: ſ and s, K and the Kelvin sign, σ and ς, µ and μ) match exactly the code
+    points re's matched, over all of Unicode, but for the Turkish i: regex follows Unicode's
+    case folding (dotless ı is not i), where re lumped the four together. A text's match
+    is looked up casefolded, so "kasim" did not name "kasım" (November) before either."""
     import re
+
+    import regex
 
     from hymt_chat.text import values
 
@@ -248,11 +256,14 @@ def test_the_tries_letters_match_what_ignorecase_matches():
     letters = {ch for codes in (("fr", "en"), ("tr", "de"), ("ru", "el"), ("vi", "ja"))
                for w in values._merge(codes).currencies for ch in w} | set("sſkKıİσςΣµµ")
     assert len(letters) > 150
+    turkish = {"i": "Iiİ", "İ": "iİ", "ı": "Iı"}
     for ch in sorted(letters):
-        _, spelled = values._folded(ch)
-        ours = [m.start() for m in re.finditer(spelled, everything)]
-        theirs = [m.start() for m in re.finditer(re.escape(ch), everything, re.IGNORECASE)]
-        assert ours == theirs, (ch, spelled)
+        lists = values._Lists()
+        ours = "".join(m.group() for m in lists.compile(lists.name([ch]), regex.IGNORECASE)
+                       .finditer(everything))
+        theirs = "".join(re.findall(re.escape(ch), everything, re.IGNORECASE))
+        assert ours == turkish.get(ch, theirs), ch
+    assert "".join(re.findall("i", everything, re.IGNORECASE)) == "Iiİı"
 
 
 @pytest.mark.parametrize("codes", [("fr", "en"), ("zh", "ja"), ("ko", "ar"), ("bo", "hi"),

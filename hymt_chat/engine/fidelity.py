@@ -68,7 +68,7 @@ async def translate_checked(
         if on_event is not None:
             on_event(CheckEvent(outcome, kind))
 
-    if not values_ready(source, target):  # a pair's first segment: 1-2 s of CPU, not on the loop
+    if not values_ready(source, target):  # a pair's first segment: ~1 s of CPU, not on the loop
         await asyncio.to_thread(prepare_values, source, target)
     values = extract_values(text, [source, target])  # read once: the masking and every check
     masked = (mask_values(text, source, target, kinds, values=values) if mask

@@ -18,29 +18,24 @@ CLDR lacks a few everyday words — the bare currency words 元/块 (Chinese), �
 
 from __future__ import annotations
 
-import _sre  # type: ignore[import-not-found]  # re's engine: the case folding it applies
 import copy
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, time
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
+import regex
 from babel import Locale
 from babel.core import get_global
 from babel.dates import format_skeleton, format_time
 from babel.numbers import get_territory_currencies, list_currencies
 
 from hymt_chat.text.protect import find_spans
-
-try:  # the characters re folds together beyond lower case (ſ and s, ı and i…): its internals
-    from re._casefix import _EXTRA_CASES  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # another Python: the tries stay case-insensitive, without those folds
-    _EXTRA_CASES = None
 
 __all__ = ["Value", "babel_locale", "calendar_words", "extract_values", "format_value", "number_values",
            "prepare_values", "to_ascii_digits", "values_ready", "warm_up"]
@@ -71,11 +66,10 @@ _EXTRA_UNITS: dict[str, dict[str, str]] = {
 _UNIT_FIRST = frozenset({"bo"})
 """Languages whose duration unit comes before the number ("ཉིན་ཞག་ 3")."""
 _CLOCK = r"[点點时時시]"
-# A letter, combining marks included (Python's \w leaves out the vowel signs of Devanagari,
-# Thai, Tibetan…, which would cut "दिन" into pieces).
 _HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
-_MARKS = "".join(chr(c) for c in range(0x300, 0x2000) if unicodedata.category(chr(c))[0] == "M")
-LETTER = r"(?:[^\W\d_]|[" + re.escape(_MARKS) + "])"
+# A letter, combining marks included (the vowel signs of Devanagari, Thai, Tibetan… are marks:
+# without them "दिन" would be cut into pieces). A ``regex`` pattern (``\p{M}``), not ``re``.
+LETTER = r"(?:[^\W\d_]|\p{M})"
 _HALF = r"半|반"
 
 
@@ -212,13 +206,6 @@ def _vocabulary(code: str) -> _Vocabulary:
 
     for currency, symbol in loc.currency_symbols.items():
         add(symbol, currency)
-    for currency in ("USD", "EUR", "GBP", "JPY", "CNY", "HKD", "TWD", "KRW", "INR", "RUB",
-                     "AUD", "CAD", "CHF", "SGD", "THB", "VND", "IDR", "MYR", "PHP", "BRL",
-                     "MXN", "TRY", "PLN", "CZK", "UAH", "KZT", "SAR", "AED", "ILS", "IRR",
-                     "PKR", "BDT", "MNT", "KHR", "MMK", "EGP"):
-        narrow = loc._data["currency_symbols"].get(currency)
-        if narrow:
-            add(narrow, currency)
     plural = loc._data["currency_names_plural"]
     for currency, name in loc.currencies.items():
         names = {name, *plural.get(currency, {}).values()}
@@ -312,74 +299,68 @@ class Value:
         return self.kind == other.kind and bool(self.keys & other.keys)
 
 
-def _alternation(words: Iterable[str]) -> str:
-    """Words as a regex alternation, the longest first, behind a lookahead that is the same
-    words as a trie: Python's ``re`` tries every branch of an alternation at every position,
-    which made the 2,000 currency names of a language pair cost 0.6 ms a text; the trie tries
-    one branch a letter, and the alternation itself (whose order decides which word matches,
-    under the pattern's own flags) runs only where one of its words starts. The trie spells
-    out what ``re.IGNORECASE`` lets each letter match (:func:`_folded`): ``re`` skips a
-    branch whose first character is a plain class in one step, but tries every branch of a
-    case-insensitive one."""
-    ordered = sorted(set(words), key=len, reverse=True)
-    flat = "|".join(re.escape(w) for w in ordered if w)
-    return f"(?=(?-i:{_trie(ordered, _folded)}))(?:{flat})" if flat else ""
+class _Lists:
+    """The word lists of one language pair's patterns, each named for ``regex``'s ``\\L<name>``.
+
+    A named list is a set of words that ``regex`` tries longest first under the pattern's
+    flags, its own case folding included: CLDR's thousands of month, weekday and currency
+    names stay out of the pattern's text (no escaping, no ordering), and the patterns that
+    name them are compiled with them (:meth:`compile`).
+
+    ``regex`` tries a case-insensitive list's words one after the other wherever it is
+    tried, which made a chat line's values cost six times as much (2,000 currency names);
+    each list is therefore behind a lookahead of its words' first :data:`PREFIX` letters as
+    a trie, which rejects most positions within a letter or two, and the list runs only
+    where one of its words can start."""
+
+    PREFIX = 4  # 3 letters let too many positions through, 5 and more only cost compile time
+
+    def __init__(self) -> None:
+        self.lists: dict[str, frozenset[str]] = {}
+
+    def name(self, words: Iterable[str]) -> str:
+        """*words* as a named list in a pattern (one that matches nothing when they are none)."""
+        kept = frozenset(w for w in words if w)
+        if not kept:
+            return r"(?!x)x"
+        key = f"w{len(self.lists)}"
+        self.lists[key] = kept
+        return "(?=" + _trie({w[:self.PREFIX] for w in kept}) + rf")\L<{key}>"
+
+    def compile(self, pattern: str, flags: int = 0) -> regex.Pattern[str]:
+        """*pattern* with the lists it names. Not kept in ``regex``'s own cache: the pair's
+        patterns are (:func:`_patterns`), and a few hundred pairs' would outlive them there."""
+        return regex.compile(pattern, flags | _FLAGS, ignore_unused=True, cache_pattern=False,
+                             **self.lists)
 
 
-def _trie(words: Iterable[str], letter: Callable[[str], tuple[str, str]] | None = None) -> str:
+_FLAGS = regex.VERSION0
+"""``re``'s syntax and its simple case folding. ``regex.FULLCASE`` would let one word more match
+(CLDR's "Weißrussischer Rubel", kept casefolded as "weissrussischer") for half as much compile
+time again."""
+
+
+def _trie(words: Iterable[str]) -> str:
     """A regex matching exactly *words* (as a set), one branch per letter: ``ab|ac`` ->
-    ``a[bc]``. *letter*: a character's (key, regex), letters of one key sharing a branch."""
-    spell = letter or (lambda ch: (ch, re.escape(ch)))
-    root: dict[Any, Any] = {}
+    ``a(?:b|c)``."""
+    root: dict[str, Any] = {}
     for word in words:
         node = root
         for ch in word:
-            key, regex = spell(ch)
-            node = node.setdefault(key, {"": regex})
-        node[None] = True  # a word ends here
+            node = node.setdefault(ch, {})
+        node[""] = {}  # a word ends here
 
-    def emit(node: dict[Any, Any]) -> str:
-        branches = [child[""] + emit(child) for key, child in node.items() if key]
+    def emit(node: dict[str, Any]) -> str:
+        branches = [regex.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
         if not branches:
             return ""
         body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if None in node else body
+        return f"(?:{body})?" if "" in node else body
 
     return emit(root)
 
 
-@lru_cache(maxsize=4096)
-def _folded(ch: str) -> tuple[str, str]:
-    """*ch* as ``re.IGNORECASE`` matches it, spelled as a plain class: the characters whose
-    simple lower case is its own (or one ``re`` folds with it: ſ and s, ı and i), the test
-    ``re`` itself makes (``_sre.unicode_tolower``). Without those internals: *ch* under
-    IGNORECASE."""
-    tolower = getattr(_sre, "unicode_tolower", None)
-    iscased = getattr(_sre, "unicode_iscased", None)
-    if tolower is None or iscased is None or _EXTRA_CASES is None:
-        return ch, "(?i:" + re.escape(ch) + ")"
-    if not iscased(ord(ch)):
-        return ch, re.escape(ch)
-    low = tolower(ord(ch))
-    keys = {low, *_EXTRA_CASES.get(low, ())}
-    members = sorted({cp for key in keys for cp in (key, *_lowered_from().get(key, ()))})
-    return chr(low), "[" + "".join(re.escape(chr(cp)) for cp in members) + "]"
-
-
-@lru_cache(maxsize=1)
-def _lowered_from() -> dict[int, tuple[int, ...]]:
-    """Each lower-case code point's other forms (``_sre.unicode_tolower``'s inverse), read
-    once over Unicode (~0.06 s, the first time a pattern is built)."""
-    tolower = _sre.unicode_tolower
-    found: dict[int, list[int]] = {}
-    for cp in range(0x110000):
-        low = tolower(cp)
-        if low != cp:
-            found.setdefault(low, []).append(cp)
-    return {low: tuple(cps) for low, cps in found.items()}
-
-
-def _bounded(words: Iterable[str]) -> str:
+def _bounded(words: Iterable[str], lists: _Lists) -> str:
     """Words as a regex: spaced-script words must not run on into letters ("mar" in "martes").
     A word that starts with a symbol may touch a letter before it ("に€25", the masking's own
     restore in Japanese), and after it too where it ends with one ("25€です")."""
@@ -388,13 +369,13 @@ def _bounded(words: Iterable[str]) -> str:
     symbols = [w for w in spaced if not w[0].isalpha()]
     parts = []
     if lettered := [w for w in spaced if w[0].isalpha()]:
-        parts.append(r"(?<!" + LETTER + ")(?:" + _alternation(lettered) + r")(?!" + LETTER + ")")
+        parts.append(r"(?<!" + LETTER + ")" + lists.name(lettered) + r"(?!" + LETTER + ")")
     if open_ended := [w for w in symbols if not w[-1].isalpha()]:
-        parts.append(r"(?:" + _alternation(open_ended) + ")")
+        parts.append(lists.name(open_ended))
     if closed := [w for w in symbols if w[-1].isalpha()]:
-        parts.append(r"(?:" + _alternation(closed) + r")(?!" + LETTER + ")")
+        parts.append(lists.name(closed) + r"(?!" + LETTER + ")")
     if unspaced:
-        parts.append(r"(?:" + _alternation(unspaced) + ")")
+        parts.append(lists.name(unspaced))
     return "|".join(parts) or r"(?!x)x"
 
 
@@ -404,16 +385,16 @@ class _Patterns:
     iso_date: re.Pattern[str]
     cjk_date: re.Pattern[str]
     numeric_date: re.Pattern[str]
-    day_month: re.Pattern[str]
-    month_day: re.Pattern[str]
-    clock: re.Pattern[str]
-    cjk_time: re.Pattern[str]
-    hour_period: re.Pattern[str]
-    amount_after: re.Pattern[str]
-    amount_before: re.Pattern[str]
-    percent: re.Pattern[str]
-    weekday: re.Pattern[str]
-    unit: re.Pattern[str]
+    day_month: regex.Pattern[str]  # these name word lists (months, periods…): ``regex``'s
+    month_day: regex.Pattern[str]
+    clock: regex.Pattern[str]
+    cjk_time: regex.Pattern[str]
+    hour_period: regex.Pattern[str]
+    amount_after: regex.Pattern[str]
+    amount_before: regex.Pattern[str]
+    percent: regex.Pattern[str]
+    weekday: regex.Pattern[str]
+    unit: regex.Pattern[str]
 
 
 def _merge(codes: tuple[str, ...]) -> _Vocabulary:
@@ -438,11 +419,11 @@ def _merge(codes: tuple[str, ...]) -> _Vocabulary:
 _PATTERNS: dict[tuple[str, ...], _Patterns] = {}  # the most recently used last
 _PATTERNS_LOCK = threading.Lock()
 _BUILDING = threading.Lock()
-_KEPT_PATTERNS = 128  # language pairs (each order apart), ~6 MB of compiled regex each
+_KEPT_PATTERNS = 128  # language pairs (each order apart), ~4 MB of compiled regex each
 
 
 def _patterns(codes: tuple[str, ...]) -> _Patterns:
-    """*codes*' patterns, built once (1-2 s of CPU: see :func:`values_ready`) and kept for
+    """*codes*' patterns, built once (~0.5 s of CPU: see :func:`values_ready`) and kept for
     the most recent pairs. A dict, not ``lru_cache``: :func:`values_ready` asks what is kept."""
     with _PATTERNS_LOCK:  # the event loop and prepare_values's threads both come here
         pats = _PATTERNS.pop(codes, None)
@@ -461,7 +442,7 @@ def _codes(languages: Iterable[str | None]) -> tuple[str, ...]:
 
 def values_ready(source: str | None, target: str) -> bool:
     """Are the patterns a segment of *source* -> *target* and its answer are read with built?
-    The first time a pair is met, building them takes 1-2 s of CPU (regexes of every month,
+    The first time a pair is met, building them takes ~1 s of CPU (regexes of every month,
     weekday and currency name of both languages): an async caller builds them with
     :func:`prepare_values` in a thread, so the event loop (every tab's socket) is not held."""
     return _codes([source, target]) in _PATTERNS and _codes([target, source]) in _PATTERNS
@@ -478,23 +459,22 @@ def prepare_values(source: str | None, target: str) -> None:
 
 
 def warm_up() -> None:
-    """Read the per-process tables (digits of every script, Unicode's case pairs: ~1 s of CPU)
-    now, at the app's start, instead of inside the first message."""
+    """Read the per-process table (the digits of every script: ~0.05 s of CPU) now, at the app's
+    start, instead of inside the first message."""
     _ascii_table()
-    _lowered_from()
 
 
 def _build_patterns(codes: tuple[str, ...]) -> _Patterns:
     v = _merge(codes)
-    months = _bounded(v.months)
-    periods = _bounded(v.periods)
-    currency = _bounded([t for t in v.currencies if not t.isascii() or not t.isalpha()]
-                        + [t for t in v.currencies if t.isascii() and t.isalpha()])
-    # ISO codes, upper case: three capitals first (one class test where most positions fail),
-    # then the ~300 codes as a trie (a flat alternation tried them all at every position)
-    iso = r"(?-i:(?<![A-Za-z])(?=[A-Z]{3}(?![A-Za-z]))" + _trie(_ISO) + ")"
+    lists = _Lists()
+    months = _bounded(v.months, lists)
+    periods = _bounded(v.periods, lists)
+    currency = _bounded(v.currencies, lists)
+    # ISO codes, upper case: three capitals first (one class test where most positions fail)
+    iso = r"(?-i:(?<![A-Za-z])(?=[A-Z]{3}(?![A-Za-z]))" + lists.name(_ISO) + ")"
     num = NUMBER
     day = r"(?P<d>\d{1,2})(?!\d|[:.,]\d)"
+    nocase = regex.IGNORECASE
     return _Patterns(
         vocab=v,
         iso_date=re.compile(r"(?<!\d)(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?!\d)"),
@@ -502,49 +482,43 @@ def _build_patterns(codes: tuple[str, ...]) -> _Patterns:
                             r"(?P<d>\d{1,2})\s*[日号號일]"),
         numeric_date=re.compile(r"(?<![\d.,/])(?P<a>\d{1,2})(?P<s>[/.-])(?P<b>\d{1,2})"
                                 r"(?:(?P=s)(?P<y>\d{4}|\d{2}))?(?![\d/]|[.,]\d)"),
-        day_month=re.compile(r"(?<![\d.,])" + day + r"(?:st|nd|rd|th|er|e|\.|º|ª)?\s*"
-                             r"(?:de\s+|of\s+)?(?P<mon>" + months + r")"
-                             r"(?:\.?\s*(?:de\s+)?,?\s*(?P<y>\d{4})(?!\d))?", re.IGNORECASE),
-        month_day=re.compile(r"(?P<mon>" + months + r")\.?(?:འི་ཚེས་|\s*)" + day
-                             + r"(?:st|nd|rd|th)?(?:,?\s*(?P<y>\d{4})(?!\d))?", re.IGNORECASE),
-        clock=re.compile(r"(?:(?P<p1>" + periods + r")\s*)?(?<![\d.,:])(?P<h>\d{1,2})\s*"
-                         r"(?:[:：]\s*(?P<m>\d{2})|h\s*(?P<mh>\d{1,2}))(?!\d)"
-                         r"(?:\s*(?P<p2>" + periods + r")\.?)?", re.IGNORECASE),
-        cjk_time=re.compile(r"(?:(?P<p1>" + periods + r")\s*)?(?P<h>\d{1,2})\s*" + _CLOCK
-                            + r"(?:\s*(?P<m>\d{1,2})\s*[分분]|\s*(?P<half>" + _HALF + "))?"),
-        hour_period=re.compile(r"(?:(?P<p1>" + periods + r")\s*(?P<h1>\d{1,2})(?![\d:.,]))"
-                               r"|(?:(?<![\d.,:])(?P<h2>\d{1,2})\s*(?P<p2>" + periods
-                               + r")\.?)|(?:(?<![\d.,:])(?P<h3>\d{1,2})\s?h(?![\w]))",
-                               re.IGNORECASE),
-        amount_after=re.compile(r"(?P<num>" + num + r")\s?(?P<cur>" + currency + "|" + iso + ")",
-                                re.IGNORECASE),
-        amount_before=re.compile(r"(?P<cur>" + currency + "|" + iso + r")\s?(?P<num>" + num
-                                 + ")", re.IGNORECASE),
-        percent=re.compile(r"(?P<num>" + num + r")\s?(?:%|(?P<w>" + (_bounded(v.percent))
-                           + r"))|%\s?(?P<num2>" + num + r")|(?:百分之|퍼센트)(?P<num3>" + num
-                           + ")", re.IGNORECASE),
-        weekday=re.compile(_weekday_regex(v.weekdays), re.IGNORECASE),
-        unit=re.compile(_bounded_prefix(v.units), re.IGNORECASE),
+        day_month=lists.compile(r"(?<![\d.,])" + day + r"(?:st|nd|rd|th|er|e|\.|º|ª)?\s*"
+                                r"(?:de\s+|of\s+)?(?P<mon>" + months + r")"
+                                r"(?:\.?\s*(?:de\s+)?,?\s*(?P<y>\d{4})(?!\d))?", nocase),
+        month_day=lists.compile(r"(?P<mon>" + months + r")\.?(?:འི་ཚེས་|\s*)" + day
+                                + r"(?:st|nd|rd|th)?(?:,?\s*(?P<y>\d{4})(?!\d))?", nocase),
+        clock=lists.compile(r"(?:(?P<p1>" + periods + r")\s*)?(?<![\d.,:])(?P<h>\d{1,2})\s*"
+                            r"(?:[:：]\s*(?P<m>\d{2})|h\s*(?P<mh>\d{1,2}))(?!\d)"
+                            r"(?:\s*(?P<p2>" + periods + r")\.?)?", nocase),
+        cjk_time=lists.compile(r"(?:(?P<p1>" + periods + r")\s*)?(?P<h>\d{1,2})\s*" + _CLOCK
+                               + r"(?:\s*(?P<m>\d{1,2})\s*[分분]|\s*(?P<half>" + _HALF + "))?"),
+        hour_period=lists.compile(r"(?:(?P<p1>" + periods + r")\s*(?P<h1>\d{1,2})(?![\d:.,]))"
+                                  r"|(?:(?<![\d.,:])(?P<h2>\d{1,2})\s*(?P<p2>" + periods
+                                  + r")\.?)|(?:(?<![\d.,:])(?P<h3>\d{1,2})\s?h(?![\w]))", nocase),
+        amount_after=lists.compile(r"(?P<num>" + num + r")\s?(?P<cur>" + currency + "|" + iso
+                                   + ")", nocase),
+        amount_before=lists.compile(r"(?P<cur>" + currency + "|" + iso + r")\s?(?P<num>" + num
+                                    + ")", nocase),
+        percent=lists.compile(r"(?P<num>" + num + r")\s?(?:%|(?P<w>" + _bounded(v.percent, lists)
+                              + r"))|%\s?(?P<num2>" + num + r")|(?:百分之|퍼센트)(?P<num3>" + num
+                              + ")", nocase),
+        weekday=lists.compile(_weekday_regex(v.weekdays, lists), nocase),
+        unit=lists.compile(lists.name(v.units), nocase),
     )
 
 
-def _weekday_regex(names: dict[str, int]) -> str:
+def _weekday_regex(names: dict[str, int], lists: _Lists) -> str:
     """Weekday names; in spaced scripts also with an ending ("пятницу", "금요일에")."""
     spaced = [w for w in names if not _UNSPACED.search(w)]
     unspaced = [w for w in names if _UNSPACED.search(w)]
     parts = []
     if spaced:
         stems = {(w[:-1] if len(w) >= 5 else w) for w in spaced}
-        parts.append(r"(?<!" + LETTER + ")(?:" + _alternation(stems) + ")" + LETTER + "{0,3}(?!"
+        parts.append(r"(?<!" + LETTER + ")" + lists.name(stems) + LETTER + "{0,3}(?!"
                      + LETTER + ")")
     if unspaced:
-        parts.append("(?:" + _alternation(unspaced) + ")")
+        parts.append(lists.name(unspaced))
     return "|".join(parts) or r"(?!x)x"
-
-
-def _bounded_prefix(words: dict[str, str]) -> str:
-    """Unit words at the start of the next word or two ("3 business days", "3 Werktagen")."""
-    return _alternation(words)
 
 
 def _span_free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
@@ -606,6 +580,7 @@ def extract_values(text: str, languages: Iterable[str | None] | str) -> list[Val
     def date_keys(m: int, d: int, y: str | None) -> list[tuple[int, int]]:
         return [(m, d)] if _valid(m, d) else []
 
+    match: re.Match[str] | regex.Match[str]
     for match in pats.iso_date.finditer(numeric):
         m, d = int(match["m"]), int(match["d"])
         add("date", *match.span(), date_keys(m, d, match["y"]), [Decimal(m), Decimal(d)])
@@ -692,6 +667,9 @@ def extract_values(text: str, languages: Iterable[str | None] | str) -> list[Val
     return found
 
 
+_TWO_WORDS = regex.compile(r"[ \t\u00a0]?(" + LETTER + r"+)(?:[ \t\u00a0]+(" + LETTER + "+))?")
+
+
 def _unit_after(pats: _Patterns, after: str) -> tuple[str, int] | None:
     """(unit, characters to its end) when a duration unit follows a number closely.
 
@@ -707,7 +685,7 @@ def _unit_after(pats: _Patterns, after: str) -> tuple[str, int] | None:
         if _UNSPACED.search(word) and len(gap) <= 2 and not re.search(r"[\d\W]", gap):
             return units[word], match.end()
     # The next two words, separated by spaces only (no digit, no punctuation in between).
-    words = re.match(r"[ \t\u00a0]?(" + LETTER + r"+)(?:[ \t\u00a0]+(" + LETTER + "+))?", after)
+    words = _TWO_WORDS.match(after)
     if words is None:
         return None
     for group in (1, 2):

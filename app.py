@@ -16,18 +16,12 @@ from typing import Any
 import chainlit as cl
 from chainlit.auth import get_token_from_cookies
 from chainlit.auth.jwt import decode_jwt
-from chainlit.config import (
-    ChainlitConfigOverrides,
-    FeaturesSettings,
-    SpontaneousFileUploadFeature,
-)
 from chainlit.config import config as cl_config
-from chainlit.context import ChainlitContextException, init_ws_context
+from chainlit.context import ChainlitContextException
 from chainlit.data import get_data_layer
 from chainlit.logger import logger
 from chainlit.server import app as server
 from chainlit.server import sio
-from chainlit.session import WebsocketSession
 from chainlit.utils import wrap_user_function
 
 from hymt_chat.api import routes as api
@@ -53,7 +47,7 @@ from hymt_chat.service.ratelimit import get_rate_limiter
 from hymt_chat.service.readiness import get_readiness
 from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
-from presenter import Screen
+from presenter import NO_UPLOADS, Screen, first_naming, name_thread, own_stop
 
 # Chainlit sleeps 1 ms in every Message/Step constructor, on the event loop (benchmarks/app_ceiling).
 drop_blocking_sleep(*(importlib.import_module(f"chainlit.{m}") for m in ("message", "step")))
@@ -173,12 +167,6 @@ def _unkept() -> bool:
 
 # --- profiles, sign-in, history ---------------------------------------------------------------
 
-TITLED = "hymt_titled"  # the user session's key: the tab's thread has its name
-# A mode that takes no file shows no paperclip (Chainlit reads a profile's overrides).
-NO_UPLOADS = ChainlitConfigOverrides(features=FeaturesSettings(
-    spontaneous_file_upload=SpontaneousFileUploadFeature(enabled=False)))
-
-
 @cl.set_chat_profiles
 async def chat_profiles(user: cl.User | None = None,
                         language: str | None = None) -> list[cl.ChatProfile]:
@@ -213,15 +201,14 @@ if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history ne
 
     @cl.data_layer
     def history_layer() -> SQLAlchemyDataLayer:
-        layer_cls = history.unnamed_after(history.skip_writes_when(SQLAlchemyDataLayer, _unkept),
-                                          BUTTONS)  # app.button names it from the talk
-        layer = layer_cls(conninfo=SETTINGS.history_url)
+        cls = history.unnamed_after(history.skip_writes_when(SQLAlchemyDataLayer, _unkept), BUTTONS)
+        layer = cls(conninfo=SETTINGS.history_url)
         history.adapt_sqlite(layer.engine)
         return layer
 
     @cl.on_chat_resume
     async def resume(thread: dict[str, Any]) -> None:
-        cl.user_session.set(TITLED, True)
+        first_naming()  # a resumed thread has its name
         session = _open(thread)
         await session.resume(cl.user_session.get("chat_settings"))
         _once_shown(session.shown)
@@ -266,7 +253,7 @@ async def settings_update(values: dict[str, Any]) -> None:
 
 async def message(msg: cl.Message) -> None:
     logs.bind_request_id()
-    cl.user_session.set(TITLED, True)  # Chainlit names the thread after a first message
+    first_naming()  # Chainlit names the thread after a first message
     uploads = [Upload(el.path, el.name) for el in msg.elements or [] if getattr(el, "path", None)]
     await _session().message(msg.content, msg.command, uploads=uploads, shown=msg)
 
@@ -276,30 +263,15 @@ cl_config.code.on_message = wrap_user_function(message)
 
 
 async def button(action: cl.Action) -> None:
-    first = HISTORY and not cl.user_session.get(TITLED)
-    cl.user_session.set(TITLED, True)
-    session = _session()
+    first, session = first_naming() and HISTORY, _session()
     await session.button(action.name, action.payload, action.label, action.remove)
     if first:  # Chainlit named the thread after the action ("desk_take"): unwritten, see above
-        await _name_thread(session.title() or action.label)
-
-
-async def _name_thread(name: str) -> None:
-    """Name the tab's thread *name* in the history and in the page's list of threads."""
-    layer, thread = get_data_layer(), cl.context.session.thread_id
-    if layer is None:
-        return
-    try:
-        await layer.update_thread(thread, name=name)
-    except Exception:  # noqa: BLE001 - history is a convenience: never fail a turn over it
-        logger.exception("could not name the thread in the history database")
-        return
-    await cl.context.emitter.emit("first_interaction", {"interaction": name,
-                                                        "thread_id": thread})
+        await name_thread(session.title() or action.label)
 
 
 for _name in BUTTONS:
     cl.action_callback(_name)(button)
+own_stop(sio, lambda: _session().stop())  # Stop: the session says what stopped, with Retry
 
 
 @cl.on_window_message
@@ -308,22 +280,6 @@ async def window_message(data: Any) -> None:
     session = cl.user_session.get("session")
     if session is not None:
         await session.window_message(data)
-
-
-async def stop(sid: str) -> None:
-    """The composer's Stop. Chainlit's own handler first says "Task manually stopped." in its
-    words; the session says what was stopped, with Retry."""
-    ws = WebsocketSession.get(sid)
-    if ws is None:
-        return
-    init_ws_context(ws)
-    _session().stop()
-    task = ws.current_task
-    if task is not None and not task.done() and not task.cancelling():
-        task.cancel()
-
-
-sio.on("stop", stop)  # in place of Chainlit's handler (python-socketio keeps one per event)
 
 
 @cl.on_chat_end

@@ -3,16 +3,66 @@ messages, actions and settings. ``app.py`` hands each tab's session a :class:`Sc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import chainlit as cl
+from chainlit.config import ChainlitConfigOverrides, FeaturesSettings, SpontaneousFileUploadFeature
+from chainlit.context import init_ws_context
+from chainlit.data import get_data_layer
 from chainlit.input_widget import Select, Switch
+from chainlit.logger import logger
+from chainlit.session import WebsocketSession
+from socketio import AsyncServer
 
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes.screen import Button, Choice, Field, Reply
 
-__all__ = ["Screen"]
+__all__ = ["NO_UPLOADS", "Screen", "first_naming", "name_thread", "own_stop"]
+
+# A profile's config overrides for a mode that takes no file: no paperclip on its page.
+NO_UPLOADS = ChainlitConfigOverrides(features=FeaturesSettings(
+    spontaneous_file_upload=SpontaneousFileUploadFeature(enabled=False)))
+_NAMED = "hymt_named"  # the user session's key: the tab's thread has its name
+
+
+def first_naming() -> bool:
+    """The tab's thread is named from now on (a first message names it, a resumed thread has
+    its name); True when it was not yet (a first button: the app names it)."""
+    first = not cl.user_session.get(_NAMED)
+    cl.user_session.set(_NAMED, True)
+    return first
+
+
+async def name_thread(name: str) -> None:
+    """Name the tab's thread *name* in the history and in the page's list of threads."""
+    layer, thread = get_data_layer(), cl.context.session.thread_id
+    if layer is None:
+        return
+    try:
+        await layer.update_thread(thread, name=name)
+    except Exception:  # noqa: BLE001 - history is a convenience: never fail a turn over it
+        logger.exception("could not name the thread in the history database")
+        return
+    await cl.context.emitter.emit("first_interaction", {"interaction": name,
+                                                        "thread_id": thread})
+
+
+def own_stop(sio: AsyncServer, stop: Callable[[], object]) -> None:
+    """The composer's Stop, in place of Chainlit's socket handler, whose first act is to say
+    "Task manually stopped." in its own words: *stop* (the session's, which says what was
+    stopped, with Retry), then the task Chainlit names cancelled like Chainlit does."""
+    async def handler(sid: str) -> None:
+        ws = WebsocketSession.get(sid)
+        if ws is None:
+            return
+        init_ws_context(ws)
+        stop()
+        task = ws.current_task
+        if task is not None and not task.done() and not task.cancelling():
+            task.cancel()
+
+    sio.on("stop", handler)  # python-socketio keeps one handler per event: ours
 
 
 def _action(button: Button) -> cl.Action:

@@ -235,7 +235,7 @@ def unnamed_after(layer_cls: L, names: Collection[str]) -> L:
     Chainlit names a thread after its first interaction: a message's text, or an action's
     *name* when a button came first (a desk thread was listed as "desk_take"). Such a name is
     left out; the app names the thread from its conversation instead."""
-    original = getattr(layer_cls, "update_thread")  # L: any data layer class
+    original = getattr(layer_cls, "update_thread")  # noqa: B009 - L: mypy knows no such name
 
     @functools.wraps(original)
     async def update_thread(self: Any, thread_id: str, name: str | None = None,

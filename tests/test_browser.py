@@ -96,6 +96,22 @@ def choose_target(page: Page, option: str) -> None:
     page.get_by_role("button", name="Confirm").click()
 
 
+def _from_the_top(page: Page) -> None:
+    """Every scrolled box back at its top, until the first message is in view (the page may
+    still be scrolling to the newest one): a screenshot shows the conversation from its start."""
+    first = page.locator("[data-step-type]").first
+    for _ in range(100):
+        page.evaluate("""() => { for (const el of document.querySelectorAll('*')) {
+            const style = getComputedStyle(el);
+            if (/(auto|scroll)/.test(style.overflowY) && el.scrollHeight > el.clientHeight) {
+                el.scrollTop = 0; } } }""")
+        box = first.bounding_box()
+        if box is not None and box["y"] >= 0:
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError("the conversation's first message never came into view")
+
+
 def _open_target_list(page: Page) -> None:
     page.click("#chat-settings-open-modal")
     page.click("#target")
@@ -176,10 +192,7 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifa
 
     # The README's and the docs' screenshot: the whole conversation, from the top.
     page.set_viewport_size({"width": 1100, "height": 1200})
-    page.evaluate("""() => { for (const el of document.querySelectorAll('*')) {
-        const style = getComputedStyle(el);
-        if (/(auto|scroll)/.test(style.overflowY) && el.scrollHeight > el.clientHeight) {
-            el.scrollTop = 0; } } }""")
+    _from_the_top(page)
     page.screenshot(path=str(artifacts / "chat.png"))
     page.screenshot(path=str(DOCS_SHOTS / "chat.png"))
 
@@ -430,6 +443,7 @@ def test_support_agent_translates_both_ways_and_downloads_the_transcript(
     expect(page.get_by_text("Your reply · English → Spanish").first).to_be_visible(
         timeout=WAIT)
     expect(page.get_by_text("Back-translation into English").first).to_be_visible()  # default on
+    _from_the_top(page)
     page.screenshot(path=str(DOCS_SHOTS / "agent.png"))
     # The composer takes the customer's message or the reply: it says so, and has no paperclip.
     expect(page.locator("#chat-input")).to_have_attribute("placeholder",

@@ -52,12 +52,18 @@ def test_ui_translations_are_complete_for_english_and_chinese():
 
 def test_agents_sign_in_with_a_name_not_an_email_address():
     """Chainlit's sign-in form labels its first field from ``auth.login.form.email``; agents
-    sign in with the name HYMT_AGENTS lists."""
-    for lang, name in (("en-US", "name"), ("zh-CN", "名字")):
+    sign in with the name HYMT_AGENTS lists, whatever the page's language."""
+    shipped = Path(importlib.util.find_spec("chainlit").origin).parent / "translations"
+    for lang, name in (("en-US", "name"), ("zh-CN", "名字"), ("fr-FR", "nom"), ("ja", "名前")):
         words = json.loads((ROOT / ".chainlit" / "translations" / f"{lang}.json")
                            .read_text("utf-8"))["auth"]["login"]["form"]["email"]
-        assert name in words["label"] and "@" not in words["placeholder"], (lang, words)
-        assert "mail" not in json.dumps(words, ensure_ascii=False).lower(), lang
+        assert name in words["label"], (lang, words)
+    for path in sorted((ROOT / ".chainlit" / "translations").glob("*.json")):
+        words = json.loads(path.read_text("utf-8"))["auth"]["login"]["form"]["email"]
+        theirs = json.loads((shipped / path.name).read_text("utf-8"))["auth"]["login"]["form"]
+        assert words["label"] != theirs["email"]["label"], path.name  # not Chainlit's e-mail
+        assert "@" not in words["placeholder"] and "alice" in words["placeholder"], path.name
+        assert "mail" not in json.dumps(words, ensure_ascii=False).lower(), path.name
 
 
 def test_logos_and_favicon_are_real_pngs():

@@ -41,7 +41,7 @@ from hymt_chat.service import auth, history, logs, web
 from hymt_chat.service.nonblocking import drop_blocking_sleep
 from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
-from presenter import Screen
+from presenter import NO_UPLOADS, Screen, first_naming, name_thread, own_stop
 
 # Chainlit sleeps 1 ms in every Message/Step constructor, on the event loop (benchmarks/app_ceiling).
 drop_blocking_sleep(*(importlib.import_module(f"chainlit.{m}") for m in ("message", "step")))
@@ -164,7 +164,8 @@ async def chat_profiles(user: cl.User | None = None,
                         language: str | None = None) -> list[cl.ChatProfile]:
     return [cl.ChatProfile(name=p.name, markdown_description=p.description, icon=p.icon or None,
                            default=p.name == modes.TRANSLATOR_PROFILE,
-                           starters=None if p.starters else [])  # [] hides the starters
+                           starters=None if p.starters else [],  # [] hides the starters
+                           config_overrides=None if p.uploads else NO_UPLOADS)
             for p in modes.PROFILES]
 
 
@@ -202,13 +203,15 @@ if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history ne
 
     @cl.data_layer
     def history_layer() -> SQLAlchemyDataLayer:
-        layer_cls = history.refuse_erased(history.skip_writes_when(SQLAlchemyDataLayer, _unkept))
-        layer = layer_cls(conninfo=SETTINGS.history_url)
+        cls = history.skip_writes_when(SQLAlchemyDataLayer, _unkept)
+        cls = history.refuse_erased(history.unnamed_after(cls, BUTTONS))
+        layer = cls(conninfo=SETTINGS.history_url)
         history.adapt_sqlite(layer.engine)
         return layer
 
     @cl.on_chat_resume
     async def resume(thread: dict[str, Any]) -> None:
+        first_naming()  # a resumed thread has its name
         session = _open(thread)
         await session.resume(cl.user_session.get("chat_settings"))
         _once_shown(session.shown)
@@ -253,6 +256,7 @@ async def settings_update(values: dict[str, Any]) -> None:
 
 async def message(msg: cl.Message) -> None:
     logs.bind_request_id()
+    first_naming()  # Chainlit names the thread after a first message
     uploads = [Upload(el.path, el.name) for el in msg.elements or [] if getattr(el, "path", None)]
     await _session().message(msg.content, msg.command, uploads=uploads, shown=msg)
 
@@ -262,11 +266,15 @@ cl_config.code.on_message = wrap_user_function(message)
 
 
 async def button(action: cl.Action) -> None:
-    await _session().button(action.name, action.payload, action.label, action.remove)
+    first, session = first_naming() and HISTORY, _session()
+    await session.button(action.name, action.payload, action.label, action.remove)
+    if first:  # Chainlit named the thread after the action ("desk_take"): unwritten, see above
+        await name_thread(session.title() or action.label)
 
 
 for _name in BUTTONS:
     cl.action_callback(_name)(button)
+own_stop(sio, lambda: _session().stop())  # Stop: the session says what stopped, with Retry
 
 
 @cl.on_window_message
@@ -275,11 +283,6 @@ async def window_message(data: Any) -> None:
     session = cl.user_session.get("session")
     if session is not None:
         await session.window_message(data)
-
-
-@cl.on_stop
-async def stop() -> None:
-    _session().stop()
 
 
 @cl.on_chat_end

@@ -1,43 +1,68 @@
 """The chat page's presenter: what a core session shows (``hymt_chat.modes.screen``), as Chainlit
-messages, actions, settings and steps. ``app.py`` hands each tab's session a :class:`Screen`."""
+messages, actions and settings. ``app.py`` hands each tab's session a :class:`Screen`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import chainlit as cl
+from chainlit.config import ChainlitConfigOverrides, FeaturesSettings, SpontaneousFileUploadFeature
+from chainlit.context import init_ws_context
+from chainlit.data import get_data_layer
 from chainlit.input_widget import Select, Switch
-from chainlit.utils import utc_now
+from chainlit.logger import logger
+from chainlit.session import WebsocketSession
+from socketio import AsyncServer
 
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes.screen import Button, Choice, Field, Reply
 
-__all__ = ["Screen"]
+__all__ = ["NO_UPLOADS", "Screen", "first_naming", "name_thread", "own_stop"]
+
+# A profile's config overrides for a mode that takes no file: no paperclip on its page.
+NO_UPLOADS = ChainlitConfigOverrides(features=FeaturesSettings(
+    spontaneous_file_upload=SpontaneousFileUploadFeature(enabled=False)))
+_NAMED = "hymt_named"  # the user session's key: the tab's thread has its name
 
 
+def first_naming() -> bool:
+    """The tab's thread is named from now on (a first message names it, a resumed thread has
+    its name); True when it was not yet (a first button: the app names it)."""
+    first = not cl.user_session.get(_NAMED)
+    cl.user_session.set(_NAMED, True)
+    return first
 
-class _Step:
-    """A progress line: a ``cl.Step`` under the message being answered, made at first news."""
 
-    def __init__(self) -> None:
-        self.step: cl.Step | None = None
+async def name_thread(name: str) -> None:
+    """Name the tab's thread *name* in the history and in the page's list of threads."""
+    layer, thread = get_data_layer(), cl.context.session.thread_id
+    if layer is None:
+        return
+    try:
+        await layer.update_thread(thread, name=name)
+    except Exception:  # noqa: BLE001 - history is a convenience: never fail a turn over it
+        logger.exception("could not name the thread in the history database")
+        return
+    await cl.context.emitter.emit("first_interaction", {"interaction": name,
+                                                        "thread_id": thread})
 
-    async def update(self, name: str) -> None:
-        if self.step is None:
-            parent = cl.context.current_step  # the on_message run: it shows above the answer
-            self.step = cl.Step(name=name, type="tool", show_input=False, icon="languages",
-                                parent_id=parent.id if parent else None)
-            self.step.start = utc_now()
-            await self.step.send()
-        else:
-            self.step.name = name
-            await self.step.update()
 
-    async def close(self, name: str, *, failed: bool) -> None:
-        if self.step is not None:
-            self.step.name, self.step.end, self.step.is_error = name, utc_now(), failed
-            await self.step.update()
+def own_stop(sio: AsyncServer, stop: Callable[[], object]) -> None:
+    """The composer's Stop, in place of Chainlit's socket handler, whose first act is to say
+    "Task manually stopped." in its own words: *stop* (the session's, which says what was
+    stopped, with Retry), then the task Chainlit names cancelled like Chainlit does."""
+    async def handler(sid: str) -> None:
+        ws = WebsocketSession.get(sid)
+        if ws is None:
+            return
+        init_ws_context(ws)
+        stop()
+        task = ws.current_task
+        if task is not None and not task.done() and not task.cancelling():
+            task.cancel()
+
+    sio.on("stop", handler)  # python-socketio keeps one handler per event: ours
 
 
 def _action(button: Button) -> cl.Action:
@@ -45,43 +70,97 @@ def _action(button: Button) -> cl.Action:
                      icon=button.icon, tooltip=button.tooltip or "")
 
 
-class _JobLine:
-    """A background job's progress: a message of its own, updated in place, with the job's
-    Cancel until it ends (a step has no buttons, and the message's own run is long over)."""
+def _message(reply: Reply) -> cl.Message:
+    elements: list[Any] = [
+        (cl.Image if f.mime.startswith("image/") else cl.File)(
+            name=f.name, content=f.content, mime=f.mime, display="inline")
+        for f in reply.files]
+    if reply.marker is not None:
+        elements.append(cl.CustomElement(name=kiosk.MARKER_ELEMENT, props=reply.marker,
+                                         display="inline"))
+    return cl.Message(content=reply.markdown, actions=[_action(b) for b in reply.buttons],
+                      elements=elements)
 
-    def __init__(self, cancel: Button) -> None:
+
+async def _drop_actions(message: cl.Message) -> None:
+    for action in message.actions:
+        await action.remove()
+    message.actions = []
+
+
+class _Line:
+    """A progress line: a message of its own, updated in place, in the app's own words (a
+    ``cl.Step`` is drawn under Chainlit's "Using …" label). A background job's line carries
+    the job's Cancel until it ends and is drawn again under each newer message, so that it
+    stays in view; a finished line becomes the result (:meth:`replace`)."""
+
+    def __init__(self, screen: Screen, cancel: Button | None) -> None:
+        self.screen = screen
         self.cancel = cancel
         self.message: cl.Message | None = None
+        self.name = ""
+
+    def _new(self) -> cl.Message:
+        actions = [_action(self.cancel)] if self.cancel is not None else []
+        return cl.Message(content=wording.escape_markdown(self.name), actions=actions)
 
     async def update(self, name: str) -> None:
+        self.name = name
         if self.message is None:
-            self.message = cl.Message(content=wording.escape_markdown(name),
-                                      actions=[_action(self.cancel)])
+            self.message = self._new()
             await self.message.send()
+            await self.screen.newest(self)
         else:
             self.message.content = wording.escape_markdown(name)
             await self.message.update()
 
     async def close(self, name: str, *, failed: bool) -> None:
+        self.screen.jobs.discard(self)
         if self.message is not None:
-            for action in self.message.actions:
-                await action.remove()
-            self.message.actions = []
+            await _drop_actions(self.message)
             await self.update(name)
+
+    async def replace(self, reply: Reply) -> cl.Message:
+        self.screen.jobs.discard(self)
+        if self.message is None:
+            return await self.screen.send(reply)
+        await _drop_actions(self.message)
+        done = _message(reply)
+        self.message.content = done.content
+        self.message.actions, self.message.elements = done.actions, done.elements
+        await self.message.update()
+        return self.message
+
+    async def lower(self) -> None:
+        """Draw the line again as the newest message."""
+        if self.message is None:
+            return
+        await _drop_actions(self.message)
+        await self.message.remove()
+        self.message = self._new()
+        await self.message.send()
 
 
 class Screen:
+    """One tab's output. It keeps its background jobs' open lines, to draw them again under
+    each newer message (a job's line scrolled out of view once the person sent another)."""
+
+    def __init__(self) -> None:
+        self.jobs: set[_Line] = set()  # background jobs' lines, while the job runs
+        self.latest: object = None  # the newest message shown (a line, or a cl.Message)
+
+    async def newest(self, shown: object) -> None:
+        """*shown* was just sent: the running jobs' lines go under it."""
+        self.latest = shown
+        for line in list(self.jobs):
+            if line is not self.latest and line.message is not None:
+                await line.lower()
+                self.latest = line
+
     async def send(self, reply: Reply) -> cl.Message:
-        elements: list[Any] = [
-            (cl.Image if f.mime.startswith("image/") else cl.File)(
-                name=f.name, content=f.content, mime=f.mime, display="inline")
-            for f in reply.files]
-        if reply.marker is not None:
-            elements.append(cl.CustomElement(name=kiosk.MARKER_ELEMENT, props=reply.marker,
-                                             display="inline"))
-        actions = [_action(b) for b in reply.buttons]
-        msg = cl.Message(content=reply.markdown, actions=actions, elements=elements)
+        msg = _message(reply)
         await msg.send()
+        await self.newest(msg)
         return msg
 
     async def settings(self, fields: Sequence[Field]) -> None:
@@ -91,13 +170,19 @@ class Screen:
             Switch(id=f.id, label=f.label, initial=f.value, tooltip=f.tooltip)
             for f in fields]).send()
 
-    async def commands(self, commands: Sequence[tuple[str, str, str]]) -> None:
+    async def commands(self, commands: Sequence[tuple[str, str, str]],
+                       placeholder: str | None = None) -> None:
         await cl.context.emitter.set_commands([
             {"id": cid, "description": text, "icon": icon, "button": False, "persistent": False}
             for cid, text, icon in commands])
+        if placeholder is not None:  # Chainlit's own is one sentence for every mode
+            await self.signal({"hymt": "composer", "placeholder": placeholder})
 
-    def progress(self, cancel: Button | None = None) -> _Step | _JobLine:
-        return _Step() if cancel is None else _JobLine(cancel)
+    def progress(self, cancel: Button | None = None) -> _Line:
+        line = _Line(self, cancel)
+        if cancel is not None:
+            self.jobs.add(line)
+        return line
 
     def forget_context(self) -> None:
         cl.chat_context.clear()

@@ -1,5 +1,7 @@
 // hymt-chat: a small banner that says when the model is warming up or down, and when it is the
 // embedded demo model (not Hunyuan-MT quality). Reads GET /hymt/status; text only (no HTML).
+// It is a row of the page above Chainlit's header, not a layer over it: floating, it covered
+// the header's controls on a phone and the open language list on a desktop.
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -23,10 +25,27 @@
       });
       el.appendChild(text);
       el.appendChild(close);
-      document.body.appendChild(el);
+      place(el);
     }
     return el;
   }
+
+  // Above the header, in the page's column: the conversation below gets shorter, nothing is
+  // covered. Until Chainlit has drawn its header (the sign-in page has none) it waits, hidden.
+  function place(el) {
+    var header = document.getElementById("header");
+    if (header && header.parentNode && el.nextSibling !== header) {
+      header.parentNode.insertBefore(el, header);
+    } else if (!header && el.parentNode !== document.body) {
+      document.body.appendChild(el);
+    }
+    el.classList.toggle("hymt-placed", !!header);
+  }
+
+  new MutationObserver(function () {  // Chainlit draws its header anew (a new chat, a profile)
+    var el = document.getElementById("hymt-banner");
+    if (el) place(el);
+  }).observe(document.documentElement, {childList: true, subtree: true});
 
   function show(kind, text, title) {
     var el = banner();
@@ -108,6 +127,14 @@
   var d = document.createElement("script");
   d.src = base + "/public/desk.js";
   document.head.appendChild(d);
+  // The composer's placeholder for the mode and a full /command sent by Enter. The mode's
+  // placeholder is kept here until composer.js has loaded (this file runs before the socket).
+  window.addEventListener("message", function (e) {
+    if (e.source === window && e.data && e.data.hymt === "composer") window.hymtComposer = e.data;
+  });
+  var c = document.createElement("script");
+  c.src = base + "/public/composer.js";
+  document.head.appendChild(c);
 
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", poll);

@@ -98,7 +98,7 @@ async def test_a_one_liner_is_answered_while_the_tabs_own_document_translates(
     [out] = screen.last().files
     assert out.name == "lettre.en.txt"
     assert out.content.decode() == DOCUMENT  # whole and in order (the stand-in echoes)
-    assert line.closed is not None and not line.closed[1]
+    assert line.became is not None and line.became.files == (out,)  # the line became it
 
 
 async def test_cancel_stops_one_job_and_leaves_the_others(stub, gate, tmp_path):
@@ -117,7 +117,7 @@ async def test_cancel_stops_one_job_and_leaves_the_others(stub, gate, tmp_path):
     await session.settled()
     assert [f.name for s in screen.shown for f in s.reply.files] == [
         second.names[0].split()[-1].replace(".txt", ".en.txt")]
-    assert second.closed is not None and not second.closed[1]
+    assert second.became is not None and second.closed is None
 
     await _press(session, first)  # a second press, once it is over: said, nothing breaks
     assert screen.last().markdown == wording.escape_markdown(wording.JOB_ALREADY_OVER)

@@ -25,8 +25,17 @@ import pytest
 import srt
 from playwright.sync_api import Browser, Page, expect
 
+from hymt_chat.modes import wording
 from tests.conftest import free_port
-from tests.support.browser import ANSWER, answers, new_page, open_chat, send
+from tests.support.browser import (
+    ANSWER,
+    DOCS_SHOTS,
+    answers,
+    covered_controls,
+    new_page,
+    open_chat,
+    send,
+)
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.double_app import double_app
 from tests.support.engine_double import EngineDouble, echo_source, running_double
@@ -87,12 +96,63 @@ def choose_target(page: Page, option: str) -> None:
     page.get_by_role("button", name="Confirm").click()
 
 
+def _from_the_top(page: Page) -> None:
+    """Every scrolled box back at its top, until the first message is in view (the page may
+    still be scrolling to the newest one): a screenshot shows the conversation from its start."""
+    first = page.locator("[data-step-type]").first
+    for _ in range(100):
+        page.evaluate("""() => { for (const el of document.querySelectorAll('*')) {
+            const style = getComputedStyle(el);
+            if (/(auto|scroll)/.test(style.overflowY) && el.scrollHeight > el.clientHeight) {
+                el.scrollTop = 0; } } }""")
+        box = first.bounding_box()
+        if box is not None and box["y"] >= 0:
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError("the conversation's first message never came into view")
+
+
+def _open_target_list(page: Page) -> None:
+    page.click("#chat-settings-open-modal")
+    page.click("#target")
+    expect(page.get_by_role("option").first).to_be_visible()
+
+
+def _options_under_the_banner(page: Page) -> list[str]:
+    """The options of the open list, in its visible part, that the banner is drawn over (it
+    is the element at the option's centre)."""
+    return page.evaluate("""() => [...document.querySelectorAll('[role=option]')]
+        .filter(el => { const b = el.getBoundingClientRect();
+            const list = el.closest('[role=listbox]').getBoundingClientRect();
+            const x = b.left + b.width / 2, y = b.top + b.height / 2;
+            if (!b.width || y < list.top || y > list.bottom) return false;  // scrolled away
+            const top = document.elementFromPoint(x, y);
+            return !!(top && top.closest('#hymt-banner')); })
+        .map(el => el.innerText.trim())""")
+
+
 def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifacts, tmp_path):
     url, double = book_app
     dialogs: list[str] = []
     page = open_chat(browser, url, dialogs)
     banner = page.locator("#hymt-banner[data-kind=demo]")
     expect(banner).to_contain_text("Demo model", timeout=20_000)
+
+    # The demo banner covers no control, on a desktop and on a phone; nor the open target list.
+    # The composer says what the Translator takes: documents, not only three text formats.
+    for size in ({"width": 1280, "height": 800}, {"width": 390, "height": 844}):
+        page.set_viewport_size(size)
+        expect(banner).to_be_visible()
+        assert covered_controls(page) == [], size
+    page.set_viewport_size({"width": 1280, "height": 800})
+    _open_target_list(page)
+    assert page.get_by_role("option").count() > 30
+    assert _options_under_the_banner(page) == []
+    page.keyboard.press("Escape")
+    page.keyboard.press("Escape")
+    page.set_viewport_size({"width": 1100, "height": 900})
+    expect(page.locator("#chat-input")).to_have_attribute("placeholder",
+                                                          wording.TRANSLATOR_PLACEHOLDER)
 
     # Pick the target in the chat settings; the chat confirms it.
     choose_target(page, "French (fr) · 法语")
@@ -132,11 +192,9 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifa
 
     # The README's and the docs' screenshot: the whole conversation, from the top.
     page.set_viewport_size({"width": 1100, "height": 1200})
-    page.evaluate("""() => { for (const el of document.querySelectorAll('*')) {
-        const style = getComputedStyle(el);
-        if (/(auto|scroll)/.test(style.overflowY) && el.scrollHeight > el.clientHeight) {
-            el.scrollTop = 0; } } }""")
+    _from_the_top(page)
     page.screenshot(path=str(artifacts / "chat.png"))
+    page.screenshot(path=str(DOCS_SHOTS / "chat.png"))
 
     # A bad command gets a clear answer and the session keeps working.
     send(page, "/to klingon")
@@ -385,8 +443,13 @@ def test_support_agent_translates_both_ways_and_downloads_the_transcript(
     expect(page.get_by_text("Your reply · English → Spanish").first).to_be_visible(
         timeout=WAIT)
     expect(page.get_by_text("Back-translation into English").first).to_be_visible()  # default on
-    send(page, "/transcript")  # Enter picks the command from the menu; the button sends it
-    page.click("#chat-submit")
+    _from_the_top(page)
+    page.screenshot(path=str(DOCS_SHOTS / "agent.png"))
+    # The composer takes the customer's message or the reply: it says so, and has no paperclip.
+    expect(page.locator("#chat-input")).to_have_attribute("placeholder",
+                                                          wording.AGENT_PLACEHOLDER)
+    expect(page.locator("input[type=file]")).to_have_count(0)
+    send(page, "/transcript")  # typed in full: Enter sends it (not only a command chip)
     link = page.locator("a.inline-file[download$='.csv']")
     expect(link).to_be_visible(timeout=15_000)
     expect(page.locator("a.inline-file[download$='.md']")).to_be_visible()
@@ -408,8 +471,7 @@ def test_a_customer_joins_a_room_from_their_own_phone(browser, book_app, tmp_pat
     app_url, _ = book_app
     agent = open_profile(browser, app_url, "Support agent",
                          "Agent: English ⇄ Customer: not known")
-    send(agent, "/room")
-    agent.click("#chat-submit")
+    send(agent, "/room")  # typed in full: Enter sends it
     link = agent.locator("a[href*='/room/']").first
     expect(link).to_be_visible(timeout=30_000)
     expect(agent.get_by_role("img", name="room.png")).to_be_visible()  # the QR code
@@ -435,10 +497,10 @@ def test_a_customer_joins_a_room_from_their_own_phone(browser, book_app, tmp_pat
         expect(shown.locator(".orig")).to_contain_text(text)  # the original, small
         assert shown.locator(".text").inner_text().strip() == BOOK(  # and its translation
             f"Translate into Spanish, without explanation.\n\n{text}")
+    guest.screenshot(path=str(DOCS_SHOTS / "room.png"))
     guest.reload()
     expect(guest.locator(".msg")).to_have_count(4, timeout=15_000)  # rejoined, with history
     send(agent, "/transcript")
-    agent.click("#chat-submit")
     csv_link = agent.locator("a.inline-file[download$='.csv']").last
     expect(csv_link).to_be_visible(timeout=15_000)
     with agent.expect_download() as download:
@@ -482,6 +544,18 @@ def test_kiosk_big_buttons_read_aloud_and_idle_reset(browser, kiosk_app):
     expect(spanish).to_be_visible()
     assert spanish.bounding_box()["height"] >= 60  # touch size (kiosk.css)
     expect(page.locator("#chat-profiles")).to_be_hidden()  # strangers cannot switch modes
+    # A language button looks like one (a border and a fill, not plain text); the welcome has
+    # a line per language; a public screen offers no paperclip, and its box says what to do.
+    look = spanish.evaluate("""b => { const s = getComputedStyle(b);
+        return [parseFloat(s.borderTopWidth), s.backgroundColor]; }""")
+    assert look[0] >= 1 and look[1] not in ("rgba(0, 0, 0, 0)", "transparent"), look
+    welcome = page.locator(".ai-message", has_text="Welcome!").first
+    expect(welcome.locator("li")).to_have_count(len(wording.WELCOME_LINES))
+    expect(page.locator("input[type=file]")).to_have_count(0)
+    expect(page.locator("#chat-input")).to_have_attribute("placeholder",
+                                                          wording.KIOSK_PLACEHOLDER)
+    assert ".srt" not in page.locator("body").inner_text()
+    page.screenshot(path=str(DOCS_SHOTS / "kiosk.png"))
     spanish.click()
     expect(page.get_by_text("→ Español.")).to_be_visible(timeout=15_000)
     send(page, "Where is the nearest train station, please?")

@@ -184,6 +184,24 @@ def test_the_internals_app_py_relies_on(cl_server):
     # Chainlit's CORS middleware, whose origins web.install_guards narrows
     cors = [m for m in cl_server.app.user_middleware if m.cls is CORSMiddleware]
     assert len(cors) == 1 and "allow_origins" in cors[0].kwargs
+    # Stop: app.py's handler of the socket's "stop" in place of Chainlit's, whose own words
+    # ("Task manually stopped.") it replaces; the session's task to cancel
+    import chainlit.socket
+    assert 'Message(content="Task manually stopped.").send()' in inspect.getsource(
+        chainlit.socket.stop)
+    assert "session.current_task.cancel()" in inspect.getsource(chainlit.socket.stop)
+    # a profile without uploads: its config_overrides, merged over the config for the page
+    from chainlit.config import ChainlitConfigOverrides, FeaturesSettings
+    from chainlit.types import ChatProfile
+    assert "config_overrides" in inspect.signature(ChatProfile).parameters
+    off = config.with_overrides(ChainlitConfigOverrides(features=FeaturesSettings(
+        spontaneous_file_upload={"enabled": False})))
+    assert off.features.spontaneous_file_upload.enabled is False
+    assert off.features.spontaneous_file_upload.max_files == 5  # the rest kept
+    # a thread named after its first interaction: an action's name (app.button renames it)
+    from chainlit.emitter import ChainlitEmitter as Emitter
+    assert "init_thread(action.name)" in inspect.getsource(cl_server.call_action)
+    assert '"first_interaction"' in inspect.getsource(Emitter.init_thread)
 
 
 def test_the_internals_the_guard_and_history_rely_on(cl_server):

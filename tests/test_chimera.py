@@ -22,6 +22,7 @@ from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.prompts import build_chimera_prompt, build_prompt
 from hymt_chat.engine.translator import Translator
 from hymt_chat.errors import ModelBusyError, ModelError, ModelUnavailableError
+from hymt_chat.modes import wording
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.capacity import engine_slots
 from hymt_chat.sidecar.endpoint import Endpoint
@@ -307,3 +308,17 @@ async def test_partial_downgrade_is_counted_per_part():
         "Best quality unavailable for 1 of 2 parts (the fusion model's answer was not a "
         "translation): showing the best single candidate."
     )
+
+
+async def test_the_demo_model_playing_chimera_is_not_called_hunyuan_mt_chimera():
+    """On the embedded demo with no fusion model configured, the demo model fuses: the note
+    and the switch say so instead of naming Hunyuan-MT-Chimera as the fuser."""
+    result = await _best(FakeClient())
+    assert best_note(result, stand_in=True) == (
+        "Best quality: fused 3 candidate translations (the demo model standing in for "
+        "Hunyuan-MT-Chimera).")
+    assert chimera.fusion_stand_in(Settings(), demo=True)
+    assert not chimera.fusion_stand_in(Settings(fusion_model="chimera"), demo=True)
+    assert not chimera.fusion_stand_in(Settings(fusion_base_url="http://y/v1"), demo=True)
+    assert not chimera.fusion_stand_in(Settings(), demo=False)
+    assert "standing in" in wording.best_label(True) and "standing" not in wording.best_label(False)

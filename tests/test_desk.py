@@ -134,3 +134,31 @@ async def test_a_reloaded_thread_page_hears_the_desk_after_the_thread(tmp_path):
             steps = [d for e, d in third.events if e == "resume_thread"][0]["steps"]
             assert any("/desk take 1" in (s.get("output") or "") for s in steps), steps
             assert not [s for s in steps if "You hold" in (s.get("output") or "")]
+
+
+async def test_a_thread_the_take_button_started_is_named_after_its_conversation(tmp_path):
+    """Chainlit names a thread after its first interaction: the action's name when a button
+    came first ("desk_take" in the agent's history). The app names it from the conversation.
+    The page's list is Chainlit's ``POST /project/threads`` (chainlit/server.py)."""
+    with app(tmp_path, HYMT_AGENTS=f"alice:{_hash('alice')}", CHAINLIT_AUTH_SECRET="s" * 64
+             ) as (url, _):
+        assert _start(url, G1, "es", "Hola, mi pedido no ha llegado.").status_code == 200
+        cookie = _cookie(url, "alice")
+        async with Tab(url, {"Cookie": cookie}, profile=AGENT) as alice:
+            take = await alice.action("desk_take")  # the inbox's button: the first thing done
+            clicked = httpx.post(f"{url}/project/action", timeout=30, headers={"Cookie": cookie},
+                                 json={"sessionId": alice.session, "action": take})
+            assert clicked.status_code == 200, clicked.text
+            await alice.wait(md("Now with #1 · Spanish"))
+
+            def listed() -> list[str] | None:
+                threads = httpx.post(f"{url}/project/threads", timeout=30,
+                                     headers={"Cookie": cookie},
+                                     json={"pagination": {"first": 10}, "filter": {}})
+                assert threads.status_code == 200, threads.text
+                names = [t.get("name") for t in threads.json()["data"]]
+                return names if names and all(names) else None
+
+            assert await alice._first(listed, 60, "the named thread") == ["Desk #1 · Spanish"]
+            said = [d["interaction"] for e, d in alice.events if e == "first_interaction"]
+            assert "Desk #1 · Spanish" in said  # the page's list is told the name too

@@ -23,7 +23,8 @@ from hymt_chat.modes.kiosk import (
     speech_lang,
     watch_idle,
 )
-from hymt_chat.modes.wording import welcome_message
+from hymt_chat.modes.wording import WELCOME_LINES, welcome_markdown
+from hymt_chat.modes.wording import escape_markdown as md
 from hymt_chat.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,9 +186,17 @@ def test_marker_props_carry_the_idle_time_and_what_to_read():
 
 
 def test_welcome_says_nothing_is_kept_and_when_it_resets():
-    text = welcome_message(120)
+    text = welcome_markdown(120)
     assert "Nothing is kept" in text and "2 minutes" in text and "欢迎" in text
-    assert "a minute" in welcome_message(45)
+    assert "a minute" in welcome_markdown(45)
+
+
+def test_welcome_gives_each_language_a_line_of_its_own():
+    """Not four languages run together in one paragraph: a list item each after the English."""
+    paragraphs = welcome_markdown(120).split("\n\n")
+    assert paragraphs[0].startswith("**Welcome!**")
+    assert paragraphs[1].splitlines() == [f"- {md(line)}" for line in WELCOME_LINES]
+    assert len(WELCOME_LINES) == 3 and all(" · " not in line for line in WELCOME_LINES)
 
 
 # --- browser assets ------------------------------------------------------------------------

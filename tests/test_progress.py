@@ -77,3 +77,17 @@ async def test_a_retry_note_after_the_wait_is_drawn_within_the_short_interval():
     sleeps.go.set()
     await _settle()
     assert line.names[-1].startswith("Translating · model busy (busy) — retrying in")
+
+
+async def test_a_line_shown_from_its_start_draws_the_count_as_soon_as_it_is_known():
+    """A background job's line says "Translating" from its start; the part count that comes a
+    moment later is drawn at once, not only when the first part is back (a 20,000-character
+    paste showed "Translating" alone for minutes)."""
+    line, clock, sleeps = Line(), Clock(), Sleeps()
+    progress = Progress(line, "Translating", always=True, clock=clock, sleep=sleeps)
+    await progress.start()
+    clock.now += 0.1  # well within the 0.4 s between two redraws
+    await progress.progress(0, 12)
+    clock.now += 0.1
+    await progress.progress(1, 12)  # an ordinary step: waits for its turn
+    assert line.names == ["Translating", "Translating · 0 of 12 parts"]

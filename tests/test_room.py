@@ -81,8 +81,9 @@ async def test_both_sides_read_each_other_translated(stub, tmp_path):
     assert message["translation"] == "HOLA, MI PEDIDO NO HA LLEGADO TODAVÍA."
     await asyncio.sleep(0.05)  # the agent's tab is updated from the session's own context
     assert "Customer · Spanish → English" in screen.last().markdown.replace("\\", "")
-    line = screen.lines[-1]  # "translating…" was shown to the agent meanwhile, then closed
-    assert line.names[0].startswith("The customer's message") and line.closed[1] is False
+    line = screen.lines[-1]  # "translating…" was shown to the agent meanwhile, then became it
+    assert line.names[0].startswith("The customer's message") and line.closed is None
+    assert line.became is screen.last()
     assert "Original" in screen.last().markdown
     await session.settings_changed({"agent_language": "en", "back_translate": False})
     await session.message("Sorry about that, it ships today.", None)

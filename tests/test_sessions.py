@@ -181,6 +181,22 @@ async def test_settings_switch_best_quality_and_languages(stub, tmp_path):
     assert "Klingon" in screen.last().markdown and session.state.source == "de"
 
 
+async def test_best_quality_names_the_demo_model_when_it_plays_chimera(stub, tmp_path,
+                                                                     monkeypatch):
+    """On the demo model with no fusion model configured, the demo model fuses: the switch says
+    so (the answer's note: tests/test_chimera.py); with a fusion model, it names Chimera."""
+    monkeypatch.setenv("HYMT_DEMO_MODEL", "1")  # as `hymt-chat up` tells the app
+    session, screen = _translator(services(stub, tmp_path))
+    await session.start()
+    [best] = [f for f in screen.panels[-1] if isinstance(f, Toggle)]
+    assert best.label == wording.best_label(True) and "standing in" in best.label
+    monkeypatch.setenv("HYMT_DEMO_MODEL", "0")
+    session, screen = _translator(services(stub, tmp_path, fusion_model="chimera"))
+    await session.start()
+    assert [f.label for f in screen.panels[-1] if isinstance(f, Toggle)] == [
+        wording.best_label(False)]
+
+
 async def test_the_agent_session_routes_and_saves_the_conversation(stub, tmp_path):
     saved: list[dict] = []
 

@@ -47,7 +47,23 @@ def test_ui_translations_are_complete_for_english_and_chinese():
         default = json.loads((shipped / f"{lang}.json").read_text("utf-8"))
         assert set(_keys(ours)) == set(_keys(default)), lang
     en = json.loads((ROOT / ".chainlit" / "translations" / "en-US.json").read_text("utf-8"))
-    assert ".srt" in en["chat"]["input"]["placeholder"]
+    assert "document" in en["chat"]["input"]["placeholder"]  # not only .txt, .md and .srt
+
+
+def test_agents_sign_in_with_a_name_not_an_email_address():
+    """Chainlit's sign-in form labels its first field from ``auth.login.form.email``; agents
+    sign in with the name HYMT_AGENTS lists, whatever the page's language."""
+    shipped = Path(importlib.util.find_spec("chainlit").origin).parent / "translations"
+    for lang, name in (("en-US", "name"), ("zh-CN", "名字"), ("fr-FR", "nom"), ("ja", "名前")):
+        words = json.loads((ROOT / ".chainlit" / "translations" / f"{lang}.json")
+                           .read_text("utf-8"))["auth"]["login"]["form"]["email"]
+        assert name in words["label"], (lang, words)
+    for path in sorted((ROOT / ".chainlit" / "translations").glob("*.json")):
+        words = json.loads(path.read_text("utf-8"))["auth"]["login"]["form"]["email"]
+        theirs = json.loads((shipped / path.name).read_text("utf-8"))["auth"]["login"]["form"]
+        assert words["label"] != theirs["email"]["label"], path.name  # not Chainlit's e-mail
+        assert "@" not in words["placeholder"] and "alice" in words["placeholder"], path.name
+        assert "mail" not in json.dumps(words, ensure_ascii=False).lower(), path.name
 
 
 def test_logos_and_favicon_are_real_pngs():

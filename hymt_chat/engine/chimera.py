@@ -364,8 +364,15 @@ class BestTranslation:
         return tuple(dict.fromkeys(o.reason for o in self.downgrades if o.reason))
 
 
-def best_note(result: BestTranslation) -> str:
-    """The sentence the UI shows with a Best quality answer (always something to say)."""
+def fusion_stand_in(settings: Settings, *, demo: bool = False) -> bool:
+    """Does the demo model play Chimera (no fusion model or server configured)? Then the
+    fusion is the whole path run on a CPU, not Hunyuan-MT-Chimera's, and the UI says so."""
+    return demo and not (settings.fusion_model or settings.fusion_base_url)
+
+
+def best_note(result: BestTranslation, *, stand_in: bool = False) -> str:
+    """The sentence the UI shows with a Best quality answer (always something to say).
+    *stand_in*: the demo model played Chimera (:func:`fusion_stand_in`)."""
     if result.translation.same_language:
         return "Already in the target language: nothing to translate."
     parts = len(result.outcomes)
@@ -379,6 +386,9 @@ def best_note(result: BestTranslation) -> str:
         if result.fused == 0:
             return "Best quality: every candidate translation agreed."
         most = max(o.candidates for o in result.outcomes)
+        if stand_in:
+            return (f"Best quality: fused {most} candidate translations (the demo model "
+                    "standing in for Hunyuan-MT-Chimera).")
         return f"Best quality: fused {most} candidate translations (Hunyuan-MT-Chimera)."
     down = result.downgrades
     why = "; ".join(result.reasons) or "unknown reason"

@@ -46,7 +46,7 @@ class KioskSession(Session):
         return kiosk.marker_props(idle_seconds=self.idle, text=text, target=target)
 
     async def show(self, reply: Reply) -> None:
-        self.track(await self.screen.send(reply))
+        self.track(await self.place(reply))
 
     def track(self, shown: Shown) -> None:
         """Remember what is on screen (the visitor's own messages too)."""
@@ -54,12 +54,12 @@ class KioskSession(Session):
 
     async def start(self) -> None:
         await self.screen.settings([])  # nothing to set on a kiosk
-        await self.screen.commands(())
+        await self.screen.commands((), wording.KIOSK_PLACEHOLDER)
         self.touch(activity=False)
         await self.welcome()
 
     async def welcome(self) -> None:
-        text = wording.escape_markdown(wording.welcome_message(self.idle))
+        text = wording.welcome_markdown(self.idle)
         await self.show(Reply(f"{text}\n\n{wording.COUNTER_LINK}", _buttons(kiosk.kiosk_buttons()),
                               marker=self.marker()))
 
@@ -81,7 +81,7 @@ class KioskSession(Session):
 
     async def reset(self) -> None:
         """Wipe the screen and the session, then greet the next visitor."""
-        self.stop()
+        self.drop()
         for shown in self.on_screen:
             try:
                 await shown.remove()

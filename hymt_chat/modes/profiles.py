@@ -40,6 +40,7 @@ class Profile:
     description: str  # Markdown, shown when hovering the profile picker
     icon: str  # a file under public/ or a URL ("" for none)
     starters: bool  # show the Translator's starters (the others show none)
+    uploads: bool = True  # the composer's paperclip (a mode that takes no file shows none)
 
 
 PROFILES: tuple[Profile, ...] = (
@@ -49,10 +50,10 @@ PROFILES: tuple[Profile, ...] = (
     Profile(AGENT_PROFILE,
             "Live support in two languages: paste the customer's messages and type your "
             "replies; each is translated the right way, with a glossary, a check before "
-            "sending and a transcript to download.", "", False),
+            "sending and a transcript to download.", "", False, uploads=False),
     Profile(KIOSK_PROFILE,
             "A public screen: big language buttons, the translation read aloud, and a fresh "
-            "start after a short idle time. Nothing is kept.", "", False),
+            "start after a short idle time. Nothing is kept.", "", False, uploads=False),
 )
 _NAMES = frozenset(p.name for p in PROFILES)
 

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from hymt_chat.engine.pacing import eta_seconds
 from hymt_chat.engine.policy import PolicyEvent
 from hymt_chat.modes import wording
-from hymt_chat.modes.screen import ProgressView
+from hymt_chat.modes.screen import ProgressView, Reply, Shown
 
 __all__ = ["Progress"]
 
@@ -71,11 +71,14 @@ class Progress:
             await self._show()
 
     async def progress(self, done: int, total: int) -> None:
-        """The translator's progress callback."""
+        """The translator's progress callback. The count is drawn at once when it is first
+        known (a job's line, shown from its start, said only "Translating" until a part was
+        back) and at the end; in between at most every 0.4 s."""
+        counted = total != self.total
         self.done, self.total = done, total
         if total > 1 or self.shown:
             self.note, self.queued = None, False
-            await self._show(force=done == total)
+            await self._show(force=done == total or counted)
 
     def event(self, event: PolicyEvent) -> None:
         """The policy's event callback (synchronous): a retry or a wait becomes the note, shown
@@ -107,6 +110,19 @@ class Progress:
             if self.shown:
                 self.note = wording.CANCELLED if cancelled else None
                 await self.view.close(self.name(), failed=failed or cancelled)
+
+    async def end(self) -> bool:
+        """The work is done: no more redraws; the line waits to :meth:`become` the result (a
+        "7 of 7 parts" left above the answer says nothing). True when a line is on screen."""
+        if self._redraw is not None:
+            self._redraw.cancel()
+        async with self._lock:
+            self.closed = True
+            return self.shown
+
+    async def become(self, reply: Reply) -> Shown:
+        """The line, ended, turned into *reply* (its Cancel gone, the reply's buttons on)."""
+        return await self.view.replace(reply)
 
     @property
     def seconds(self) -> float:

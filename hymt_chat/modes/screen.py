@@ -110,11 +110,15 @@ class Shown(Protocol):
 
 class ProgressView(Protocol):
     """The line that shows a long job's progress; created by its first update. A background
-    job's line carries its Cancel until it closes."""
+    job's line carries its Cancel until it closes; a finished line becomes the result."""
 
     async def update(self, name: str) -> None: ...
 
     async def close(self, name: str, *, failed: bool) -> None: ...
+
+    async def replace(self, reply: Reply) -> Shown:
+        """The line, shown, becomes *reply* (its own buttons gone, the reply's on)."""
+        ...
 
 
 class Screen(Protocol):
@@ -124,7 +128,10 @@ class Screen(Protocol):
 
     async def settings(self, fields: Sequence[Field]) -> None: ...
 
-    async def commands(self, commands: Sequence[tuple[str, str, str]]) -> None: ...
+    async def commands(self, commands: Sequence[tuple[str, str, str]],
+                       placeholder: str | None = None) -> None:
+        """The composer's command menu, and what its empty box says the mode takes."""
+        ...
 
     def progress(self, cancel: Button | None = None) -> ProgressView:
         """A progress line; with *cancel*, a background job's, shown with that button."""

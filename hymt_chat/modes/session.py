@@ -55,6 +55,9 @@ BUTTONS = ("retry", "retry_rest", "swap", "translate_into", "kiosk_target", "roo
            "cancel_job", "correct", "desk_take", "desk_open", "room_send_anyway", "room_edit")
 # The background job the current task runs (its progress line carries that job's Cancel).
 _JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hymt_job", default=None)
+# The current task's progress line whose work is done: the next reply it shows replaces it.
+_ENDED: contextvars.ContextVar[Progress | None] = contextvars.ContextVar("hymt_ended",
+                                                                         default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +160,7 @@ class Session:
         self.waiting: set[asyncio.Task[None]] = set()  # jobs waiting for the model to start
         self.inline: set[asyncio.Task[Any]] = set()  # messages running in their own task
         self.jobs: dict[str, asyncio.Task[None]] = {}  # background jobs by id, for their Cancel
+        self.stopped: set[asyncio.Task[Any]] = set()  # cancelled by Stop: said, with Retry
         self.lock = asyncio.Lock()  # short messages: one at a time, in order
         # The context this session was opened in (the UI's, e.g. Chainlit's session): output
         # that another connection causes (a room guest's message) is shown from within it.
@@ -210,10 +214,24 @@ class Session:
     def touch(self) -> None:
         """Someone used the session (the kiosk restarts its idle clock)."""
 
+    def title(self) -> str | None:
+        """A name for the tab's thread in the history, from its conversation, when a button
+        started it (a message names it with its own text); None: the button's label."""
+        return None
+
     # --- output -----------------------------------------------------------------------------
 
     async def show(self, reply: Reply) -> None:
-        await self.screen.send(reply)
+        await self.place(reply)
+
+    async def place(self, reply: Reply) -> Shown:
+        """Show *reply*: in place of the progress line of the work it answers, if one is on
+        screen (:meth:`finished`), else as a new message."""
+        line = _ENDED.get()
+        if line is not None:
+            _ENDED.set(None)
+            return await line.become(reply)
+        return await self.screen.send(reply)
 
     async def say(self, text: str, buttons: tuple[Button, ...] = ()) -> None:
         """A sentence of ours, shown literally."""
@@ -285,8 +303,12 @@ class Session:
             try:
                 async with self.lock:
                     await self.run(job)
+            except asyncio.CancelledError:
+                await self._said_stopped(task, job)
+                raise
             finally:
                 self.inline.discard(task)
+                self.stopped.discard(task)
             return
         if model == "down" and not self.waiting:
             await self.say_error(ModelUnavailableError(wording.model_down_message()), retry=job)
@@ -299,8 +321,12 @@ class Session:
                     if await self._model_started(job):
                         async with self.lock:
                             await self.run(job)
+                except asyncio.CancelledError:
+                    await self._said_stopped(task, job)
+                    raise
                 finally:
                     self.waiting.discard(task)
+                    self.stopped.discard(task)
 
             task = asyncio.get_running_loop().create_task(later())
             self.waiting.add(task)
@@ -359,11 +385,17 @@ class Session:
             await asyncio.gather(*pending, return_exceptions=True)
 
     async def run(self, job: Job) -> None:
+        _ENDED.set(None)
         try:
             await self.execute(job)
         except Exception as err:  # a bug must cost one message, not the session
             log.exception("translation job failed")
             await self.say_error(err, retry=job)
+        # Not reached when cancelled: a Stop's message takes the line's place (_said_stopped).
+        line = _ENDED.get()
+        if line is not None:  # a job that showed no reply: its line says it is done
+            _ENDED.set(None)
+            await line.view.close(line.name(), failed=False)
 
     async def rerun(self, job: Job | None) -> None:
         """Run a button's kept job again: said when it expired; charged like a message."""
@@ -380,14 +412,33 @@ class Session:
 
     def stop(self) -> None:
         """Stop: drop the jobs waiting for the model and the running message (its model call is
-        closed, vLLM aborts it); a background job has its own Cancel, so Stop leaves it running."""
+        closed, vLLM aborts it); each says so, with Retry. A background job has its own
+        Cancel, so Stop leaves it running."""
+        for task in (*self.waiting, *self.inline):
+            if not task.done():
+                self.stopped.add(task)
+                task.cancel()
+
+    def drop(self) -> None:
+        """Cancel the running message and the jobs waiting for the model, without a word (the
+        tab closed, or the kiosk starts afresh)."""
         for task in (*self.waiting, *self.inline):
             task.cancel()
+
+    async def _said_stopped(self, task: asyncio.Task[Any] | None, job: Job) -> None:
+        """A job cancelled by Stop (not by the tab closing): say so, with its Retry."""
+        if task is None or task not in self.stopped:
+            return
+        self.stopped.discard(task)
+        task.uncancel()  # the message is said; the task still ends cancelled (raised again)
+        await self.say(wording.STOPPED, (Button(
+            "retry", "Retry", {"key": self.kept.keep(job)}, "refresh-cw",
+            "Send the same text again"),))
 
     def end(self) -> None:
         """The tab closed: let go of everything kept at once (Chainlit keeps a closed session
         for its reconnect window, which held every large paste in memory for an hour)."""
-        self.stop()
+        self.drop()
         for task in self.jobs.values():
             task.cancel()
         self.kept = Kept()
@@ -396,25 +447,36 @@ class Session:
     # --- running a translation --------------------------------------------------------------
 
     async def finished(self, progress: Progress, job: Job, work: Awaitable[T]) -> T | None:
-        """Await a translation under its progress line. A failure closes the line as failed and
-        becomes one message (with what was translated, or Retry); None tells the caller to stop."""
+        """Await a translation under its progress line, which the message that follows replaces
+        (the answer; or, after a failure, one message with what was translated or Retry);
+        None tells the caller to stop."""
         if not progress.shown:
             await progress.start()  # a background job's line (its Cancel) shows from the start
         try:
             result = await work
         except asyncio.CancelledError:
-            await progress.finish(cancelled=True)
+            if asyncio.current_task() in self.stopped:
+                await self._ended(progress)  # Stop's message, with Retry, takes its place
+            else:
+                await progress.finish(cancelled=True)  # a job's Cancel: the line says so
             raise
         except IncompleteTranslationError as err:
-            await progress.finish(failed=True)
+            await self._ended(progress)
             await self.say_partial(err, job)
             return None
         except HymtError as err:
-            await progress.finish(failed=True)
+            await self._ended(progress)
             await self.say_error(err, retry=job)
             return None
-        await progress.finish()
+        await self._ended(progress)
         return result
+
+    @staticmethod
+    async def _ended(progress: Progress) -> None:
+        """The work under *progress* is over: the message that says how (the answer, what was
+        translated, the failure) takes the line's place, if it is on screen."""
+        if await progress.end():
+            _ENDED.set(progress)
 
     async def translate_rest(self, job: Job) -> None:
         """Retry the rest of a text: only the parts marked missing are sent again."""

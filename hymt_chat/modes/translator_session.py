@@ -53,7 +53,7 @@ class TranslatorSession(Session):
 
     async def start(self) -> None:
         await self.send_pickers()
-        await self.screen.commands(chat.COMMANDS)
+        await self.screen.commands(chat.COMMANDS, wording.TRANSLATOR_PLACEHOLDER)
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
         """A thread reopened: its pickers as they were (an unknown value keeps the default)."""
@@ -72,10 +72,14 @@ class TranslatorSession(Session):
                    self.state.target),
         ]
         if await self.services.best_available():
-            fields.append(Toggle("best", "Best quality (Hunyuan-MT-Chimera)", self.best,
+            fields.append(Toggle("best", wording.best_label(self._stand_in()), self.best,
                                  "Several candidate translations fused into one: slower; "
                                  "text messages only"))
         await self.screen.settings(fields)
+
+    def _stand_in(self) -> bool:
+        """Does the demo model play Hunyuan-MT-Chimera (Best quality says so)?"""
+        return chimera.fusion_stand_in(self.settings, demo=self.services.demo())
 
     async def settings_changed(self, values: Mapping[str, Any]) -> None:
         self.best = bool(values.get("best"))
@@ -230,7 +234,8 @@ class TranslatorSession(Session):
         state.remember(result.source)
         meta = wording.format_meta(result, demo=self.services.demo())
         if fused is not None:
-            note = wording.best_meta(meta, chimera.best_note(fused), downgraded=fused.downgraded)
+            note = wording.best_meta(meta, chimera.best_note(fused, stand_in=self._stand_in()),
+                                     downgraded=fused.downgraded)
             body = f"{wording.literal_block(result.text)}\n\n{note}"
         else:
             body = wording.answer_markdown(result.text, meta)

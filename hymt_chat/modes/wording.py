@@ -117,6 +117,13 @@ def still_not_ready_message(seconds: float) -> str:
 
 
 UNEXPECTED_ERROR = "Something went wrong on our side."
+
+# What each mode's empty composer says it takes (public/composer.js puts it in the box): one
+# line on a phone (the paperclip's tooltip lists the document kinds).
+TRANSLATOR_PLACEHOLDER = "Type or paste text, or attach a document"
+AGENT_PLACEHOLDER = "The customer's message, or your reply"
+KIOSK_PLACEHOLDER = "Type your text, in any language"
+STOPPED = "Stopped: this text was not translated. It is kept — press Retry to translate it."
 KEPT_HINT = "Your text was kept — press Retry."
 """Added by the chat page where it offers Retry (the core's sentences name no button)."""
 
@@ -251,17 +258,24 @@ COUNTER_LINK = ("[Two people at one counter? One screen, two languages → · �
                 "Modo mostrador](/counter)")
 
 
-def welcome_message(idle_seconds: float) -> str:
+# The kiosk's welcome in the languages strangers most often read, each on its own line.
+WELCOME_LINES: tuple[str, ...] = (
+    "欢迎！请用任何语言输入，然后点选要翻译成的语言。",
+    "¡Bienvenido! Escriba en cualquier idioma y toque el idioma de destino.",
+    "Bienvenue ! Écrivez dans votre langue, puis touchez la langue voulue.",
+)
+
+
+def welcome_markdown(idle_seconds: float) -> str:
+    """The kiosk's welcome, Markdown: the English sentence first, each other language on a line
+    of its own (not run together in one paragraph), then how long the screen keeps anything."""
     minutes = max(1, round(idle_seconds / 60))
     when = "a minute" if minutes == 1 else f"{minutes} minutes"
-    return (
-        "Welcome! Type or paste your text in any language, then tap the language to translate "
-        "into.\n\n"
-        "欢迎！请用任何语言输入，然后点选要翻译成的语言。 · ¡Bienvenido! Escriba en cualquier "
-        "idioma y toque el idioma de destino. · Bienvenue ! Écrivez dans votre langue, puis "
-        "touchez la langue voulue.\n\n"
-        f"Nothing is kept: the screen starts afresh after {when} without use."
-    )
+    english = ("Type or paste your text in any language, then tap the language to translate "
+               "into.")
+    lines = "\n".join(f"- {escape_markdown(line)}" for line in WELCOME_LINES)
+    kept = escape_markdown(f"Nothing is kept: the screen starts afresh after {when} without use.")
+    return f"**Welcome!** {escape_markdown(english)}\n\n{lines}\n\n*{kept}*"
 
 
 def kiosk_target_message(target: str, label: str | None = None) -> str:
@@ -279,6 +293,14 @@ def kiosk_same_message(target: str) -> str:
     """The text is already in the language tapped."""
     return (f"This is already {language_name(target)}. Tap another language · 请选择其他语言 · "
             "Toque otro idioma")
+
+
+def best_label(stand_in: bool) -> str:
+    """The Best quality switch, which names the model that fuses (the demo model when it plays
+    Hunyuan-MT-Chimera's part)."""
+    if stand_in:
+        return "Best quality (the demo model standing in for Hunyuan-MT-Chimera)"
+    return "Best quality (Hunyuan-MT-Chimera)"
 
 
 def best_meta(meta: str, note: str, *, downgraded: bool) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,6 +40,7 @@ __all__ = [
     "refuse_erased",
     "skip_writes_when",
     "sqlite_path",
+    "unnamed_after",
 ]
 
 L = TypeVar("L", bound=type)
@@ -240,6 +241,24 @@ WRITES = (
     "create_element", "delete_element", "upsert_feedback", "delete_feedback",
 )
 """The data layer methods that store something about a conversation."""
+
+
+def unnamed_after(layer_cls: L, names: Collection[str]) -> L:
+    """A subclass of a Chainlit data layer class that never names a thread one of *names*.
+
+    Chainlit names a thread after its first interaction: a message's text, or an action's
+    *name* when a button came first (a desk thread was listed as "desk_take"). Such a name is
+    left out; the app names the thread from its conversation instead."""
+    original = getattr(layer_cls, "update_thread")  # noqa: B009 - L: mypy knows no such name
+
+    @functools.wraps(original)
+    async def update_thread(self: Any, thread_id: str, name: str | None = None,
+                            *args: Any, **kwargs: Any) -> Any:
+        return await original(self, thread_id, None if name in names else name,
+                              *args, **kwargs)
+
+    named = type(f"Named{layer_cls.__name__}", (layer_cls,), {"update_thread": update_thread})
+    return named  # type: ignore[return-value]
 
 
 def skip_writes_when(layer_cls: L, skip: Callable[[], bool]) -> L:

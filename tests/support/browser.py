@@ -3,16 +3,23 @@ the real browser of the ``browser`` fixture (tests/conftest.py: Debian's chromiu
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, BrowserContext, Page
 
-__all__ = ["ANSWER", "CHROMIUM", "CHROMIUM_ARGS", "answers", "new_page", "open_chat", "send"]
+__all__ = ["ANSWER", "CHROMIUM", "CHROMIUM_ARGS", "DOCS_SHOTS", "answers", "covered_controls",
+           "new_page", "open_chat", "send"]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 ANSWER = ".ai-message code.whitespace-pre-wrap"  # the translation block (verbatim text)
+# The docs' screenshots: the browser tests take them on each run, so the docs show today's page.
+DOCS_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+# What a person clicks, taps or types in.
+_CONTROLS = ("button, a[href], input:not([type=hidden]), select, textarea, [role=button], "
+             "[role=combobox], [role=option], [role=menuitem], [contenteditable=true]")
 
 
 def new_page(owner: Browser | BrowserContext, **options: Any) -> Page:
@@ -49,3 +56,26 @@ def answers(page: Page) -> int:
     return page.locator(ANSWER).count()
 
 
+
+
+def covered_controls(page: Page, over: str = "#hymt-banner") -> list[str]:
+    """The visible controls whose box the element *over* intersects (none: it covers nothing);
+    its own controls (the banner's close button) excepted."""
+    return page.evaluate("""([over, controls]) => {
+        const top = document.querySelector(over);
+        if (!top || !top.getClientRects().length) return [];
+        const a = top.getBoundingClientRect();
+        const hit = [];
+        for (const el of document.querySelectorAll(controls)) {
+            if (top.contains(el) || !el.getClientRects().length) continue;
+            const style = getComputedStyle(el);
+            if (style.visibility === "hidden" || style.display === "none") continue;
+            const b = el.getBoundingClientRect();
+            if (b.width === 0 || b.height === 0) continue;
+            if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) {
+                hit.push(`${el.tagName.toLowerCase()}#${el.id} "${(el.innerText || el.value ||
+                    el.getAttribute("aria-label") || "").trim().slice(0, 40)}"`);
+            }
+        }
+        return hit;
+    }""", [over, _CONTROLS])

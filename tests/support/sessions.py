@@ -35,12 +35,20 @@ class Line:
     cancel: Button | None = None
     names: list[str] = field(default_factory=list)
     closed: tuple[str, bool] | None = None
+    became: Reply | None = None  # the reply the finished line turned into
+    screen: RecordingScreen | None = None
 
     async def update(self, name: str) -> None:
         self.names.append(name)
 
     async def close(self, name: str, *, failed: bool) -> None:
         self.closed = (name, failed)
+
+    async def replace(self, reply: Reply) -> Shown:
+        """The line becomes *reply*: recorded on the screen like any reply shown."""
+        assert self.screen is not None
+        self.became = reply
+        return await self.screen.send(reply)
 
 
 @dataclass
@@ -50,6 +58,7 @@ class RecordingScreen:
     command_menus: list[list[tuple[str, str, str]]] = field(default_factory=list)
     lines: list[Line] = field(default_factory=list)
     forgotten: int = 0
+    placeholder: str | None = None  # what the composer's empty box says
     signals: list[dict[str, object]] = field(default_factory=list)  # for the tab's own script
 
     async def send(self, reply: Reply) -> Shown:
@@ -59,11 +68,12 @@ class RecordingScreen:
     async def settings(self, fields: Any) -> None:
         self.panels.append(list(fields))
 
-    async def commands(self, commands: Any) -> None:
+    async def commands(self, commands: Any, placeholder: str | None = None) -> None:
         self.command_menus.append(list(commands))
+        self.placeholder = placeholder
 
     def progress(self, cancel: Button | None = None) -> Line:
-        self.lines.append(Line(cancel))
+        self.lines.append(Line(cancel, screen=self))
         return self.lines[-1]
 
     def forget_context(self) -> None:

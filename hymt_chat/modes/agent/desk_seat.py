@@ -110,6 +110,10 @@ class DeskSeat:
     def stand(self) -> None:
         self.desk.stand(self)
 
+    def title(self) -> str | None:
+        """The thread's name while a desk conversation is open: "Desk #3 · Spanish"."""
+        return f"Desk {_label(self.current)}" if self.current is not None else None
+
     # --- the agent's commands ----------------------------------------------------------------
 
     async def command(self, argument: str) -> None:

@@ -98,6 +98,9 @@ class AgentSession(Session):
         self.seat = DeskSeat(self, desk) if desk is not None and user_key.startswith(
             "user:") else None
 
+    def title(self) -> str | None:
+        return self.seat.title() if self.seat is not None else None
+
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
         await self._controls()  # the thread shows the banner already; the desk: shown()
 
@@ -142,7 +145,7 @@ class AgentSession(Session):
     async def _controls(self) -> None:
         """The settings panel and the command menu: a new tab's and a resumed one's."""
         await self.send_settings()
-        await self.screen.commands(turns.AGENT_COMMANDS)
+        await self.screen.commands(turns.AGENT_COMMANDS, wording.AGENT_PLACEHOLDER)
 
     async def send_settings(self) -> None:
         await self.screen.settings([
@@ -377,13 +380,17 @@ class AgentSession(Session):
         await self.from_outside(self.room_message(self.room, message))
 
     async def room_message(self, room: Room, message: RoomMessage) -> None:
-        """A guest's message in the agent's tab (with its Correct button), the talk saved."""
-        if self._guest_lines and room is self.room:
-            await self._guest_lines.popleft().finish(failed=message.translation is None)
+        """A guest's message in the agent's tab (with its Correct button), the talk saved; it
+        takes the place of its "translating" line."""
+        line = self._guest_lines.popleft() if self._guest_lines and room is self.room else None
         demo = self.services.demo()
         turn = self._guest_turns.pop(message.original, None)
         buttons = self._correct_buttons(turn) if message.translation is not None else ()
-        await self.show(Reply(wording.room_message_markdown(message, demo=demo), buttons))
+        reply = Reply(wording.room_message_markdown(message, demo=demo), buttons)
+        if line is not None and await line.end():
+            await line.become(reply)
+        else:
+            await self.show(reply)
         await self.save()
 
     async def _reply_in_room(self, job: Job) -> None:
@@ -431,7 +438,7 @@ class AgentSession(Session):
                    Button("room_edit", warnings.EDIT_LABEL, {"key": key}, "pencil",
                           warnings.EDIT_TOOLTIP))
         markdown = warnings.held_markdown(self._reply_markdown(turn, held.message))
-        hold.shown = await self.screen.send(Reply(markdown, buttons))
+        hold.shown = await self.place(Reply(markdown, buttons))
 
     async def _decide(self, name: str, payload: object) -> None:
         """"Send anyway" or "Edit" under a held reply: the held message gives way to what

@@ -10,20 +10,18 @@ import asyncio
 import gc
 import importlib
 import os
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import chainlit as cl
-from chainlit.auth import get_token_from_cookies
-from chainlit.auth.jwt import decode_jwt
 from chainlit.config import config as cl_config
 from chainlit.context import ChainlitContextException
-from chainlit.data import get_data_layer
 from chainlit.logger import logger
 from chainlit.server import app as server
 from chainlit.server import sio
+from chainlit.types import ThreadDict
 from chainlit.utils import wrap_user_function
 
+import chainlit_edge as edge
 from hymt_chat.api import routes as api
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes import profiles as modes
@@ -72,24 +70,13 @@ if AGENTS and not os.environ.get("CHAINLIT_AUTH_SECRET"):
 cl_config.project.user_session_timeout = int(SETTINGS.session_hours * 3600)
 
 
-def _token_user(cookies: dict[str, str], authorization: str | None) -> cl.User | None:
-    """Who a request's Chainlit token names (None: no token, or one Chainlit will refuse)."""
-    token = get_token_from_cookies(cookies)
-    if not token and authorization and authorization.startswith("Bearer "):
-        token = authorization.removeprefix("Bearer ").strip()
-    try:
-        return decode_jwt(token) if token else None
-    except Exception:  # noqa: BLE001 - expired or forged: Chainlit answers it with 401
-        return None
-
-
-web.install_guards(server, SETTINGS, user_of=_token_user if AGENTS else None,
+web.install_guards(server, SETTINGS, user_of=edge.token_user if AGENTS else None,
                    is_allowed=auth.token_check(AGENTS) if AGENTS else None, sign_in=HISTORY)
 web.add_routes(server, SETTINGS, readiness=RUNTIME.readiness, metrics=RUNTIME.metrics,
                window=RUNTIME.window, demo=SERVICES.demo, notice=wording.DEMO_NOTICE,
                sign_in=HISTORY)
 PAGE_WORDS = PageWords(SERVICES.translator, SETTINGS.cache_dir / "page-words")  # the guests'
-room_page.mount(server, SERVICES.rooms, SETTINGS, PAGE_WORDS)  # /room/<token>: their own phone
+room_page.mount(server, RUNTIME.rooms, SETTINGS, PAGE_WORDS)  # /room/<token>: their own phone
 counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, PAGE_WORDS)
 desk_page.mount(server, RUNTIME.desk, SETTINGS, PAGE_WORDS)  # /desk: visitors start here
 # Several replicas: the desk's queue and its conversations' talk shared through Redis.
@@ -105,15 +92,15 @@ def _environ() -> dict[str, Any]:
 
 def _user_key() -> str:
     """Whose allowance a job draws from: the signed-in agent, else the client's address."""
-    user = cl.user_session.get("user")
+    user = edge.session_get("user")
     return f"user:{user.identifier}" if user else web.address_key(_environ())
 
 
 async def _save_agent(state: dict[str, Any]) -> None:
     """Keep the conversation for a resume: in the session (Chainlit saves it into the thread's
     metadata when the tab closes) and at once in the thread (a server restart loses nothing)."""
-    cl.user_session.set(modes.AGENT_STATE, state)
-    layer = get_data_layer() if HISTORY else None
+    edge.session_set(modes.AGENT_STATE, state)
+    layer = edge.data_layer() if HISTORY else None
     if layer is None or not getattr(cl.context.session, "has_first_interaction", False):
         return
     try:
@@ -123,13 +110,13 @@ async def _save_agent(state: dict[str, Any]) -> None:
         logger.exception("could not save the conversation to the history database")
 
 
-def _open(thread: dict[str, Any] | None = None) -> Session:
+def _open(thread: ThreadDict | None = None) -> Session:
     """The tab's session, of its profile's mode (a resumed agent thread keeps its talk)."""
-    profile = modes.profile_name(cl.user_session.get("chat_profile"))
+    profile = modes.profile_name(edge.session_get("chat_profile"))
     args = {"session_id": cl.context.session.id, "user_key": _user_key()}
     session: Session
     if profile == modes.AGENT_PROFILE:
-        conv = modes.agent_state_of((thread or {}).get("metadata"))
+        conv = modes.agent_state_of(thread.get("metadata") if thread else None)
         session = AgentSession(SERVICES, Screen(), conversation=conv, save=_save_agent,
                                page_url=web.page_url(_environ()),
                                affinity=web.cookie(_environ(), SETTINGS.affinity_cookie), **args)
@@ -137,13 +124,13 @@ def _open(thread: dict[str, Any] | None = None) -> Session:
         session = KioskSession(SERVICES, Screen(), **args)
     else:
         session = TranslatorSession(SERVICES, Screen(), **args)
-    cl.user_session.set("session", session)
+    edge.session_set("session", session)
     RUNTIME.start()
     return session
 
 
 def _session() -> Session:
-    return cl.user_session.get("session") or _open()
+    return edge.session_get("session") or _open()
 
 
 def _unkept() -> bool:
@@ -210,29 +197,11 @@ if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history ne
         return layer
 
     @cl.on_chat_resume
-    async def resume(thread: dict[str, Any]) -> None:
+    async def resume(thread: ThreadDict) -> None:
         first_naming()  # a resumed thread has its name
         session = _open(thread)
-        await session.resume(cl.user_session.get("chat_settings"))
-        _once_shown(session.shown)
-
-
-def _once_shown(then: Callable[[], Awaitable[None]]) -> None:
-    """Run *then* once Chainlit has sent the resumed thread to the page. It sends it after
-    on_chat_resume returns, and the page then replaces its messages with the thread's: what
-    was said during the resume vanished (an agent's reload lost the desk's "You hold …")."""
-    emitter = cl.context.emitter
-    send = emitter.resume_thread
-
-    async def resume_thread(thread: Any) -> None:
-        await send(thread)
-        emitter.resume_thread = send  # type: ignore[method-assign]
-        try:
-            await then()
-        except Exception:  # noqa: BLE001 - outside on_chat_resume's guard: log, keep the socket
-            logger.exception("the resumed tab's mode failed after the thread was shown")
-
-    emitter.resume_thread = resume_thread  # type: ignore[method-assign]
+        await session.resume(edge.session_get("chat_settings"))
+        edge.once_shown(session.shown)
 
 
 # --- events -----------------------------------------------------------------------------------
@@ -257,7 +226,7 @@ async def settings_update(values: dict[str, Any]) -> None:
 async def message(msg: cl.Message) -> None:
     logs.bind_request_id()
     first_naming()  # Chainlit names the thread after a first message
-    uploads = [Upload(el.path, el.name) for el in msg.elements or [] if getattr(el, "path", None)]
+    uploads = [Upload(path, el.name) for el in msg.elements or [] if (path := el.path)]
     await _session().message(msg.content, msg.command, uploads=uploads, shown=msg)
 
 
@@ -280,7 +249,7 @@ own_stop(sio, lambda: _session().stop())  # Stop: the session says what stopped,
 @cl.on_window_message
 async def window_message(data: Any) -> None:
     """The tab's own script (public/desk.js): the agent is typing."""
-    session = cl.user_session.get("session")
+    session = edge.session_get("session")
     if session is not None:
         await session.window_message(data)
 
@@ -289,7 +258,7 @@ async def window_message(data: Any) -> None:
 async def end() -> None:
     """The tab closed: drop its queued jobs, close its in-flight call (vLLM aborts it), and
     let go of what it kept at once (a tab that reconnects is told its old buttons expired)."""
-    session = cl.user_session.get("session")
+    session = edge.session_get("session")
     if session is not None:
         session.end()
     task = cl.context.session.current_task

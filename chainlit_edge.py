@@ -1,23 +1,33 @@
 """The one typed edge of Chainlit's untyped surface: each call that ``app.py`` and
 ``presenter.py`` make into a Chainlit function left without annotations goes through here,
-typed, so mypy checks both files strictly (Chainlit is pinned: ``tests/test_chainlit_pin.py``)."""
+typed, so mypy checks both files strictly (Chainlit is pinned: ``tests/test_chainlit_pin.py``);
+with the two moves that reach into Chainlit's session and emitter (who a token names, and
+waiting for a resumed thread to be shown)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import chainlit as cl
+from chainlit.auth import get_token_from_cookies
+from chainlit.auth.jwt import decode_jwt
 from chainlit.data import get_data_layer
 from chainlit.data.base import BaseDataLayer
-from chainlit.utils import utc_now
+from chainlit.logger import logger
 
-__all__ = ["data_layer", "now", "remove", "send", "session_get", "session_set", "update"]
+__all__ = ["data_layer", "once_shown", "remove", "send", "session_get", "session_set",
+           "token_user", "update"]
 
 
-class _Sent(Protocol):
-    """What Chainlit sends to the page and updates in place: a message, a step."""
+class _Sendable(Protocol):
+    """What Chainlit sends to the page: a message, the chat settings."""
 
     async def send(self) -> Any: ...
+
+
+class _Sent(_Sendable, Protocol):
+    """What Chainlit also updates in place: a message."""
 
     async def update(self) -> Any: ...
 
@@ -37,13 +47,7 @@ def data_layer() -> BaseDataLayer | None:
     return layer
 
 
-def now() -> str:
-    """Chainlit's timestamp format, for a step's start and end."""
-    stamp: str = utc_now()  # type: ignore[no-untyped-call]
-    return stamp
-
-
-async def send(item: _Sent) -> None:
+async def send(item: _Sendable) -> None:
     await item.send()
 
 
@@ -53,3 +57,32 @@ async def update(item: _Sent) -> None:
 
 async def remove(item: cl.Action | cl.Message) -> None:
     await item.remove()  # type: ignore[no-untyped-call]
+
+
+def token_user(cookies: dict[str, str], authorization: str | None) -> cl.User | None:
+    """Who a request's Chainlit token names (None: no token, or one Chainlit will refuse)."""
+    token = get_token_from_cookies(cookies)
+    if not token and authorization and authorization.startswith("Bearer "):
+        token = authorization.removeprefix("Bearer ").strip()
+    try:
+        return decode_jwt(token) if token else None
+    except Exception:  # noqa: BLE001 - expired or forged: Chainlit answers it with 401
+        return None
+
+
+def once_shown(then: Callable[[], Awaitable[None]]) -> None:
+    """Run *then* once Chainlit has sent the resumed thread to the page. It sends it after
+    on_chat_resume returns, and the page then replaces its messages with the thread's: what
+    was said during the resume vanished (an agent's reload lost the desk's "You hold …")."""
+    emitter = cl.context.emitter
+    send = emitter.resume_thread
+
+    async def resume_thread(thread: Any) -> None:
+        await send(thread)
+        emitter.resume_thread = send  # type: ignore[method-assign]
+        try:
+            await then()
+        except Exception:  # noqa: BLE001 - outside on_chat_resume's guard: log, keep the socket
+            logger.exception("the resumed tab's mode failed after the thread was shown")
+
+    emitter.resume_thread = resume_thread  # type: ignore[method-assign,assignment]

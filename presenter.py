@@ -9,12 +9,12 @@ from typing import Any
 import chainlit as cl
 from chainlit.config import ChainlitConfigOverrides, FeaturesSettings, SpontaneousFileUploadFeature
 from chainlit.context import init_ws_context
-from chainlit.data import get_data_layer
-from chainlit.input_widget import Select, Switch
+from chainlit.input_widget import InputWidget, Select, Switch
 from chainlit.logger import logger
 from chainlit.session import WebsocketSession
 from socketio import AsyncServer
 
+import chainlit_edge as edge
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes.screen import Button, Choice, Field, Reply
 
@@ -29,14 +29,14 @@ _NAMED = "hymt_named"  # the user session's key: the tab's thread has its name
 def first_naming() -> bool:
     """The tab's thread is named from now on (a first message names it, a resumed thread has
     its name); True when it was not yet (a first button: the app names it)."""
-    first = not cl.user_session.get(_NAMED)
-    cl.user_session.set(_NAMED, True)
+    first = not edge.session_get(_NAMED)
+    edge.session_set(_NAMED, True)
     return first
 
 
 async def name_thread(name: str) -> None:
     """Name the tab's thread *name* in the history and in the page's list of threads."""
-    layer, thread = get_data_layer(), cl.context.session.thread_id
+    layer, thread = edge.data_layer(), cl.context.session.thread_id
     if layer is None:
         return
     try:
@@ -84,7 +84,7 @@ def _message(reply: Reply) -> cl.Message:
 
 async def _drop_actions(message: cl.Message) -> None:
     for action in message.actions:
-        await action.remove()
+        await edge.remove(action)
     message.actions = []
 
 
@@ -108,11 +108,11 @@ class _Line:
         self.name = name
         if self.message is None:
             self.message = self._new()
-            await self.message.send()
+            await edge.send(self.message)
             await self.screen.newest(self)
         else:
             self.message.content = wording.escape_markdown(name)
-            await self.message.update()
+            await edge.update(self.message)
 
     async def close(self, name: str, *, failed: bool) -> None:
         self.screen.jobs.discard(self)
@@ -128,7 +128,7 @@ class _Line:
         done = _message(reply)
         self.message.content = done.content
         self.message.actions, self.message.elements = done.actions, done.elements
-        await self.message.update()
+        await edge.update(self.message)
         return self.message
 
     async def lower(self) -> None:
@@ -136,9 +136,9 @@ class _Line:
         if self.message is None:
             return
         await _drop_actions(self.message)
-        await self.message.remove()
+        await edge.remove(self.message)
         self.message = self._new()
-        await self.message.send()
+        await edge.send(self.message)
 
 
 class Screen:
@@ -159,21 +159,23 @@ class Screen:
 
     async def send(self, reply: Reply) -> cl.Message:
         msg = _message(reply)
-        await msg.send()
+        await edge.send(msg)
         await self.newest(msg)
         return msg
 
     async def settings(self, fields: Sequence[Field]) -> None:
-        await cl.ChatSettings([
+        widgets: list[InputWidget] = [
             Select(id=f.id, label=f.label, items=f.items, initial_value=f.value)
             if isinstance(f, Choice) else
             Switch(id=f.id, label=f.label, initial=f.value, tooltip=f.tooltip)
-            for f in fields]).send()
+            for f in fields]
+        await edge.send(cl.ChatSettings(widgets))
 
     async def commands(self, commands: Sequence[tuple[str, str, str]],
                        placeholder: str | None = None) -> None:
         await cl.context.emitter.set_commands([
-            {"id": cid, "description": text, "icon": icon, "button": False, "persistent": False}
+            {"id": cid, "description": text, "icon": icon, "button": False, "persistent": False,
+             "selected": False}
             for cid, text, icon in commands])
         if placeholder is not None:  # Chainlit's own is one sentence for every mode
             await self.signal({"hymt": "composer", "placeholder": placeholder})

@@ -140,10 +140,18 @@ def file_answer_markdown(name: str, output: str, meta: str, summary: str = "") -
     return f"{head}\n\n*{escape_markdown(meta)}*"
 
 
+def found_text_markdown(pairs: list[tuple[str, str]]) -> str:
+    """The text found in a picture and its translation, block by block in reading order, each
+    shown verbatim (what a photo's OCR reads is never Markdown)."""
+    rows = [f"**{number}.** {escape_markdown(found)}\n\n→ {escape_markdown(translated)}"
+            for number, (found, translated) in enumerate(pairs, 1)]
+    return "Text found, and its translation:\n\n" + "\n\n".join(rows)
+
+
 def help_message(state: ChatState) -> str:
     return (
         f"Translating {state.pair}. Type or paste text, or upload a file (.txt, .md, .srt, .docx, "
-        ".pptx, .xlsx, .html, .xlf, .odt, .epub…). "
+        ".pptx, .xlsx, .html, .xlf, .odt, .epub, .pdf…) or a picture (.png, .jpg, .webp). "
         "Commands: /to <language>, /swap, /detect <text>, /reset."
     )
 

@@ -1,0 +1,238 @@
+"""PDF with a text layer: each text block translated in place, in its own box; the rest kept.
+
+Reading: :mod:`.pdf_guard` opens the file under its caps (and removes active content), then
+:mod:`.pdf_blocks` finds each page's text blocks with their boxes; a block with letters is a
+unit. Writing starts again from the uploaded bytes each time:
+
+1. every text-showing operator (``Tj``, ``TJ``, ``'``, ``"``; ISO 32000-1 §9.4.3) is removed from
+   the content streams of the pages that have blocks and of the form XObjects they draw; every
+   other operator stays, so images, vector graphics, colours and clipping are as they were;
+2. a page of the same size is drawn with reportlab holding each block's text — its translation,
+   or its own words for a block without letters (a number, a date) — in its box, from the
+   block's font size down until it fits, in a font with the glyphs of its script
+   (:mod:`.pdf_fonts`, embedded as a subset);
+3. that page is laid over the original one (pikepdf's ``Page.add_overlay``: a form XObject),
+   so the page's annotations — links among them —, its size and its boxes are untouched.
+
+A page turned by ``/Rotate`` keeps its text as it was (the overlay would be drawn turned):
+the summary says how many.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from collections.abc import Sequence
+
+import docx
+import pikepdf
+import pypdfium2 as pdfium
+from reportlab.lib.enums import TA_LEFT, TA_RIGHT
+from reportlab.lib.styles import ParagraphStyle
+from reportlab.pdfgen.canvas import Canvas
+from reportlab.platypus import Paragraph
+
+from hymt_chat.text.formats.base import Source, Unit
+from hymt_chat.text.formats.inline import escape, plain_of
+from hymt_chat.text.formats.ocr import OcrBlock, Tesseract
+from hymt_chat.text.formats.pdf_blocks import Block, read_blocks
+from hymt_chat.text.formats.pdf_fonts import FontBook, script_of
+from hymt_chat.text.formats.pdf_guard import open_pdf
+from hymt_chat.text.formats.picture import MAX_PIXELS, surrounding, find_text
+from hymt_chat.text.formats.safety import FormatError
+
+__all__ = ["read_pdf", "write_docx", "write_pdf"]
+
+_SHOW = frozenset({"Tj", "TJ", "'", '"'})
+MIN_SIZE = 4.0
+"""The smallest font size a translation is shrunk to; below it, it runs past its box."""
+_RTL = frozenset({"ARABIC", "HEBREW"})
+
+
+def read_pdf(data: bytes, label: str, found: object = None) -> Source:
+    """The PDF *data* as units, one per text block with letters; a page without a text layer
+    is read by OCR (:func:`scanned_blocks`). *found*: a first read's blocks, taken as they are."""
+    opened = open_pdf(data, label)
+    with opened.pdf as pdf:
+        rotated = [i for i, page in enumerate(pdf.pages) if int(page.obj.get("/Rotate", 0)) % 360]
+        count = len(pdf.pages)
+    if isinstance(found, tuple):
+        blocks = list(found)
+    else:
+        pages = read_blocks(data, count, label)
+        scans = [n for n, page in enumerate(pages) if not page and n not in rotated]
+        if scans:
+            for number, page_blocks in scanned_blocks(data, scans, label).items():
+                pages[number] = page_blocks
+        blocks = [b for number, page in enumerate(pages) if number not in rotated for b in page]
+    if not blocks:
+        raise FormatError(f"{label} has no text layer and no text was found in its pages.")
+    words = [i for i, b in enumerate(blocks) if any(ch.isalpha() for ch in b.text)]
+    texts: list[str] = [b.text for b in blocks]
+
+    def setter(i: int) -> Unit:
+        def put(translated: str) -> None:
+            texts[i] = plain_of(translated)
+        return Unit(escape(blocks[i].text), put)
+
+    units = [setter(i) for i in words]
+    kept = ["images, drawings, links and page sizes"]
+    if rotated:
+        kept.append(f"the text of {len(rotated)} rotated page{'s' if len(rotated) > 1 else ''}")
+    def as_docx(translations: Sequence[str]) -> bytes:
+        for unit, text in zip(units, translations, strict=True):
+            unit.put(text)
+        return write_docx(blocks, texts)
+
+    scanned = len({b.page for b in blocks if b.fill is not None})
+    if scanned:
+        kept.append(f"the scan of {scanned} page{'s' if scanned > 1 else ''} (its text read by "
+                    "OCR, the translation laid over it)")
+    return Source(units, lambda: write_pdf(data, blocks, texts), kept, removed=opened.removed,
+                  found=tuple(blocks), converters={"docx": as_docx})
+
+
+SCAN_DPI = 200
+"""Resolution a page without text is rendered at for OCR (Tesseract reads 10-point text best
+from about 200-300 dpi); a page too large for it at that is rendered smaller."""
+
+
+def scanned_blocks(data: bytes, numbers: list[int], label: str) -> dict[int, list[Block]]:
+    """The text Tesseract finds on pages *numbers* (0-based), rendered by PDFium, as blocks in
+    PDF points, each with the colour of the paper around it (drawn under its translation, to
+    cover the scanned words)."""
+    document = pdfium.PdfDocument(data)
+    tesseract = Tesseract.find()
+    out: dict[int, list[Block]] = {}
+    try:
+        for number in numbers:
+            page = document[number]
+            width, height = page.get_size()
+            scale = min(SCAN_DPI / 72, (MAX_PIXELS / max(width * height, 1)) ** 0.5)
+            picture = page.render(scale=scale).to_pil()
+            page.close()
+            try:
+                found = find_text(picture, f"{label} (page {number + 1})", tesseract)
+            except FormatError as err:
+                if "No text was found" in str(err):
+                    continue  # a page of pictures only
+                raise
+            out[number] = [_from_pixels(number, height, scale, block,
+                                        surrounding(picture.convert("RGB"), block))
+                           for block in found]
+    finally:
+        document.close()
+    return out
+
+
+def _from_pixels(number: int, height: float, scale: float, block: OcrBlock,
+                 paper: tuple[int, ...]) -> Block:
+    top, bottom = height - block.top / scale, height - block.bottom / scale
+    size = (top - bottom) / max(block.lines, 1) * 0.8
+    return Block(number, block.left / scale, bottom, block.right / scale, top, block.text,
+                 round(size, 2), fill=tuple(c / 255 for c in paper[:3]))  # type: ignore[arg-type]
+
+
+def write_docx(blocks: Sequence[Block], texts: Sequence[str]) -> bytes:
+    """The blocks' texts as an editable .docx: a paragraph each in reading order, a page break
+    where the PDF's page ends (the layout itself is the PDF's, not kept)."""
+    document = docx.Document()
+    page = blocks[0].page if blocks else 0
+    for block, text in zip(blocks, texts, strict=True):
+        if block.page != page:
+            document.add_page_break()
+            page = block.page
+        document.add_paragraph(text)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def write_pdf(data: bytes, blocks: Sequence[Block], texts: Sequence[str]) -> bytes:
+    """*data* with each block's text replaced by ``texts[i]`` (see the module's steps)."""
+    fonts = FontBook()
+    opened = open_pdf(data, "the PDF")
+    with opened.pdf as pdf:
+        pages = sorted({b.page for b in blocks})
+        sizes = {}
+        for number in pages:
+            page = pdf.pages[number]
+            box = page.mediabox
+            sizes[number] = (float(box[2]) - float(box[0]), float(box[3]) - float(box[1]))
+            _strip_text(pdf, page.obj, set())
+        overlay = pikepdf.open(io.BytesIO(_draw(pages, sizes, blocks, texts, fonts)))
+        for k, number in enumerate(pages):
+            pdf.pages[number].add_overlay(overlay.pages[k])
+        out = io.BytesIO()
+        pdf.save(out)
+        overlay.close()
+    return out.getvalue()
+
+
+def _strip_text(pdf: pikepdf.Pdf, holder: pikepdf.Object, seen: set[tuple[int, int]]) -> None:
+    """Remove the text-showing operators from *holder*'s content (a page, or a form XObject)
+    and from the forms it draws, each form once."""
+    if isinstance(holder, pikepdf.Stream):
+        holder.write(_without_text(pikepdf.parse_content_stream(holder)))
+    else:
+        page = pikepdf.Page(holder)
+        page.contents_coalesce()
+        page.obj.Contents.write(_without_text(pikepdf.parse_content_stream(page.obj)))
+    resources = holder.get("/Resources")
+    xobjects = resources.get("/XObject") if isinstance(resources, pikepdf.Dictionary) else None
+    if not isinstance(xobjects, pikepdf.Dictionary):
+        return
+    for key in list(xobjects.keys()):
+        xobj = xobjects[key]
+        if not isinstance(xobj, pikepdf.Stream) or xobj.get("/Subtype") != "/Form":
+            continue
+        ident = xobj.objgen
+        if ident in seen:
+            continue
+        seen.add(ident)
+        _strip_text(pdf, xobj, seen)
+
+
+def _without_text(instructions: list[pikepdf.ContentStreamInstruction
+                                   | pikepdf.ContentStreamInlineImage]) -> bytes:
+    kept = [ins for ins in instructions
+            if isinstance(ins, pikepdf.ContentStreamInlineImage) or str(ins.operator) not in _SHOW]
+    return pikepdf.unparse_content_stream(kept)
+
+
+def _draw(pages: list[int], sizes: dict[int, tuple[float, float]], blocks: Sequence[Block],
+          texts: Sequence[str], fonts: FontBook) -> bytes:
+    """One reportlab page per page in *pages*, each block's text in its box."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=sizes[pages[0]] if pages else (595, 842))
+    for number in pages:
+        canvas.setPageSize(sizes[number])
+        for block, text in zip(blocks, texts, strict=True):
+            if block.page == number and text.strip():
+                _fit(canvas, block, text, fonts)
+        canvas.showPage()
+    canvas.save()
+    return out.getvalue()
+
+
+def _fit(canvas: Canvas, block: Block, text: str, fonts: FontBook) -> None:
+    """Draw *text* in *block*'s box, its size shrunk until it fits (at least MIN_SIZE)."""
+    width = max(block.x1 - block.x0, 1.0) + 2.0  # the box is tight to the glyphs
+    height = block.y1 - block.y0
+    font = fonts.font_for(text)
+    script = script_of(text)
+    size = max(block.size, MIN_SIZE)
+    if block.fill is not None:  # a scan: its words are pixels, covered by the paper's colour
+        canvas.setFillColorRGB(*block.fill)
+        canvas.rect(block.x0 - 1, block.y0 - 1, width, height + 2, stroke=0, fill=1)
+    while True:
+        style = ParagraphStyle(
+            "block", fontName=font, fontSize=size, leading=size * 1.15,
+            textColor=block.rgb, alignment=TA_RIGHT if script in _RTL else TA_LEFT,
+            wordWrap="CJK" if font.startswith("hymt-wqy") else None)
+        para = Paragraph(html.escape(text, quote=False), style)
+        _, used = para.wrap(width, 10 * height + 1000)
+        if used <= height * 1.05 + size * 0.3 or size <= MIN_SIZE:
+            break
+        size = max(MIN_SIZE, size * 0.9)
+    para.drawOn(canvas, block.x0, block.y1 - used)

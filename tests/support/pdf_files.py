@@ -1,0 +1,148 @@
+"""PDF files for the tests, made with reportlab (as people's PDFs are made by a library) and, for
+the hostile ones, written object by object (ISO 32000-1 §7.5: header, objects, xref, trailer)."""
+
+from __future__ import annotations
+
+import io
+import zlib
+
+import pikepdf
+from PIL import Image
+from reportlab.lib import colors
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.styles import getSampleStyleSheet
+from reportlab.lib.utils import ImageReader
+from reportlab.platypus import Image as Picture
+from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+
+LINK = "https://example.org/terms"
+PAGE_ONE = [
+    "Rental agreement",
+    "The tenant pays the rent on the first day of each month.",
+    "Read the full terms on our website before you sign.",
+]
+TABLE = [["Item", "Price"], ["Blue chair", "259.00"], ["Oak table", "890.00"]]
+PAGE_TWO = ["Both parties keep one signed copy of this agreement."]
+
+
+def png(width: int = 120, height: int = 60, colour: str = "#d04020") -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (width, height), colour).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def two_pages() -> bytes:
+    """Two A4 pages: a heading, paragraphs, a link, a picture; then a table and a paragraph."""
+    styles = getSampleStyleSheet()
+    buf = io.BytesIO()
+    doc = SimpleDocTemplate(buf, pagesize=A4, title="Rental agreement")
+    table = Table(TABLE, colWidths=[200, 100])
+    table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
+    doc.build([
+        Paragraph(PAGE_ONE[0], styles["Heading1"]),
+        Paragraph(PAGE_ONE[1], styles["BodyText"]),
+        Paragraph(f'Read the full terms on our <a href="{LINK}">website</a> before you sign.',
+                  styles["BodyText"]),
+        Spacer(1, 12),
+        Picture(ImageReader(io.BytesIO(png())), width=120, height=60),
+        PageBreak(),
+        table,
+        Spacer(1, 24),
+        Paragraph(PAGE_TWO[0], styles["BodyText"]),
+    ])
+    return buf.getvalue()
+
+
+def raw_pdf(*objects: bytes, root: int = 1) -> bytes:
+    """A PDF of *objects* (object i+1 is ``objects[i]``), with a correct xref table."""
+    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    start = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1, root, start)
+    return bytes(out)
+
+
+def _stream(body: bytes, extra: bytes = b"") -> bytes:
+    return b"<< /Length %d %s >>\nstream\n" % (len(body), extra) + body + b"\nendstream"
+
+
+TEXT = b"BT /F1 12 Tf 72 720 Td (Hello world, this is a page.) Tj ET"
+FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+
+
+def one_page(page_extra: bytes = b"", contents: bytes = TEXT, *more: bytes,
+             media: bytes = b"[0 0 612 792]", count: int = 1) -> bytes:
+    """Catalog 1, Pages 2, Page 3, contents 4, font 5, then *more* (objects 6…)."""
+    return raw_pdf(
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count %d >>" % count,
+        b"<< /Type /Page /Parent 2 0 R /MediaBox " + media
+        + b" /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R " + page_extra + b">>",
+        _stream(contents), FONT, *more)
+
+
+def deep_nest(depth: int = 100_000) -> bytes:
+    return one_page(b"/Nest 6 0 R", TEXT, b"[" * depth + b"]" * depth)
+
+
+def many_pages_declared(count: int = 100_000) -> bytes:
+    return one_page(count=count)
+
+
+def huge_page() -> bytes:
+    return one_page(media=b"[0 0 720000 720000]")  # 10,000 x 10,000 inches
+
+
+def image_bomb(codec: str) -> bytes:
+    """An image XObject that declares 100,000 x 100,000 pixels in *codec* (JBIG2Decode or
+    JPXDecode)."""
+    image = _stream(b"\x00" * 64, b"/Type /XObject /Subtype /Image /Width 100000 /Height 100000 "
+                    b"/ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /" + codec.encode())
+    return one_page(b"/Res 6 0 R", TEXT + b" q 100 0 0 100 0 0 cm /Im1 Do Q", image)
+
+
+def no_page_tree() -> bytes:
+    """A catalog whose page tree is missing (a file cut short)."""
+    return raw_pdf(b"<< /Type /Catalog /Pages 9 0 R >>")
+
+
+def flate_bomb(megabytes: int = 200) -> bytes:
+    body = zlib.compress(b"0" * (megabytes * 1_048_576), 9)
+    return one_page(b"", TEXT, _stream(body, b"/Filter /FlateDecode"))
+
+
+def encrypted(user: str) -> bytes:
+    """two_pages() protected: with a user password, or only an owner's (*user* empty)."""
+    buf = io.BytesIO()
+    with pikepdf.open(io.BytesIO(two_pages())) as pdf:
+        pdf.save(buf, encryption=pikepdf.Encryption(owner="owner", user=user))
+    return buf.getvalue()
+
+
+def active() -> bytes:
+    """two_pages() with an opening JavaScript action, a JavaScript name tree, an embedded file
+    and a form field."""
+    buf = io.BytesIO()
+    with pikepdf.open(io.BytesIO(two_pages())) as pdf:
+        js = pdf.make_indirect(pikepdf.Dictionary(S=pikepdf.Name.JavaScript,
+                                                  JS=pikepdf.String("app.alert('hi')")))
+        pdf.Root.OpenAction = js
+        attached = pikepdf.AttachedFileSpec(pdf, b"secret", filename="payload.txt")
+        pdf.attachments["payload.txt"] = attached
+        names = pdf.Root.Names
+        names.JavaScript = pikepdf.Dictionary(Names=pikepdf.Array([pikepdf.String("a"), js]))
+        field = pdf.make_indirect(pikepdf.Dictionary(
+            Type=pikepdf.Name.Annot, Subtype=pikepdf.Name.Widget, FT=pikepdf.Name.Tx,
+            T=pikepdf.String("name"), V=pikepdf.String("Ada"),
+            Rect=pikepdf.Array([72, 100, 272, 120]), P=pdf.pages[1].obj))
+        pdf.pages[1].obj.Annots = pdf.make_indirect(pikepdf.Array([field]))
+        pdf.Root.AcroForm = pikepdf.Dictionary(Fields=pikepdf.Array([field]))
+        pdf.save(buf)
+    return buf.getvalue()

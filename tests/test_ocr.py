@@ -1,6 +1,7 @@
 """Tesseract, the real part (Debian's tesseract-ocr, the language data setup installs): a picture
 made with Pillow in a Noto font, and a PDF whose pages are such pictures (a scan), come back
-with each paragraph translated where it was. Two OCR runs in all: this boundary once."""
+with each paragraph translated where it was. Three pictures and a two-page scan in all: this boundary once, through the chat, the Support
+agent and a PDF."""
 
 import asyncio
 import io
@@ -11,9 +12,14 @@ from PIL import Image, ImageDraw, ImageFont
 from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen.canvas import Canvas
 
-from hymt_chat.modes.documents import found_text, load_document, translate_document
+from hymt_chat.modes.agent.session import AgentSession
+from hymt_chat.modes.documents import load_document, translate_document
+from hymt_chat.modes.session import Upload
+from hymt_chat.modes.translator_session import TranslatorSession
 from hymt_chat.text.formats.pdf_fonts import FontBook
 from tests.support.office_files import upper
+from tests.support.sessions import RecordingScreen, services
+from tests.support.stub_model import StubModel, echo_source
 
 pytestmark = pytest.mark.slow
 
@@ -39,14 +45,39 @@ def _translate(name: str, data: bytes):
     return doc, out, doc.encode(out)
 
 
-def test_a_picture_comes_back_with_each_line_found_translated_and_laid_over():
-    buf = io.BytesIO()
-    _sign().save(buf, "PNG")
-    doc, out, data = _translate("sign.png", buf.getvalue())
-    assert found_text(doc, out) == [(line, line.upper()) for line in LINES]
-    after = Image.open(io.BytesIO(data))
-    assert after.format == "PNG" and after.size == (900, 360)
+async def test_a_picture_in_the_chat_comes_back_block_by_block_and_laid_over(tmp_path):
+    """The Translator's answer lists each paragraph found and its translation in reading order,
+    and attaches the picture, same size and kind, with the translation drawn over it."""
+    path = tmp_path / "sign.png"
+    _sign().save(path, "PNG")
+    with StubModel(lambda prompt: upper(echo_source(prompt))) as stub:
+        screen = RecordingScreen()
+        session = TranslatorSession(services(stub, tmp_path), screen, session_id="s1",
+                                    user_key="addr:1")
+        await session.message("", None, uploads=[Upload(str(path), "sign.png")])
+        await session.settled()
+    answer = screen.last()
+    listing = answer.markdown
+    assert listing.index("Sortie de secours") < listing.index("Bitte nicht rauchen")
+    for line in LINES:
+        assert f"{line}\n\n→ {line.upper()}" in listing
+    (picture,) = answer.files
+    after = Image.open(io.BytesIO(picture.content))
+    assert picture.name == "sign.en.png" and after.format == "PNG" and after.size == (900, 360)
     assert after.convert("RGB").tobytes() != _sign().tobytes()
+
+
+async def test_a_customers_screenshot_reaches_the_agent_translated(tmp_path):
+    path = tmp_path / "screenshot.png"
+    _sign(["Bitte nicht rauchen"], (900, 200)).save(path, "PNG")
+    with StubModel(lambda prompt: upper(echo_source(prompt))) as stub:
+        screen = RecordingScreen()
+        session = AgentSession(services(stub, tmp_path), screen, session_id="a1",
+                               user_key="user:bob")
+        await session.start()
+        await session.message("", None, uploads=[Upload(str(path), "screenshot.png")])
+    assert "BITTE NICHT RAUCHEN" in screen.last().markdown
+    assert any("Bitte nicht rauchen" in prompt for prompt in stub.prompts)
 
 
 def test_a_scanned_pdf_is_read_by_ocr_and_comes_back_translated():

@@ -47,7 +47,7 @@ def _page_texts(data: bytes) -> list[str]:
 
 
 def _images(page: pikepdf.Page) -> list[bytes]:
-    return [image.read_raw_bytes() for image in page.images.values()]
+    return [image.read_raw_bytes() for image in page.get_images().values()]
 
 
 def _links(page: pikepdf.Page) -> list[tuple[str, list[float]]]:

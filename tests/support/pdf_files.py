@@ -44,7 +44,7 @@ def two_pages() -> bytes:
         Paragraph(f'Read the full terms on our <a href="{LINK}">website</a> before you sign.',
                   styles["BodyText"]),
         Spacer(1, 12),
-        Picture(ImageReader(io.BytesIO(png())), width=120, height=60),
+        Picture(io.BytesIO(png()), width=120, height=60),
         PageBreak(),
         table,
         Spacer(1, 24),

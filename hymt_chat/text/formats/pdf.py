@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import html
 import io
+import logging
+import zlib
 from collections.abc import Sequence
 
 import docx
 import pikepdf
 import pypdfium2 as pdfium
+from reportlab.lib.colors import Color
 from reportlab.lib.enums import TA_LEFT, TA_RIGHT
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.pdfgen.canvas import Canvas
@@ -38,7 +41,7 @@ from hymt_chat.text.formats.ocr import OcrBlock, Tesseract
 from hymt_chat.text.formats.pdf_blocks import Block, read_blocks
 from hymt_chat.text.formats.pdf_fonts import FontBook, script_of
 from hymt_chat.text.formats.pdf_guard import open_pdf
-from hymt_chat.text.formats.picture import MAX_PIXELS, surrounding, find_text
+from hymt_chat.text.formats.picture import MAX_PIXELS, find_text, surrounding
 from hymt_chat.text.formats.safety import FormatError
 
 __all__ = ["read_pdf", "write_docx", "write_pdf"]
@@ -47,6 +50,7 @@ _SHOW = frozenset({"Tj", "TJ", "'", '"'})
 MIN_SIZE = 4.0
 """The smallest font size a translation is shrunk to; below it, it runs past its box."""
 _RTL = frozenset({"ARABIC", "HEBREW"})
+_log = logging.getLogger(__name__)
 
 
 def read_pdf(data: bytes, label: str, found: object = None) -> Source:
@@ -55,15 +59,20 @@ def read_pdf(data: bytes, label: str, found: object = None) -> Source:
     opened = open_pdf(data, label)
     with opened.pdf as pdf:
         rotated = [i for i, page in enumerate(pdf.pages) if int(page.obj.get("/Rotate", 0)) % 360]
+        pictured = [i for i, page in enumerate(pdf.pages) if _draws_objects(page)]
         count = len(pdf.pages)
+    unread = 0
     if isinstance(found, tuple):
         blocks = list(found)
     else:
         pages = read_blocks(data, count, label)
-        scans = [n for n, page in enumerate(pages) if not page and n not in rotated]
-        if scans:
-            for number, page_blocks in scanned_blocks(data, scans, label).items():
+        scans = [n for n in pictured if not pages[n] and n not in rotated]
+        tesseract = Tesseract.find() if scans else None
+        if tesseract is not None:
+            for number, page_blocks in scanned_blocks(data, scans, label, tesseract).items():
                 pages[number] = page_blocks
+        else:
+            unread = len(scans)
         blocks = [b for number, page in enumerate(pages) if number not in rotated for b in page]
     if not blocks:
         raise FormatError(f"{label} has no text layer and no text was found in its pages.")
@@ -76,20 +85,34 @@ def read_pdf(data: bytes, label: str, found: object = None) -> Source:
         return Unit(escape(blocks[i].text), put)
 
     units = [setter(i) for i in words]
-    kept = ["images, drawings, links and page sizes"]
-    if rotated:
-        kept.append(f"the text of {len(rotated)} rotated page{'s' if len(rotated) > 1 else ''}")
+
     def as_docx(translations: Sequence[str]) -> bytes:
         for unit, text in zip(units, translations, strict=True):
             unit.put(text)
         return write_docx(blocks, texts)
 
+    kept = ["images, drawings, links and page sizes"]
+    if rotated:
+        kept.append(f"the text of {_pages(len(rotated))} turned by /Rotate")
     scanned = len({b.page for b in blocks if b.fill is not None})
     if scanned:
-        kept.append(f"the scan of {scanned} page{'s' if scanned > 1 else ''} (its text read by "
-                    "OCR, the translation laid over it)")
+        kept.append(f"the scan of {_pages(scanned)} (its text read by OCR, the translation laid "
+                    "over it)")
+    if unread:
+        kept.append(f"{_pages(unread)} without a text layer (no OCR on this server)")
     return Source(units, lambda: write_pdf(data, blocks, texts), kept, removed=opened.removed,
                   found=tuple(blocks), converters={"docx": as_docx})
+
+
+def _pages(count: int) -> str:
+    return f"{count} page{'s' if count != 1 else ''}"
+
+
+def _draws_objects(page: pikepdf.Page) -> bool:
+    """Whether *page* draws an image or a form (what a scan's page is made of)."""
+    resources = page.obj.get("/Resources")
+    xobjects = resources.get("/XObject") if isinstance(resources, pikepdf.Dictionary) else None
+    return isinstance(xobjects, pikepdf.Dictionary) and len(xobjects.keys()) > 0
 
 
 SCAN_DPI = 200
@@ -97,12 +120,12 @@ SCAN_DPI = 200
 from about 200-300 dpi); a page too large for it at that is rendered smaller."""
 
 
-def scanned_blocks(data: bytes, numbers: list[int], label: str) -> dict[int, list[Block]]:
+def scanned_blocks(data: bytes, numbers: list[int], label: str,
+                   tesseract: Tesseract) -> dict[int, list[Block]]:
     """The text Tesseract finds on pages *numbers* (0-based), rendered by PDFium, as blocks in
     PDF points, each with the colour of the paper around it (drawn under its translation, to
     cover the scanned words)."""
     document = pdfium.PdfDocument(data)
-    tesseract = Tesseract.find()
     out: dict[int, list[Block]] = {}
     try:
         for number in numbers:
@@ -117,8 +140,8 @@ def scanned_blocks(data: bytes, numbers: list[int], label: str) -> dict[int, lis
                 if "No text was found" in str(err):
                     continue  # a page of pictures only
                 raise
-            out[number] = [_from_pixels(number, height, scale, block,
-                                        surrounding(picture.convert("RGB"), block))
+            rgb = picture.convert("RGB")
+            out[number] = [_from_pixels(number, height, scale, block, surrounding(rgb, block))
                            for block in found]
     finally:
         document.close()
@@ -129,8 +152,9 @@ def _from_pixels(number: int, height: float, scale: float, block: OcrBlock,
                  paper: tuple[int, ...]) -> Block:
     top, bottom = height - block.top / scale, height - block.bottom / scale
     size = (top - bottom) / max(block.lines, 1) * 0.8
+    red, green, blue = (c / 255 for c in paper[:3])
     return Block(number, block.left / scale, bottom, block.right / scale, top, block.text,
-                 round(size, 2), fill=tuple(c / 255 for c in paper[:3]))  # type: ignore[arg-type]
+                 round(size, 2), fill=(red, green, blue))
 
 
 def write_docx(blocks: Sequence[Block], texts: Sequence[str]) -> bytes:
@@ -150,7 +174,15 @@ def write_docx(blocks: Sequence[Block], texts: Sequence[str]) -> bytes:
 
 def write_pdf(data: bytes, blocks: Sequence[Block], texts: Sequence[str]) -> bytes:
     """*data* with each block's text replaced by ``texts[i]`` (see the module's steps)."""
-    fonts = FontBook()
+    try:
+        return _write(data, blocks, texts, FontBook())
+    except pikepdf.PdfError as err:  # a content stream qpdf cannot parse: said, not a crash
+        _log.warning("a PDF could not be written back: %r", err)
+        raise FormatError("The PDF could not be written back: a page's content is "
+                          "damaged.") from None
+
+
+def _write(data: bytes, blocks: Sequence[Block], texts: Sequence[str], fonts: FontBook) -> bytes:
     opened = open_pdf(data, "the PDF")
     with opened.pdf as pdf:
         pages = sorted({b.page for b in blocks})
@@ -160,12 +192,16 @@ def write_pdf(data: bytes, blocks: Sequence[Block], texts: Sequence[str]) -> byt
             box = page.mediabox
             sizes[number] = (float(box[2]) - float(box[0]), float(box[3]) - float(box[1]))
             _strip_text(pdf, page.obj, set())
-        overlay = pikepdf.open(io.BytesIO(_draw(pages, sizes, blocks, texts, fonts)))
-        for k, number in enumerate(pages):
-            pdf.pages[number].add_overlay(overlay.pages[k])
-        out = io.BytesIO()
-        pdf.save(out)
-        overlay.close()
+        with pikepdf.open(io.BytesIO(_draw(pages, sizes, blocks, texts, fonts))) as overlay:
+            for k, number in enumerate(pages):
+                page = pdf.pages[number]
+                form = pdf.copy_foreign(overlay.pages[k].as_form_xobject())
+                # Its BBox is the page's size from (0, 0); the MediaBox's corner may be elsewhere.
+                page.add_overlay(form, pikepdf.Rectangle(page.mediabox))
+            out = io.BytesIO()
+            # Streams copied byte for byte (qpdf would otherwise re-encode images); the ones
+            # written here are compressed as they are written.
+            pdf.save(out, compress_streams=False)
     return out.getvalue()
 
 
@@ -173,11 +209,13 @@ def _strip_text(pdf: pikepdf.Pdf, holder: pikepdf.Object, seen: set[tuple[int, i
     """Remove the text-showing operators from *holder*'s content (a page, or a form XObject)
     and from the forms it draws, each form once."""
     if isinstance(holder, pikepdf.Stream):
-        holder.write(_without_text(pikepdf.parse_content_stream(holder)))
+        _rewrite(holder, _without_text(pikepdf.parse_content_stream(holder)))
     else:
         page = pikepdf.Page(holder)
+        if "/Contents" not in holder:
+            return
         page.contents_coalesce()
-        page.obj.Contents.write(_without_text(pikepdf.parse_content_stream(page.obj)))
+        _rewrite(page.obj.Contents, _without_text(pikepdf.parse_content_stream(page.obj)))
     resources = holder.get("/Resources")
     xobjects = resources.get("/XObject") if isinstance(resources, pikepdf.Dictionary) else None
     if not isinstance(xobjects, pikepdf.Dictionary):
@@ -193,6 +231,10 @@ def _strip_text(pdf: pikepdf.Pdf, holder: pikepdf.Object, seen: set[tuple[int, i
         _strip_text(pdf, xobj, seen)
 
 
+def _rewrite(stream: pikepdf.Stream, content: bytes) -> None:
+    stream.write(zlib.compress(content), filter=pikepdf.Name.FlateDecode)
+
+
 def _without_text(instructions: list[pikepdf.ContentStreamInstruction
                                    | pikepdf.ContentStreamInlineImage]) -> bytes:
     kept = [ins for ins in instructions
@@ -204,7 +246,7 @@ def _draw(pages: list[int], sizes: dict[int, tuple[float, float]], blocks: Seque
           texts: Sequence[str], fonts: FontBook) -> bytes:
     """One reportlab page per page in *pages*, each block's text in its box."""
     out = io.BytesIO()
-    canvas = Canvas(out, pagesize=sizes[pages[0]] if pages else (595, 842))
+    canvas = Canvas(out, pagesize=sizes[pages[0]] if pages else (595, 842), pageCompression=1)
     for number in pages:
         canvas.setPageSize(sizes[number])
         for block, text in zip(blocks, texts, strict=True):
@@ -228,7 +270,7 @@ def _fit(canvas: Canvas, block: Block, text: str, fonts: FontBook) -> None:
     while True:
         style = ParagraphStyle(
             "block", fontName=font, fontSize=size, leading=size * 1.15,
-            textColor=block.rgb, alignment=TA_RIGHT if script in _RTL else TA_LEFT,
+            textColor=Color(*block.rgb), alignment=TA_RIGHT if script in _RTL else TA_LEFT,
             wordWrap="CJK" if font.startswith("hymt-wqy") else None)
         para = Paragraph(html.escape(text, quote=False), style)
         _, used = para.wrap(width, 10 * height + 1000)

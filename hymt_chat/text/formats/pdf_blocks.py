@@ -18,7 +18,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pdfminer.high_level import extract_pages
-from pdfminer.layout import LAParams, LTChar, LTComponent, LTContainer, LTTextBoxHorizontal
+from pdfminer.layout import (
+    LAParams,
+    LTChar,
+    LTComponent,
+    LTContainer,
+    LTTextBoxHorizontal,
+    LTTextLineHorizontal,
+)
 from pdfminer.psexceptions import PSException
 
 from hymt_chat.text.formats.safety import FormatError
@@ -54,7 +61,7 @@ def read_blocks(data: bytes, pages: int, label: str) -> list[list[Block]]:
         for number, layout in enumerate(extract_pages(io.BytesIO(data), laparams=_LAYOUT)):
             if number >= pages:
                 break
-            out[number] = [block for box in _boxes(layout) if (block := _block(number, box))]
+            out[number] = [block for box in _boxes(layout) for block in _blocks(number, box)]
     except (PSException, ValueError, KeyError, TypeError, AttributeError, IndexError,
             RecursionError) as err:  # pdfminer's own, and what its parser lets through
         _log.warning("%s: its text could not be laid out: %r", label, err)
@@ -70,23 +77,48 @@ def _boxes(item: LTComponent) -> Iterator[LTTextBoxHorizontal]:
             yield from _boxes(child)
 
 
-def _block(page: int, box: LTTextBoxHorizontal) -> Block | None:
-    lines = [line.get_text().rstrip("\n").strip() for line in box]
-    text = _HYPHEN.sub("", "\n".join(line for line in lines if line))
+def _blocks(page: int, box: LTTextBoxHorizontal) -> Iterator[Block]:
+    """*box* as blocks: its lines, cut where the font size changes by more than a sixth (a
+    heading close above its paragraph is boxed with it by the layout analysis)."""
+    run: list[LTTextLineHorizontal] = []
+    size = 0.0
+    for line in box:
+        if not isinstance(line, LTTextLineHorizontal):
+            continue
+        chars = [ch for ch in line if isinstance(ch, LTChar)]
+        if not chars:
+            continue
+        own = statistics.median(ch.size for ch in chars)
+        if run and abs(own - size) > size / 6:
+            if block := _block(page, run):
+                yield block
+            run = []
+        if not run:
+            size = own
+        run.append(line)
+    if run and (block := _block(page, run)):
+        yield block
+
+
+def _block(page: int, lines: list[LTTextLineHorizontal]) -> Block | None:
+    texts = [line.get_text().rstrip("\n").strip() for line in lines]
+    text = _HYPHEN.sub("", "\n".join(t for t in texts if t))
     text = " ".join(text.split())
     if not text:
         return None
-    chars = [ch for line in box for ch in line if isinstance(ch, LTChar)]
+    chars = [ch for line in lines for ch in line if isinstance(ch, LTChar)]
     size = statistics.median(ch.size for ch in chars) if chars else 10.0
-    return Block(page, box.x0, box.y0, box.x1, box.y1, text, round(size, 2),
-                 _colour(chars[0]) if chars else (0.0, 0.0, 0.0))
+    return Block(page, min(line.x0 for line in lines), min(line.y0 for line in lines),
+                 max(line.x1 for line in lines), max(line.y1 for line in lines), text,
+                 round(size, 2), _colour(chars[0]) if chars else (0.0, 0.0, 0.0))
 
 
 def _colour(char: LTChar) -> tuple[float, float, float]:
     """The character's fill colour as RGB (gray and RGB spaces; anything else is black)."""
     value = char.graphicstate.ncolor
     if isinstance(value, (int, float)):
-        return (float(value),) * 3  # type: ignore[return-value]
+        gray = float(value)
+        return (gray, gray, gray)
     if isinstance(value, (list, tuple)) and len(value) == 3:
         return (float(value[0]), float(value[1]), float(value[2]))
     if isinstance(value, (list, tuple)) and len(value) == 4:  # CMYK, naively

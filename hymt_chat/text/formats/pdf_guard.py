@@ -214,5 +214,10 @@ def _disarm(pdf: pikepdf.Pdf) -> list[str]:
         pdf.flatten_annotations("all")  # widgets' appearances drawn into the page
         if "/AcroForm" in root:
             del root["/AcroForm"]
+        for page in pdf.pages:  # a field without an appearance has nothing to flatten
+            annots = page.obj.get("/Annots")
+            if isinstance(annots, pikepdf.Array):
+                page.obj.Annots = pikepdf.Array(
+                    [a for a in annots if a.get("/Subtype") != "/Widget"])
         removed.append("form fields (flattened: their values printed, no longer fillable)")
     return removed

@@ -16,6 +16,7 @@ shaping: Arabic, Hebrew, the Indic scripts); the file is the same kind as the on
 from __future__ import annotations
 
 import io
+import logging
 import statistics
 import subprocess
 from collections.abc import Sequence
@@ -34,6 +35,7 @@ MAX_PIXELS = 40_000_000
 """Pixels a picture may declare (a 12-megapixel phone photo is 12 million; 40 million decoded
 as RGB is 120 MB)."""
 _FORMATS = {"PNG": "PNG", "JPEG": "JPEG", "WEBP": "WEBP"}
+_log = logging.getLogger(__name__)
 _SERVED_SCRIPTS = frozenset({
     "Latin", "Cyrillic", "Arabic", "Hebrew", "Devanagari", "Gujarati", "Bengali", "Tamil",
     "Telugu", "Thai", "Khmer", "Myanmar", "Tibetan", "Japanese", "Katakana", "Hiragana",
@@ -83,7 +85,9 @@ def find_text(picture: Image.Image, label: str, tesseract: Tesseract | None = No
                               "languages this server translates is written in.")
         blocks = tesseract.read(png, tesseract.choose(script, source))
     except (OSError, subprocess.SubprocessError) as err:
-        raise FormatError(f"{label}: the text in the picture could not be read ({err}).") from None
+        _log.warning("%s: Tesseract failed: %r", label, err)
+        raise FormatError(f"The text in {label} could not be read: Tesseract failed on "
+                          "it.") from None
     if not blocks:
         raise FormatError(f"No text was found in {label}.")
     return blocks
@@ -131,17 +135,18 @@ def overlay(picture: Image.Image, blocks: Sequence[OcrBlock], texts: Sequence[st
 def surrounding(picture: Image.Image, block: OcrBlock) -> tuple[int, ...]:
     """The median colour of a thin ring just outside *block*'s box: the paper or the sign."""
     width, height = picture.size
-    ring = []
     left, top = max(block.left - 4, 0), max(block.top - 4, 0)
     right, bottom = min(block.right + 4, width - 1), min(block.bottom + 4, height - 1)
-    step = max(1, (right - left) // 20)
-    for x in range(left, right + 1, step):
-        ring += [picture.getpixel((x, top)), picture.getpixel((x, bottom))]
-    step = max(1, (bottom - top) // 10)
-    for y in range(top, bottom + 1, step):
-        ring += [picture.getpixel((left, y)), picture.getpixel((right, y))]
-    colours = [p if isinstance(p, tuple) else (p,) * 3 for p in ring]
-    return tuple(int(statistics.median(c[i] for c in colours)) for i in range(len(colours[0])))
+    points = [(x, y) for x in range(left, right + 1, max(1, (right - left) // 20))
+              for y in (top, bottom)]
+    points += [(x, y) for y in range(top, bottom + 1, max(1, (bottom - top) // 10))
+               for x in (left, right)]
+    ring: list[tuple[int, ...]] = []
+    for point in points:
+        pixel = picture.getpixel(point)
+        ring.append(tuple(int(c) for c in pixel) if isinstance(pixel, tuple)
+                    else (int(pixel or 0),) * 3)
+    return tuple(int(statistics.median(c[i] for c in ring)) for i in range(len(ring[0])))
 
 
 def _draw_fitted(draw: ImageDraw.ImageDraw, block: OcrBlock, text: str,
@@ -162,8 +167,8 @@ def _draw_fitted(draw: ImageDraw.ImageDraw, block: OcrBlock, text: str,
                         spacing=2)
 
 
-def _wrap(draw: ImageDraw.ImageDraw, text: str, font: ImageFont.FreeTypeFont,
-          width: int) -> list[str]:
+def _wrap(draw: ImageDraw.ImageDraw, text: str,
+          font: ImageFont.FreeTypeFont | ImageFont.ImageFont, width: int) -> list[str]:
     """*text* in lines no wider than *width* (words; characters where there are no spaces)."""
     parts = text.split(" ") if " " in text else list(text)
     joiner = " " if " " in text else ""

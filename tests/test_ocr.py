@@ -76,7 +76,8 @@ async def test_a_customers_screenshot_reaches_the_agent_translated(tmp_path):
                                user_key="user:bob")
         await session.start()
         await session.message("", None, uploads=[Upload(str(path), "screenshot.png")])
-    assert "BITTE NICHT RAUCHEN" in screen.last().markdown
+    assert any("BITTE NICHT RAUCHEN" in text for text in screen.texts)  # then the banner:
+    assert "Customer\\: German" in screen.last().markdown  # the customer's language, detected
     assert any("Bitte nicht rauchen" in prompt for prompt in stub.prompts)
 
 

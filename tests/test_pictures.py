@@ -7,8 +7,6 @@ is a word). Tesseract itself runs in tests/test_ocr.py.
 """
 
 import io
-import struct
-import zlib
 
 import pytest
 from PIL import Image, ImageDraw
@@ -17,19 +15,8 @@ from hymt_chat.errors import InputError
 from hymt_chat.modes.documents import load_document
 from hymt_chat.text.formats.ocr import OcrBlock, Tesseract, parse_tsv
 from hymt_chat.text.formats.pdf_fonts import FontBook
-from hymt_chat.text.formats.picture import open_picture, overlay
-
-
-def _chunk(kind: bytes, body: bytes) -> bytes:
-    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-
-def pixel_bomb(side: int = 40_000) -> bytes:
-    """A PNG whose header (IHDR, PNG spec §11.2.2) declares side x side RGB pixels; its data is
-    a few bytes, as a real bomb's would be before the first row."""
-    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header)
-            + _chunk(b"IDAT", zlib.compress(b"\x00" * 1024)) + _chunk(b"IEND", b""))
+from hymt_chat.text.formats.picture import find_text, open_picture, overlay
+from tests.support.pdf_files import pixel_bomb
 
 
 def _png(size=(400, 200), colour="white") -> bytes:
@@ -39,7 +26,7 @@ def _png(size=(400, 200), colour="white") -> bytes:
 
 
 def test_a_pixel_bomb_is_refused_from_its_header_before_any_decoding():
-    with pytest.raises(InputError, match=r"40,000 x 40,000 pixels.*before decoding"):
+    with pytest.raises(InputError, match=r"declares 1,600 million pixels.*before decoding"):
         open_picture(pixel_bomb(), "'bomb.png'")
     with pytest.raises(InputError, match="pixel bomb"):
         load_document("bomb.png", pixel_bomb())
@@ -101,3 +88,18 @@ def test_right_to_left_text_is_drawn_too():
     block = OcrBlock(10, 10, 390, 60, "Exit")
     drawn = overlay(picture, [block], ["مخرج الطوارئ"], FontBook())
     assert drawn.crop((10, 10, 390, 60)).getcolors(maxcolors=100_000) != [(380 * 50, (255,) * 3)]
+
+
+class _Greek(Tesseract):
+    """Tesseract's script detection answering Greek (what ``--psm 0`` prints for a Greek sign)."""
+
+    def script(self, png: bytes) -> str | None:
+        return "Greek"
+
+    def read(self, png: bytes, langs: list[str]) -> list[OcrBlock]:
+        raise AssertionError("no OCR for a script that no served language is written in")
+
+
+def test_text_in_a_script_no_served_language_uses_is_refused_naming_it():
+    with pytest.raises(InputError, match="Greek script, which none of the languages"):
+        find_text(Image.new("RGB", (100, 50), "white"), "'sign.png'", _Greek("tesseract", ["eng"]))

@@ -1,9 +1,10 @@
-"""PDF files for the tests, made with reportlab (as people's PDFs are made by a library) and, for
+"""PDF files (and a picture bomb) for the tests, made with reportlab (as people's PDFs are made by a library) and, for
 the hostile ones, written object by object (ISO 32000-1 §7.5: header, objects, xref, trailer)."""
 
 from __future__ import annotations
 
 import io
+import struct
 import zlib
 
 import pikepdf
@@ -69,6 +70,18 @@ def raw_pdf(*objects: bytes, root: int = 1) -> bytes:
     return bytes(out)
 
 
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def pixel_bomb(side: int = 40_000) -> bytes:
+    """A PNG whose header (IHDR, PNG spec §11.2.2) declares side x side RGB pixels; its data is
+    a few bytes, as a real bomb's would be before the first row."""
+    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header)
+            + _chunk(b"IDAT", zlib.compress(b"\x00" * 1024)) + _chunk(b"IEND", b""))
+
+
 def _stream(body: bytes, extra: bytes = b"") -> bytes:
     return b"<< /Length %d %s >>\nstream\n" % (len(body), extra) + body + b"\nendstream"
 
@@ -114,7 +127,10 @@ def no_page_tree() -> bytes:
 
 
 def flate_bomb(megabytes: int = 200) -> bytes:
-    body = zlib.compress(b"0" * (megabytes * 1_048_576), 9)
+    """A content stream inflating to *megabytes* MB, compressed a megabyte at a time (so that
+    making it costs no memory of its own)."""
+    deflate, zeros = zlib.compressobj(9), b"0" * 1_048_576
+    body = b"".join(deflate.compress(zeros) for _ in range(megabytes)) + deflate.flush()
     return one_page(b"", TEXT, _stream(body, b"/Filter /FlateDecode"))
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import statistics
 import subprocess
 from collections.abc import Sequence
@@ -46,13 +47,14 @@ def open_picture(data: bytes, label: str) -> Image.Image:
     """The picture decoded and upright, or FormatError; its size is checked from the header."""
     try:
         picture = Image.open(io.BytesIO(data), formats=list(_FORMATS))
-    except Image.DecompressionBombError:
-        raise _too_big(label, None) from None
+    except Image.DecompressionBombError as err:  # Pillow's own cap, from the header too
+        declared = re.search(r"\((\d+) pixels\)", str(err))
+        raise _too_big(label, int(declared.group(1)) if declared else None) from None
     except (UnidentifiedImageError, OSError, ValueError):
         raise FormatError(f"{label} is damaged or not a PNG, JPEG or WebP picture.") from None
     width, height = picture.size
     if width * height > MAX_PIXELS:
-        raise _too_big(label, (width, height))
+        raise _too_big(label, width * height)
     try:
         picture.load()
         upright = ImageOps.exif_transpose(picture)
@@ -61,10 +63,10 @@ def open_picture(data: bytes, label: str) -> Image.Image:
     return upright if upright is not None else picture
 
 
-def _too_big(label: str, size: tuple[int, int] | None) -> FormatError:
-    shown = f" is {size[0]:,} x {size[1]:,} pixels;" if size else " declares too many pixels;"
-    return FormatError(f"{label}{shown} at most {MAX_PIXELS // 1_000_000} million pixels are "
-                       "read: refused before decoding, as a pixel bomb would be.")
+def _too_big(label: str, pixels: int | None) -> FormatError:
+    shown = f"{pixels / 1e6:,.0f} million" if pixels else "too many"
+    return FormatError(f"{label} declares {shown} pixels; at most {MAX_PIXELS // 1_000_000} "
+                       "million are read: refused before decoding, as a pixel bomb would be.")
 
 
 def find_text(picture: Image.Image, label: str, tesseract: Tesseract | None = None,

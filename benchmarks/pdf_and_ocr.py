@@ -26,13 +26,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from PIL import Image, ImageDraw, ImageFont  # noqa: E402
+from PIL import Image, ImageDraw, ImageFont
 
-from hymt_chat.modes.documents import load_document, translate_document  # noqa: E402
-from hymt_chat.text.formats.ocr import Tesseract  # noqa: E402
-from hymt_chat.text.formats.pdf_fonts import FontBook  # noqa: E402
-from hymt_chat.text.formats.picture import find_text  # noqa: E402
-from tests.support import pdf_files  # noqa: E402
+from hymt_chat.modes.documents import load_document, translate_document
+from hymt_chat.text.formats.ocr import Tesseract
+from hymt_chat.text.formats.pdf_fonts import FontBook
+from hymt_chat.text.formats.picture import find_text
+from tests.support import pdf_files
 
 SENTENCE = "The tenant pays the rent on the first day of each month, by bank transfer."
 

@@ -15,7 +15,6 @@ import re
 import docx
 import pikepdf
 import pypdfium2 as pdfium
-import pytest
 
 from hymt_chat.modes.documents import (
     file_summary,

@@ -40,7 +40,7 @@ def test_a_damaged_or_foreign_picture_is_refused_in_one_sentence(data):
     assert str(caught.value).count(". ") == 0
 
 
-TSV = "\n".join([
+ROWS = (
     "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext",
     "1\t1\t0\t0\t0\t0\t0\t0\t800\t400\t-1\t",
     "4\t1\t1\t1\t1\t0\t20\t20\t300\t30\t-1\t",
@@ -50,7 +50,8 @@ TSV = "\n".join([
     "5\t1\t2\t1\t1\t1\t20\t200\t60\t40\t91.0\t非常",
     "5\t1\t2\t1\t1\t2\t80\t200\t60\t40\t90.0\t口",
     "5\t1\t3\t1\t1\t1\t500\t300\t20\t20\t12.0\t~",
-])
+)
+TSV = "\n".join(ROWS)
 
 
 def test_tesseract_tsv_is_read_as_paragraphs_in_its_order():

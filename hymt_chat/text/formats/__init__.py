@@ -17,9 +17,9 @@ from lxml import etree
 from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.epub import read_epub
 from hymt_chat.text.formats.odf import read_odf
+from hymt_chat.text.formats.ooxml import read_docx, read_pptx, read_refused, read_xlsx
 from hymt_chat.text.formats.pdf import read_pdf
 from hymt_chat.text.formats.picture import read_picture
-from hymt_chat.text.formats.ooxml import read_docx, read_pptx, read_refused, read_xlsx
 from hymt_chat.text.formats.safety import FormatError
 from hymt_chat.text.formats.webpage import read_html
 from hymt_chat.text.formats.xliff import read_xliff

@@ -164,7 +164,7 @@ def write_docx(blocks: Sequence[Block], texts: Sequence[str]) -> bytes:
     page = blocks[0].page if blocks else 0
     for block, text in zip(blocks, texts, strict=True):
         if block.page != page:
-            document.add_page_break()
+            document.add_page_break()  # type: ignore[no-untyped-call]  # python-docx's own
             page = block.page
         document.add_paragraph(text)
     out = io.BytesIO()
@@ -215,7 +215,9 @@ def _strip_text(pdf: pikepdf.Pdf, holder: pikepdf.Object, seen: set[tuple[int, i
         if "/Contents" not in holder:
             return
         page.contents_coalesce()
-        _rewrite(page.obj.Contents, _without_text(pikepdf.parse_content_stream(page.obj)))
+        contents = page.obj.Contents
+        if isinstance(contents, pikepdf.Stream):
+            _rewrite(contents, _without_text(pikepdf.parse_content_stream(page.obj)))
     resources = holder.get("/Resources")
     xobjects = resources.get("/XObject") if isinstance(resources, pikepdf.Dictionary) else None
     if not isinstance(xobjects, pikepdf.Dictionary):

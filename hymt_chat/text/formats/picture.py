@@ -27,7 +27,7 @@ from PIL import Image, ImageDraw, ImageFont, ImageOps, UnidentifiedImageError, f
 from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.inline import escape, plain_of
 from hymt_chat.text.formats.ocr import OcrBlock, Tesseract
-from hymt_chat.text.formats.pdf_fonts import FontBook
+from hymt_chat.text.formats.pdf_fonts import FontBook, script_of
 from hymt_chat.text.formats.safety import FormatError
 
 __all__ = ["MAX_PIXELS", "find_text", "open_picture", "overlay", "read_picture", "surrounding"]
@@ -165,8 +165,12 @@ def _draw_fitted(draw: ImageDraw.ImageDraw, block: OcrBlock, text: str,
         if (box[3] - box[1] <= height * 1.1 and box[2] - box[0] <= width * 1.1) or size <= 8:
             break
         size = max(8, int(size * 0.85))
-    draw.multiline_text((block.left, block.top), "\n".join(lines), font=font, fill=ink,
-                        spacing=2)
+    if script_of(text) in ("ARABIC", "HEBREW"):  # right-to-left: from the box's right edge
+        draw.multiline_text((block.right, block.top), "\n".join(lines), font=font, fill=ink,
+                            spacing=2, anchor="ra", align="right")
+    else:
+        draw.multiline_text((block.left, block.top), "\n".join(lines), font=font, fill=ink,
+                            spacing=2)
 
 
 def _wrap(draw: ImageDraw.ImageDraw, text: str,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -25,6 +26,10 @@ from dataclasses import dataclass, field
 __all__ = ["OCR_SECONDS", "TESSERACT_CODES", "OcrBlock", "Tesseract"]
 
 OCR_SECONDS = 60.0
+_ENV = {"OMP_THREAD_LIMIT": "1"}
+"""Tesseract's OpenMP threads spin-wait for each other: on a busy 2-core host an A4 page took
+22.9 s with them and 6.5 s with one thread (benchmarks/pdf_and_ocr.py's page, measured under
+load); the chat's other work gets the other core."""
 MIN_CONFIDENCE = 30.0
 """Words Tesseract is less sure of than this (0-100) are noise: a texture read as letters."""
 
@@ -80,7 +85,7 @@ class Tesseract:
         """The installed language data (``--list-langs``), read once."""
         if not self._langs:
             run = subprocess.run([self.binary, "--list-langs"], capture_output=True, text=True,
-                                 timeout=OCR_SECONDS, check=False)
+                                 timeout=OCR_SECONDS, check=False, env=_env())
             self._langs = [line.strip() for line in run.stdout.splitlines()[1:] if line.strip()]
         return self._langs
 
@@ -90,7 +95,7 @@ class Tesseract:
         if "osd" not in self.languages():
             return None
         run = subprocess.run([self.binary, "stdin", "stdout", "--psm", "0"], input=png,
-                             capture_output=True, timeout=OCR_SECONDS, check=False)
+                             capture_output=True, timeout=OCR_SECONDS, check=False, env=_env())
         found = re.search(rb"^Script: (\w+)", run.stdout, re.M)
         return found.group(1).decode() if found else None
 
@@ -111,10 +116,14 @@ class Tesseract:
             raise OSError("Tesseract has no language data installed")
         run = subprocess.run(
             [self.binary, "stdin", "stdout", "-l", "+".join(langs), "--psm", "3", "tsv"],
-            input=png, capture_output=True, timeout=OCR_SECONDS, check=False)
+            input=png, capture_output=True, timeout=OCR_SECONDS, check=False, env=_env())
         if run.returncode:
             raise OSError(run.stderr.decode(errors="replace").strip() or "tesseract failed")
         return parse_tsv(run.stdout.decode("utf-8", errors="replace"))
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, **_ENV}
 
 
 def parse_tsv(tsv: str) -> list[OcrBlock]:

@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 
 from hymt_chat.errors import InputError
 from hymt_chat.modes.documents import load_document
-from hymt_chat.text.formats.ocr import OcrBlock, Tesseract, parse_tsv
+from hymt_chat.text.formats.ocr import TESSERACT_CODES, OcrBlock, Tesseract, parse_tsv
 from hymt_chat.text.formats.pdf_fonts import FontBook
 from hymt_chat.text.formats.picture import find_text, open_picture, overlay
 from tests.support.pdf_files import pixel_bomb
@@ -64,11 +64,13 @@ def test_tesseract_tsv_is_read_as_paragraphs_in_its_order():
 
 def test_the_language_data_follows_the_script_and_a_named_source():
     tess = Tesseract("tesseract", ["ara", "deu", "eng", "fra", "jpn", "osd"])
-    assert tess.choose("Latin") == ["eng", "fra", "deu"]
-    assert tess.choose("Arabic") == ["ara", "eng"]
-    assert tess.choose("Japanese") == ["jpn", "eng"]
+    assert tess.choose("Latin") == ["eng", "fra", "deu", "ara", "jpn"]  # the others' one each
+    assert tess.choose("Arabic") == ["ara", "eng", "jpn"]
+    assert tess.choose("Japanese") == ["jpn", "eng", "ara"]
     assert tess.choose(None, "de") == ["deu"]
     assert tess.choose(None) == ["ara", "deu", "eng", "fra", "jpn"]
+    every = Tesseract("tesseract", sorted({*TESSERACT_CODES.values(), "osd"}))
+    assert every.choose("Latin") == ["eng", "fra", "deu", "rus", "ara", "heb"]  # at most six
 
 
 def test_the_translation_is_laid_over_the_boxes_on_the_surrounding_colour():

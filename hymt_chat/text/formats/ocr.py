@@ -7,10 +7,11 @@ picture that hangs it is killed at :data:`OCR_SECONDS`. A paragraph is one block
 joined in Tesseract's reading order (its layout analysis orders blocks and lines), with no space
 between two CJK characters.
 
-Which language data: the script first — Tesseract's orientation and script detection
-(``--psm 0``, ``osd.traineddata``) names it —, then every installed language of that script, and
-English for the Latin letters that every script's text carries; the detector
-(:func:`hymt_chat.lang.detect.detect_language`) then names the language of the text found.
+Which language data (:meth:`Tesseract.choose`): the script first — Tesseract's orientation and
+script detection (``--psm 0``, ``osd.traineddata``) names the main one —, its installed
+languages, English, and one language of each other installed script, since a sign or a
+screenshot often mixes scripts; the detector (:func:`hymt_chat.lang.detect.detect_language`)
+then names the language of the text found.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ _ENV = {"OMP_THREAD_LIMIT": "1"}
 """Tesseract's OpenMP threads spin-wait for each other: on a busy 2-core host an A4 page took
 22.9 s with them and 6.5 s with one thread (benchmarks/pdf_and_ocr.py's page, measured under
 load); the chat's other work gets the other core."""
+MAX_LANGUAGES = 6
+"""Language data Tesseract reads one picture with: each one more costs time (a 900 x 620 sign
+in four scripts: 1.4 s with three Latin languages, which lose its Japanese and Arabic lines;
+2.1 s with five, which read every line)."""
 MIN_CONFIDENCE = 30.0
 """Words Tesseract is less sure of than this (0-100) are noise: a texture read as letters."""
 
@@ -101,14 +106,19 @@ class Tesseract:
 
     def choose(self, script: str | None, source: str | None = None) -> list[str]:
         """The language data to read with: the *source* language's when it is named and
-        installed, else the script's installed ones (English with them), else all installed."""
+        installed; else the detected script's installed languages first (up to three), English,
+        then one language of each other installed script (a sign in French, Japanese and
+        Arabic is read whole), :data:`MAX_LANGUAGES` in all; else all installed, as many."""
         have = [lang for lang in self.languages() if lang != "osd"]
         if source and TESSERACT_CODES.get(source) in have:
             return [TESSERACT_CODES[source]]
-        wanted = [lang for lang in _SCRIPTS.get(script or "", ()) if lang in have]
-        if wanted:
-            return list(dict.fromkeys([*wanted, *(["eng"] if "eng" in have else [])]))
-        return have
+        if script is None or script not in _SCRIPTS:
+            return have[:MAX_LANGUAGES]
+        first = [lang for lang in _SCRIPTS[script] if lang in have][:3]
+        others = [next((lang for lang in langs if lang in have), None)
+                  for name, langs in _SCRIPTS.items() if name != script]
+        chosen = [*first, *(["eng"] if "eng" in have else []), *(o for o in others if o)]
+        return list(dict.fromkeys(chosen))[:MAX_LANGUAGES]
 
     def read(self, png: bytes, langs: list[str]) -> list[OcrBlock]:
         """The paragraphs in *png*, in Tesseract's reading order."""

@@ -15,7 +15,9 @@ import re
 import docx
 import pikepdf
 import pypdfium2 as pdfium
+import pytest
 
+from hymt_chat.errors import IncompleteTranslationError, ModelError
 from hymt_chat.modes.documents import (
     file_summary,
     load_document,
@@ -128,3 +130,18 @@ def test_javascript_and_embedded_files_are_removed_and_forms_flattened_and_it_sa
         names = pdf.Root.get("/Names", {})
         assert "/JavaScript" not in names and "/EmbeddedFiles" not in names
         assert not pdf.attachments
+
+
+def test_a_block_that_failed_leaves_a_partial_pdf_with_the_rest_translated():
+    doc = load_document("agreement.pdf", pdf_files.two_pages())
+
+    async def flaky(text, *, on_progress=None):
+        if text == "Blue chair":
+            raise ModelError("the model timed out")
+        return upper(text)
+
+    with pytest.raises(IncompleteTranslationError) as caught:
+        asyncio.run(translate_document(doc, flaky))
+    one, two = _page_texts(doc.encode(caught.value.partial.text))
+    assert "RENTAL AGREEMENT" in one and "OAK TABLE" in two
+    assert "Blue chair" in two  # kept, marked, in its box

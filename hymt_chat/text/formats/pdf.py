@@ -50,6 +50,12 @@ _SHOW = frozenset({"Tj", "TJ", "'", '"'})
 MIN_SIZE = 4.0
 """The smallest font size a translation is shrunk to; below it, it runs past its box."""
 _RTL = frozenset({"ARABIC", "HEBREW"})
+_SHAPED = frozenset({"ARABIC", "DEVANAGARI", "BENGALI", "GUJARATI", "TAMIL", "TELUGU", "THAI",
+                     "KHMER", "MYANMAR", "TIBETAN", "MONGOLIAN"})
+"""Scripts whose letters change shape or order with their neighbours: drawn through HarfBuzz
+(reportlab's ``shaping``; a Devanagari vowel sign before its consonant, Thai marks stacked).
+Their glyphs then carry no Unicode of their own in some cases, so a reader copying the text
+may get private-use characters: what they look like wins over what copies."""
 _log = logging.getLogger(__name__)
 
 
@@ -273,7 +279,8 @@ def _fit(canvas: Canvas, block: Block, text: str, fonts: FontBook) -> None:
         style = ParagraphStyle(
             "block", fontName=font, fontSize=size, leading=size * 1.15,
             textColor=Color(*block.rgb), alignment=TA_RIGHT if script in _RTL else TA_LEFT,
-            wordWrap="CJK" if font.startswith("hymt-wqy") else None)
+            wordWrap="CJK" if font.startswith("hymt-wqy") else None,
+            shaping=1 if script in _SHAPED else 0)
         para = Paragraph(html.escape(text, quote=False), style)
         _, used = para.wrap(width, 10 * height + 1000)
         if used <= height * 1.05 + size * 0.3 or size <= MIN_SIZE:

@@ -8,7 +8,7 @@ import io
 
 import pypdfium2 as pdfium
 import pytest
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image
 from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen.canvas import Canvas
 
@@ -17,23 +17,15 @@ from hymt_chat.modes.documents import load_document, translate_document
 from hymt_chat.modes.session import Upload
 from hymt_chat.modes.translator_session import TranslatorSession
 from hymt_chat.modes.wording import escape_markdown
-from hymt_chat.text.formats.pdf_fonts import FontBook
+from tests.support import pdf_files
 from tests.support.office_files import upper
 from tests.support.sessions import RecordingScreen, services
 from tests.support.stub_model import StubModel, echo_source
 
 pytestmark = pytest.mark.slow
 
-LINES = ["Sortie de secours", "Bitte nicht rauchen", "非常口はこちらです", "مخرج الطوارئ"]
-
-
-def _sign(lines=LINES, size=(900, 620)) -> Image.Image:
-    picture = Image.new("RGB", size, "white")
-    draw = ImageDraw.Draw(picture)
-    for i, line in enumerate(lines):
-        font = ImageFont.truetype(str(FontBook().path_for(line)), 44)
-        draw.text((40, 60 + i * 150), line, font=font, fill="black")
-    return picture
+LINES = pdf_files.SIGN
+_sign = pdf_files.sign
 
 
 def _translate(name: str, data: bytes):

@@ -8,12 +8,14 @@ import struct
 import zlib
 
 import pikepdf
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import getSampleStyleSheet
 from reportlab.platypus import Image as Picture
 from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+
+from hymt_chat.text.formats.pdf_fonts import FontBook
 
 LINK = "https://example.org/terms"
 PAGE_ONE = [
@@ -23,6 +25,22 @@ PAGE_ONE = [
 ]
 TABLE = [["Item", "Price"], ["Blue chair", "259.00"], ["Oak table", "890.00"]]
 PAGE_TWO = ["Both parties keep one signed copy of this agreement."]
+
+
+SIGN = ["Sortie de secours", "Bitte nicht rauchen", "非常口はこちらです", "مخرج الطوارئ"]
+"""A sign's lines in French, German, Japanese and Arabic."""
+
+
+def sign(lines: list[str] = SIGN, size: tuple[int, int] = (900, 620)) -> Image.Image:
+    """A picture of *lines*, black on white, each in the Noto (or WenQuanYi) font of its
+    script at 44 px, 150 px apart."""
+    picture = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(picture)
+    fonts = FontBook()
+    for i, line in enumerate(lines):
+        font = ImageFont.truetype(str(fonts.path_for(line)), 44)
+        draw.text((40, 60 + i * 150), line, font=font, fill="black")
+    return picture
 
 
 def png(width: int = 120, height: int = 60, colour: str = "#d04020") -> bytes:

@@ -1,6 +1,7 @@
 """What a PDF and a picture cost on this host: the PDF libraries compared, OCR per page.
 
     .venv/bin/python benchmarks/pdf_and_ocr.py   # writes benchmarks/results/pdf-and-ocr.json
+    .venv/bin/python benchmarks/pdf_and_ocr.py --pictures   # and docs/screenshots/pdf-*.png
 
 * **text blocks**: the two-page test PDF (tests/support/pdf_files.py) read for its text by
   pdfminer.six (layout analysis: boxes of paragraphs and cells, what the app uses) and by
@@ -97,7 +98,40 @@ def ocr_page() -> dict[str, float | int]:
             "languages": "+".join(tesseract.choose("Latin"))}
 
 
+GERMAN = {
+    "Rental agreement": "Mietvertrag",
+    "The tenant pays the rent on the first day of each month.":
+        "Der Mieter zahlt die Miete am ersten Tag jedes Monats.",
+    "Read the full terms on our website before you sign.":
+        "Lesen Sie die vollständigen Bedingungen auf unserer Website, bevor Sie unterschreiben.",
+    "Item": "Artikel", "Price": "Preis", "Blue chair": "Blauer Stuhl", "Oak table": "Eichentisch",
+    "Both parties keep one signed copy of this agreement.":
+        "Beide Parteien behalten eine unterschriebene Ausfertigung dieses Vertrags.",
+}
+
+
+def pictures() -> None:
+    """The test PDF's first page before and after a translation into German (a fixed one: the
+    layout is what is shown), as the docs show them."""
+    import pypdfium2 as pdfium
+
+    async def model(text: str, *, on_progress: object = None) -> str:
+        return GERMAN.get(text, text)
+
+    source = pdf_files.two_pages()
+    doc = load_document("agreement.pdf", source)
+    after = doc.encode(asyncio.run(translate_document(doc, model)))
+    for name, data in (("before", source), ("after", after)):
+        pdf = pdfium.PdfDocument(data)
+        page = pdf[0].render(scale=1.2).to_pil()
+        page.crop((0, 0, page.width, page.height // 2)).save(
+            ROOT / "docs" / "screenshots" / f"pdf-{name}.png", optimize=True)
+        pdf.close()
+
+
 def main() -> None:
+    if "--pictures" in sys.argv:
+        pictures()
     data = pdf_files.two_pages()
     result = {**text_blocks(data), "round_trip_s": round_trip(data), **ocr_page()}
     out = ROOT / "benchmarks" / "results" / "pdf-and-ocr.json"

@@ -257,24 +257,60 @@ def _draw(pages: list[int], sizes: dict[int, tuple[float, float]], blocks: Seque
     canvas = Canvas(out, pagesize=sizes[pages[0]] if pages else (595, 842), pageCompression=1)
     for number in pages:
         canvas.setPageSize(sizes[number])
+        here = [b for b in blocks if b.page == number]
+        right = sizes[number][0] - min(b.x0 for b in here)  # margins taken as even
         for block, text in zip(blocks, texts, strict=True):
             if block.page == number and text.strip():
-                _fit(canvas, block, text, fonts)
+                _fit(canvas, block, text, fonts,
+                     _room_right(block, here, right), _room_below(block, here))
         canvas.showPage()
     canvas.save()
     return out.getvalue()
 
 
-def _fit(canvas: Canvas, block: Block, text: str, fonts: FontBook) -> None:
-    """Draw *text* in *block*'s box, its size shrunk until it fits (at least MIN_SIZE)."""
-    width = max(block.x1 - block.x0, 1.0) + 2.0  # the box is tight to the glyphs
+GROWTH = 1.5
+"""How much taller than its block a translation may run where no text is below it, before it
+gets smaller: a translation is often a third longer than its source (German from English), and
+a one-line block shrunk to fit would be unreadable. Widening comes first (:func:`_room_right`):
+below a block there is more often a picture, which the blocks do not show."""
+
+
+def _room_right(block: Block, page: Sequence[Block], margin: float) -> float:
+    """Points right of *block* it may take: up to the next text beside it (a table's next cell,
+    4 points apart) or the right margin (the left one, mirrored)."""
+    edge = max(margin, block.x1)
+    for other in page:
+        if other is not block and other.x0 >= block.x1 and other.y0 < block.y1 and (
+                other.y1 > block.y0):
+            edge = min(edge, other.x0 - 4)
+    return max(edge - block.x1, 0.0)
+
+
+def _room_below(block: Block, page: Sequence[Block]) -> float:
+    """Points below *block* it may take: down to the next text under it (2 points apart), at
+    most GROWTH times its own height in all."""
     height = block.y1 - block.y0
+    floor = block.y0 - (GROWTH - 1) * height
+    for other in page:
+        if other is not block and other.y1 <= block.y0 and other.x0 < block.x1 and (
+                other.x1 > block.x0):
+            floor = max(floor, other.y1 + 2)
+    return max(block.y0 - floor, 0.0)
+
+
+def _fit(canvas: Canvas, block: Block, text: str, fonts: FontBook, right: float = 0.0,
+         below: float = 0.0) -> None:
+    """Draw *text* from the top of *block*'s box, its size shrunk until it fits in the box
+    widened by *right* points and deepened by *below* (at least MIN_SIZE)."""
+    width = max(block.x1 - block.x0, 1.0) + 2.0 + right  # the box is tight to the glyphs
+    height = block.y1 - block.y0 + below
     font = fonts.font_for(text)
     script = script_of(text)
     size = max(block.size, MIN_SIZE)
     if block.fill is not None:  # a scan: its words are pixels, covered by the paper's colour
         canvas.setFillColorRGB(*block.fill)
-        canvas.rect(block.x0 - 1, block.y0 - 1, width, height + 2, stroke=0, fill=1)
+        canvas.rect(block.x0 - 1, block.y0 - 1, block.x1 - block.x0 + 2, block.y1 - block.y0 + 2,
+                    stroke=0, fill=1)
     while True:
         style = ParagraphStyle(
             "block", fontName=font, fontSize=size, leading=size * 1.15,

@@ -11,7 +11,6 @@ sends it anyway or edits it (:data:`HOLD_BUTTONS`); the customer sees nothing be
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import io
 from collections import deque
@@ -22,9 +21,9 @@ from urllib.parse import quote
 
 import segno
 
-from hymt_chat.errors import HymtError, NotTextError
+from hymt_chat.errors import HymtError
 from hymt_chat.lang.names import language_choices
-from hymt_chat.modes import documents, warnings, wording
+from hymt_chat.modes import warnings, wording
 from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.corrections import Correctable, review
@@ -43,7 +42,6 @@ from hymt_chat.modes.screen import (
 )
 from hymt_chat.modes.session import KEPT_JOBS, Job, Kept, Services, Session, Upload
 from hymt_chat.modes.typing import SHOWN
-from hymt_chat.text import formats
 from hymt_chat.text.cleanup import clean_text
 
 __all__ = ["HOLD_BUTTONS", "AgentSession"]
@@ -167,7 +165,7 @@ class AgentSession(Session):
                 await self.say(wording.CORRECTION_CANCELLED)
                 return
         if uploads:
-            found = await self._text_in_pictures(uploads)
+            found = await self.text_in_pictures(uploads)
             if found is None:
                 return
             text = "\n\n".join(part for part in (text, found) if part.strip())
@@ -182,26 +180,6 @@ class AgentSession(Session):
             room = self.talking_room()
             await self.when_ready(Job("room", text, room=room.token) if room is not None
                                   else Job("agent", text), inline=True)
-
-    async def _text_in_pictures(self, uploads: Sequence[Upload]) -> str | None:
-        """The text OCR finds in the pictures sent (a customer's screenshot), paragraphs in
-        reading order, to be translated as the message; None, said, for anything else."""
-        found = []
-        for upload in uploads:
-            try:
-                doc = await asyncio.to_thread(documents.read_upload, upload.path, upload.name,
-                                              max_chars=self.settings.max_input_chars)
-            except (HymtError, OSError) as err:
-                await self.say_error(err if isinstance(err, HymtError) else NotTextError(
-                    "The uploaded file could not be read; please upload it again."))
-                return None
-            if doc.kind not in formats.PICTURES:
-                await self.say(f"{wording.escape_markdown(doc.name)}: the Support agent reads "
-                               "pictures (a customer's screenshot); translate documents in the "
-                               "Translator.")
-                return None
-            found.append(doc.text)
-        return "\n\n".join(found)
 
     def talking_room(self) -> Room | None:
         """Where the agent's messages go: the desk conversation they have open, else their

@@ -143,7 +143,7 @@ def no_page_tree() -> bytes:
     return raw_pdf(b"<< /Type /Catalog /Pages 9 0 R >>")
 
 
-def flate_bomb(megabytes: int = 200) -> bytes:
+def flate_bomb(megabytes: int = 80) -> bytes:
     """A content stream inflating to *megabytes* MB, compressed a megabyte at a time (so that
     making it costs no memory of its own)."""
     deflate, zeros = zlib.compressobj(9), b"0" * 1_048_576

@@ -10,14 +10,18 @@ The time and memory are measured in a child process: each refusal's peak residen
 VmHWM, reset through ``/proc/self/clear_refs`` just before) less its size before.
 """
 
+import io
 import json
 import subprocess
 import sys
 
 import pytest
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfgen.canvas import Canvas
 
 from hymt_chat.errors import InputError
 from hymt_chat.modes.documents import load_document
+from hymt_chat.text.formats.pdf import MAX_SCANNED_PAGES
 from tests.conftest import ROOT
 from tests.support import pdf_files
 
@@ -96,3 +100,14 @@ def test_each_refusal_takes_under_2_seconds_and_100_mb():
         assert got is not None, f"{what} was not refused"
         seconds, megabytes = got
         assert seconds < 2.0 and megabytes < 100, (what, seconds, megabytes)
+
+
+def test_a_scan_of_more_pages_than_ocr_reads_at_once_is_refused_before_any_ocr():
+    buf = io.BytesIO()
+    canvas = Canvas(buf, pagesize=(200, 200))
+    picture = ImageReader(io.BytesIO(pdf_files.png()))
+    for _ in range(MAX_SCANNED_PAGES + 1):
+        canvas.drawImage(picture, 10, 10, 120, 60)
+        canvas.showPage()
+    canvas.save()
+    _refused(buf.getvalue(), f"{MAX_SCANNED_PAGES + 1} scanned pages", "split it")

@@ -73,6 +73,10 @@ def read_pdf(data: bytes, label: str, found: object = None) -> Source:
     else:
         pages = read_blocks(data, count, label)
         scans = [n for n in pictured if not pages[n] and n not in rotated]
+        if len(scans) > MAX_SCANNED_PAGES:
+            raise FormatError(f"{label} has {len(scans)} scanned pages (no text layer); at most "
+                              f"{MAX_SCANNED_PAGES} are read by OCR at once: split it and send "
+                              "the parts.")
         tesseract = Tesseract.find() if scans else None
         if tesseract is not None:
             for number, page_blocks in scanned_blocks(data, scans, label, tesseract).items():
@@ -121,6 +125,9 @@ def _draws_objects(page: pikepdf.Page) -> bool:
     return isinstance(xobjects, pikepdf.Dictionary) and len(xobjects.keys()) > 0
 
 
+MAX_SCANNED_PAGES = 20
+"""Pages read by OCR from one PDF: about 5 s each on a 2-core host (docs/pdf-and-images.md),
+done when the file arrives, before its translation can be cancelled."""
 SCAN_DPI = 200
 """Resolution a page without text is rendered at for OCR (Tesseract reads 10-point text best
 from about 200-300 dpi); a page too large for it at that is rendered smaller."""

@@ -150,3 +150,15 @@ def test_a_block_that_failed_leaves_a_partial_pdf_with_the_rest_translated():
     one, two = _page_texts(doc.encode(caught.value.partial.text))
     assert "RENTAL AGREEMENT" in one and "OAK TABLE" in two
     assert "Blue chair" in two  # kept, marked, in its box
+
+
+def test_a_page_whose_font_does_not_say_its_characters_is_kept_as_it_was():
+    source = pdf_files.unmapped_font()
+    doc, out, calls = _translate(source)
+    assert calls == ["Hello world, this is a page."]  # never "(cid:65)…"
+    assert "fonts that do not say their characters" in file_summary(doc)
+    with pikepdf.open(io.BytesIO(source)) as before, \
+            pikepdf.open(io.BytesIO(doc.encode(out))) as after:
+        assert after.pages[1].obj.Contents.read_bytes() == before.pages[1].obj.Contents.read_bytes()
+    one, _ = _page_texts(doc.encode(out))
+    assert one == "HELLO WORLD, THIS IS A PAGE."

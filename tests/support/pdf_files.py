@@ -118,6 +118,21 @@ def one_page(page_extra: bytes = b"", contents: bytes = TEXT, *more: bytes,
         _stream(contents), FONT, *more)
 
 
+def unmapped_font() -> bytes:
+    """Two pages: Helvetica text, then text in a CID font with no ToUnicode map (ISO 32000-1
+    §9.10.2: its characters cannot be told; pdfminer reads them as ``(cid:65)``)."""
+    cid = (b"<< /Type /Font /Subtype /Type0 /BaseFont /Foo /Encoding /Identity-H "
+           b"/DescendantFonts [<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Foo "
+           b"/CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> >>] >>")
+    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << "
+            b"/F1 %d 0 R >> >> /Contents %d 0 R >>")
+    return raw_pdf(
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>",
+        page % (7, 5), page % (8, 6), _stream(TEXT),
+        _stream(b"BT /F1 12 Tf 72 720 Td <0041004200430044> Tj ET"), FONT, cid)
+
+
 def deep_nest(depth: int = 100_000) -> bytes:
     return one_page(b"/Nest 6 0 R", TEXT, b"[" * depth + b"]" * depth)
 

@@ -14,8 +14,9 @@ unit. Writing starts again from the uploaded bytes each time:
 3. that page is laid over the original one (pikepdf's ``Page.add_overlay``: a form XObject),
    so the page's annotations — links among them —, its size and its boxes are untouched.
 
-A page turned by ``/Rotate`` keeps its text as it was (the overlay would be drawn turned):
-the summary says how many.
+A page turned by ``/Rotate`` (the overlay would be drawn turned), and a page whose text is in
+a font that does not map its glyphs to characters (pdfminer reads ``(cid:65)``: nothing to
+translate), keep their text as it was: the summary says how many.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import html
 import io
 import logging
+import re
 import zlib
 from collections.abc import Sequence
 
@@ -57,6 +59,7 @@ _SHAPED = frozenset({"ARABIC", "DEVANAGARI", "BENGALI", "GUJARATI", "TAMIL", "TE
 Their glyphs then carry no Unicode of their own in some cases, so a reader copying the text
 may get private-use characters: what they look like wins over what copies."""
 _log = logging.getLogger(__name__)
+_CID = re.compile(r"\(cid:\d+\)")
 
 
 def read_pdf(data: bytes, label: str, found: object = None) -> Source:
@@ -64,7 +67,8 @@ def read_pdf(data: bytes, label: str, found: object = None) -> Source:
     is read by OCR (:func:`scanned_blocks`). *found*: a first read's blocks, taken as they are."""
     opened = open_pdf(data, label)
     with opened.pdf as pdf:
-        rotated = [i for i, page in enumerate(pdf.pages) if int(page.obj.get("/Rotate", 0)) % 360]
+        untouched = [i for i, page in enumerate(pdf.pages)
+                     if int(page.obj.get("/Rotate", 0)) % 360]
         pictured = [i for i, page in enumerate(pdf.pages) if _draws_objects(page)]
         count = len(pdf.pages)
     unread = 0
@@ -72,7 +76,10 @@ def read_pdf(data: bytes, label: str, found: object = None) -> Source:
         blocks = list(found)
     else:
         pages = read_blocks(data, count, label)
-        scans = [n for n in pictured if not pages[n] and n not in rotated]
+        # A font without a map to characters reads as "(cid:12)": its page is left as it was.
+        unmapped = [n for n, page in enumerate(pages) if any(_CID.search(b.text) for b in page)]
+        untouched += [n for n in unmapped if n not in untouched]
+        scans = [n for n in pictured if not pages[n] and n not in untouched]
         if len(scans) > MAX_SCANNED_PAGES:
             raise FormatError(f"{label} has {len(scans)} scanned pages (no text layer); at most "
                               f"{MAX_SCANNED_PAGES} are read by OCR at once: split it and send "
@@ -83,7 +90,7 @@ def read_pdf(data: bytes, label: str, found: object = None) -> Source:
                 pages[number] = page_blocks
         else:
             unread = len(scans)
-        blocks = [b for number, page in enumerate(pages) if number not in rotated for b in page]
+        blocks = [b for number, page in enumerate(pages) if number not in untouched for b in page]
     if not blocks:
         raise FormatError(f"{label} has no text layer and no text was found in its pages.")
     words = [i for i, b in enumerate(blocks) if any(ch.isalpha() for ch in b.text)]
@@ -102,8 +109,9 @@ def read_pdf(data: bytes, label: str, found: object = None) -> Source:
         return write_docx(blocks, texts)
 
     kept = ["images, drawings, links and page sizes"]
-    if rotated:
-        kept.append(f"the text of {_pages(len(rotated))} turned by /Rotate")
+    if untouched:
+        kept.append(f"the text of {_pages(len(untouched))} turned by /Rotate or in fonts that "
+                    "do not say their characters")
     scanned = len({b.page for b in blocks if b.fill is not None})
     if scanned:
         kept.append(f"the scan of {_pages(scanned)} (its text read by OCR, the translation laid "

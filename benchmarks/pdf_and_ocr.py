@@ -9,7 +9,7 @@
 * **round trip**: the same PDF read, translated by an instant stand-in and written back
   (pikepdf strips the text, reportlab draws the translation, the overlay is merged), median of 5;
 * **OCR**: an A4 page of text (40 lines of 11 pt Latin text, Pillow in a Noto font, at 200 dpi,
-  as :data:`hymt_chat.text.formats.pdf.SCAN_DPI` renders a scan) read by Tesseract with the
+  as :data:`hymt_chat.text.formats.pdf_scan.SCAN_DPI` renders a scan) read by Tesseract with the
   Latin language data installed: seconds per page and characters found against characters
   written.
 """

@@ -21,7 +21,7 @@ from reportlab.pdfgen.canvas import Canvas
 
 from hymt_chat.errors import InputError
 from hymt_chat.modes.documents import load_document
-from hymt_chat.text.formats.pdf import MAX_SCANNED_PAGES
+from hymt_chat.text.formats.pdf_scan import MAX_SCANNED_PAGES
 from tests.conftest import ROOT
 from tests.support import pdf_files
 

@@ -1,16 +1,15 @@
 """PDF with a text layer: each text block translated in place, in its own box; the rest kept.
 
 Reading: :mod:`.pdf_guard` opens the file under its caps (and removes active content), then
-:mod:`.pdf_blocks` finds each page's text blocks with their boxes; a block with letters is a
-unit. Writing starts again from the uploaded bytes each time:
+:mod:`.pdf_blocks` finds each page's text blocks with their boxes (:mod:`.pdf_scan` a scanned
+page's, by OCR); a block with letters is a unit. Writing starts again from the uploaded bytes each time:
 
 1. every text-showing operator (``Tj``, ``TJ``, ``'``, ``"``; ISO 32000-1 §9.4.3) is removed from
    the content streams of the pages that have blocks and of the form XObjects they draw; every
    other operator stays, so images, vector graphics, colours and clipping are as they were;
-2. a page of the same size is drawn with reportlab holding each block's text — its translation,
-   or its own words for a block without letters (a number, a date) — in its box, from the
-   block's font size down until it fits, in a font with the glyphs of its script
-   (:mod:`.pdf_fonts`, embedded as a subset);
+2. a page of the same size is drawn (:mod:`.pdf_draw`, reportlab) holding each block's text —
+   its translation, or its own words for a block without letters (a number, a date) — in its
+   box, in a font with the glyphs of its script, embedded as a subset;
 3. that page is laid over the original one (pikepdf's ``Page.add_overlay``: a form XObject),
    so the page's annotations — links among them —, its size and its boxes are untouched.
 
@@ -21,7 +20,6 @@ translate), keep their text as it was: the summary says how many.
 
 from __future__ import annotations
 
-import html
 import io
 import logging
 import re
@@ -30,34 +28,20 @@ from collections.abc import Sequence
 
 import docx
 import pikepdf
-import pypdfium2 as pdfium
-from reportlab.lib.colors import Color
-from reportlab.lib.enums import TA_LEFT, TA_RIGHT
-from reportlab.lib.styles import ParagraphStyle
-from reportlab.pdfgen.canvas import Canvas
-from reportlab.platypus import Paragraph
 
 from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.inline import escape, plain_of
-from hymt_chat.text.formats.ocr import OcrBlock, Tesseract
+from hymt_chat.text.formats.ocr import Tesseract
 from hymt_chat.text.formats.pdf_blocks import Block, read_blocks
-from hymt_chat.text.formats.pdf_fonts import FontBook, script_of
+from hymt_chat.text.formats.pdf_draw import draw_pages
+from hymt_chat.text.formats.pdf_fonts import FontBook
 from hymt_chat.text.formats.pdf_guard import open_pdf
-from hymt_chat.text.formats.picture import MAX_PIXELS, find_text, surrounding
+from hymt_chat.text.formats.pdf_scan import MAX_SCANNED_PAGES, scanned_blocks
 from hymt_chat.text.formats.safety import FormatError
 
 __all__ = ["read_pdf", "write_docx", "write_pdf"]
 
 _SHOW = frozenset({"Tj", "TJ", "'", '"'})
-MIN_SIZE = 4.0
-"""The smallest font size a translation is shrunk to; below it, it runs past its box."""
-_RTL = frozenset({"ARABIC", "HEBREW"})
-_SHAPED = frozenset({"ARABIC", "DEVANAGARI", "BENGALI", "GUJARATI", "TAMIL", "TELUGU", "THAI",
-                     "KHMER", "MYANMAR", "TIBETAN", "MONGOLIAN"})
-"""Scripts whose letters change shape or order with their neighbours: drawn through HarfBuzz
-(reportlab's ``shaping``; a Devanagari vowel sign before its consonant, Thai marks stacked).
-Their glyphs then carry no Unicode of their own in some cases, so a reader copying the text
-may get private-use characters: what they look like wins over what copies."""
 _log = logging.getLogger(__name__)
 _CID = re.compile(r"\(cid:\d+\)")
 
@@ -133,51 +117,6 @@ def _draws_objects(page: pikepdf.Page) -> bool:
     return isinstance(xobjects, pikepdf.Dictionary) and len(xobjects.keys()) > 0
 
 
-MAX_SCANNED_PAGES = 20
-"""Pages read by OCR from one PDF: about 5 s each on a 2-core host (docs/pdf-and-images.md),
-done when the file arrives, before its translation can be cancelled."""
-SCAN_DPI = 200
-"""Resolution a page without text is rendered at for OCR (Tesseract reads 10-point text best
-from about 200-300 dpi); a page too large for it at that is rendered smaller."""
-
-
-def scanned_blocks(data: bytes, numbers: list[int], label: str,
-                   tesseract: Tesseract) -> dict[int, list[Block]]:
-    """The text Tesseract finds on pages *numbers* (0-based), rendered by PDFium, as blocks in
-    PDF points, each with the colour of the paper around it (drawn under its translation, to
-    cover the scanned words)."""
-    document = pdfium.PdfDocument(data)
-    out: dict[int, list[Block]] = {}
-    try:
-        for number in numbers:
-            page = document[number]
-            width, height = page.get_size()
-            scale = min(SCAN_DPI / 72, (MAX_PIXELS / max(width * height, 1)) ** 0.5)
-            picture = page.render(scale=scale).to_pil()
-            page.close()
-            try:
-                found = find_text(picture, f"{label} (page {number + 1})", tesseract)
-            except FormatError as err:
-                if "No text was found" in str(err):
-                    continue  # a page of pictures only
-                raise
-            rgb = picture.convert("RGB")
-            out[number] = [_from_pixels(number, height, scale, block, surrounding(rgb, block))
-                           for block in found]
-    finally:
-        document.close()
-    return out
-
-
-def _from_pixels(number: int, height: float, scale: float, block: OcrBlock,
-                 paper: tuple[int, ...]) -> Block:
-    top, bottom = height - block.top / scale, height - block.bottom / scale
-    size = (top - bottom) / max(block.lines, 1) * 0.8
-    red, green, blue = (c / 255 for c in paper[:3])
-    return Block(number, block.left / scale, bottom, block.right / scale, top, block.text,
-                 round(size, 2), fill=(red, green, blue))
-
-
 def write_docx(blocks: Sequence[Block], texts: Sequence[str]) -> bytes:
     """The blocks' texts as an editable .docx: a paragraph each in reading order, a page break
     where the PDF's page ends (the layout itself is the PDF's, not kept)."""
@@ -213,7 +152,7 @@ def _write(data: bytes, blocks: Sequence[Block], texts: Sequence[str], fonts: Fo
             box = page.mediabox
             sizes[number] = (float(box[2]) - float(box[0]), float(box[3]) - float(box[1]))
             _strip_text(pdf, page.obj, set())
-        with pikepdf.open(io.BytesIO(_draw(pages, sizes, blocks, texts, fonts))) as overlay:
+        with pikepdf.open(io.BytesIO(draw_pages(pages, sizes, blocks, texts, fonts))) as overlay:
             for k, number in enumerate(pages):
                 page = pdf.pages[number]
                 form = pdf.copy_foreign(overlay.pages[k].as_form_xobject())
@@ -265,76 +204,3 @@ def _without_text(instructions: list[pikepdf.ContentStreamInstruction
     return pikepdf.unparse_content_stream(kept)
 
 
-def _draw(pages: list[int], sizes: dict[int, tuple[float, float]], blocks: Sequence[Block],
-          texts: Sequence[str], fonts: FontBook) -> bytes:
-    """One reportlab page per page in *pages*, each block's text in its box."""
-    out = io.BytesIO()
-    canvas = Canvas(out, pagesize=sizes[pages[0]] if pages else (595, 842), pageCompression=1)
-    for number in pages:
-        canvas.setPageSize(sizes[number])
-        here = [b for b in blocks if b.page == number]
-        right = sizes[number][0] - min(b.x0 for b in here)  # margins taken as even
-        for block, text in zip(blocks, texts, strict=True):
-            if block.page == number and text.strip():
-                _fit(canvas, block, text, fonts,
-                     _room_right(block, here, right), _room_below(block, here))
-        canvas.showPage()
-    canvas.save()
-    return out.getvalue()
-
-
-GROWTH = 1.5
-"""How much taller than its block a translation may run where no text is below it, before it
-gets smaller: a translation is often a third longer than its source (German from English), and
-a one-line block shrunk to fit would be unreadable. Widening comes first (:func:`_room_right`):
-below a block there is more often a picture, which the blocks do not show."""
-
-
-def _room_right(block: Block, page: Sequence[Block], margin: float) -> float:
-    """Points right of *block* it may take: up to the next text beside it (a table's next cell,
-    4 points apart) or the right margin (the left one, mirrored)."""
-    edge = max(margin, block.x1)
-    for other in page:
-        if other is not block and other.x0 >= block.x1 and other.y0 < block.y1 and (
-                other.y1 > block.y0):
-            edge = min(edge, other.x0 - 4)
-    return max(edge - block.x1, 0.0)
-
-
-def _room_below(block: Block, page: Sequence[Block]) -> float:
-    """Points below *block* it may take: down to the next text under it (2 points apart), at
-    most GROWTH times its own height in all."""
-    height = block.y1 - block.y0
-    floor = block.y0 - (GROWTH - 1) * height
-    for other in page:
-        if other is not block and other.y1 <= block.y0 and other.x0 < block.x1 and (
-                other.x1 > block.x0):
-            floor = max(floor, other.y1 + 2)
-    return max(block.y0 - floor, 0.0)
-
-
-def _fit(canvas: Canvas, block: Block, text: str, fonts: FontBook, right: float = 0.0,
-         below: float = 0.0) -> None:
-    """Draw *text* from the top of *block*'s box, its size shrunk until it fits in the box
-    widened by *right* points and deepened by *below* (at least MIN_SIZE)."""
-    width = max(block.x1 - block.x0, 1.0) + 2.0 + right  # the box is tight to the glyphs
-    height = block.y1 - block.y0 + below
-    font = fonts.font_for(text)
-    script = script_of(text)
-    size = max(block.size, MIN_SIZE)
-    if block.fill is not None:  # a scan: its words are pixels, covered by the paper's colour
-        canvas.setFillColorRGB(*block.fill)
-        canvas.rect(block.x0 - 1, block.y0 - 1, block.x1 - block.x0 + 2, block.y1 - block.y0 + 2,
-                    stroke=0, fill=1)
-    while True:
-        style = ParagraphStyle(
-            "block", fontName=font, fontSize=size, leading=size * 1.15,
-            textColor=Color(*block.rgb), alignment=TA_RIGHT if script in _RTL else TA_LEFT,
-            wordWrap="CJK" if font.startswith("hymt-wqy") else None,
-            shaping=1 if script in _SHAPED else 0)
-        para = Paragraph(html.escape(text, quote=False), style)
-        _, used = para.wrap(width, 10 * height + 1000)
-        if used <= height * 1.05 + size * 0.3 or size <= MIN_SIZE:
-            break
-        size = max(MIN_SIZE, size * 0.9)
-    para.drawOn(canvas, block.x0, block.y1 - used)

@@ -124,8 +124,10 @@ fi
 # tesseract-ocr-<ISO 639-2 code> (docs/pdf-and-images.md lists all 38).
 OCR_PACKAGES=(tesseract-ocr tesseract-ocr-fra tesseract-ocr-deu tesseract-ocr-jpn tesseract-ocr-ara
               fonts-noto-core fonts-wqy-microhei)
-if ! { command -v tesseract && tesseract --list-langs 2>/dev/null | grep -qx ara \
-       && fc-list | grep -qi NotoSansArabic; } >/dev/null 2>&1; then
+# (grep without -q: quitting early would end the pipe's writer by SIGPIPE, a failure under
+# pipefail, and the packages would be installed again at every run)
+if ! { command -v tesseract && tesseract --list-langs 2>/dev/null | grep -x ara \
+       && fc-list | grep -i NotoSansArabic; } >/dev/null 2>&1; then
   say "installing Tesseract, its language data and Noto fonts for pictures and scanned PDFs…"
   apt_install "${OCR_PACKAGES[@]}"
 fi

@@ -68,10 +68,30 @@ async def test_a_guest_joins_and_both_sides_read_each_other(tmp_path):
                 await again.send_json({"type": "hello", "guest": GUEST})
                 history = (await room_events(again, "welcome"))[-1]["history"]
                 assert [m["who"] for m in history] == ["guest", "agent"]
+                await _a_photo_is_the_guests_message(again, agent, stub)
             await agent.send("/room close")
             await agent.wait("The room is closed")
             closed = httpx.get(f"{url}/room/{token}", timeout=30)
             assert closed.status_code == 410 and "closed" in closed.text
+
+
+async def _a_photo_is_the_guests_message(ws, agent, stub) -> None:
+    """The guest page's photo button sends ``{"type": "picture", "name", "data": base64}``: the
+    text Tesseract (the real part, once here) finds is the guest's message, translated for the
+    agent; a picture that cannot be read is said to the guest alone, nothing sent."""
+    await ws.send_json({"type": "picture", "name": "bomb.png",
+                        "data": base64.b64encode(pdf_files.pixel_bomb()).decode()})
+    refused = (await room_events(ws, "error"))[-1]
+    assert refused["key"] == "photo_refused" and "pixel bomb" in refused["text"]
+    buf = io.BytesIO()
+    pdf_files.sign(["Bitte nicht rauchen"], (900, 200)).save(buf, "PNG")
+    await ws.send_json({"type": "picture", "name": "sign.png",
+                        "data": base64.b64encode(buf.getvalue()).decode()})
+    said = (await room_events(ws, "message", tab=agent))[-1]["message"]
+    assert said["who"] == "guest" and said["original"] == "Bitte nicht rauchen"
+    assert said["translation"] == "EN:Bitte nicht rauchen"
+    await agent.wait("EN:Bitte nicht rauchen")
+    assert sum("Bitte nicht rauchen" in p for p in stub.prompts) == 1  # the bomb sent nothing
 
 
 @pytest.mark.parametrize("token", ["nope", "A" * 32])
@@ -152,28 +172,3 @@ async def _held(gate: Gate, count: int) -> None:
         await asyncio.sleep(0.01)
     raise AssertionError("the long message never reached the model")
 
-
-@pytest.mark.slow  # Tesseract, the real part
-async def test_a_guests_photo_reaches_the_agent_translated(tmp_path):
-    """The guest page's photo button sends ``{"type": "picture", "name", "data": base64}``: the
-    text Tesseract finds is the guest's message, translated for the agent; a picture that
-    cannot be read is said to the guest alone, nothing sent."""
-    buf = io.BytesIO()
-    pdf_files.sign(["Bitte nicht rauchen"], (900, 200)).save(buf, "PNG")
-    photo = base64.b64encode(buf.getvalue()).decode()
-    with app(tmp_path) as (url, stub):
-        async with Tab(url, profile=AGENT) as agent, aiohttp.ClientSession() as http:
-            token = await open_room(agent)
-            async with http.ws_connect(room_ws_url(url, token)) as ws:
-                await ws.send_json({"type": "hello", "guest": GUEST, "language": "de"})
-                await room_events(ws, "welcome")
-                await ws.send_json({"type": "picture", "name": "bomb.png",
-                                    "data": base64.b64encode(pdf_files.pixel_bomb()).decode()})
-                refused = (await room_events(ws, "error"))[-1]
-                assert refused["key"] == "photo_refused" and "pixel bomb" in refused["text"]
-                await ws.send_json({"type": "picture", "name": "sign.png", "data": photo})
-                said = (await room_events(ws, "message", tab=agent))[-1]["message"]
-                assert said["who"] == "guest" and said["original"] == "Bitte nicht rauchen"
-                assert said["translation"] == "EN:Bitte nicht rauchen"
-            await agent.wait("EN:Bitte nicht rauchen")
-    assert sum("Bitte nicht rauchen" in p for p in stub.prompts) == 1  # the bomb sent nothing

@@ -117,6 +117,20 @@ if [[ $WITH_TEST == 1 ]] && ! { command -v chromium && fc-list | grep -qi wqy; }
   say "installing Debian's chromium and a CJK font for the browser tests…"
   apt_install chromium fonts-wqy-microhei
 fi
+# Text in pictures and scanned PDFs: Debian's Tesseract (tesseract-ocr brings English and the
+# script detection data) with the language data of the tests' pictures (French, German,
+# Japanese, Arabic), and Noto fonts for the translation laid over (fonts-noto-core: every
+# script but CJK, whose font is WenQuanYi above). Any other language's data is one more package,
+# tesseract-ocr-<ISO 639-2 code> (docs/pdf-and-images.md lists all 38).
+OCR_PACKAGES=(tesseract-ocr tesseract-ocr-fra tesseract-ocr-deu tesseract-ocr-jpn tesseract-ocr-ara
+              fonts-noto-core fonts-wqy-microhei)
+# (grep without -q: quitting early would end the pipe's writer by SIGPIPE, a failure under
+# pipefail, and the packages would be installed again at every run)
+if ! { command -v tesseract && tesseract --list-langs 2>/dev/null | grep -x ara \
+       && fc-list | grep -i NotoSansArabic; } >/dev/null 2>&1; then
+  say "installing Tesseract, its language data and Noto fonts for pictures and scanned PDFs…"
+  apt_install "${OCR_PACKAGES[@]}"
+fi
 # Node for the kiosk script's tests (public/kiosk.js runs under it): Debian's nodejs.
 if [[ $WITH_TEST == 1 ]] && ! command -v node >/dev/null 2>&1; then
   say "installing Debian's nodejs for the kiosk script tests…"

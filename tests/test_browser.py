@@ -27,6 +27,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from hymt_chat.modes import wording
 from tests.conftest import free_port
+from tests.support import pdf_files
 from tests.support.browser import (
     ANSWER,
     DOCS_SHOTS,
@@ -45,6 +46,10 @@ pytestmark = pytest.mark.slow
 
 WAIT = 60_000  # ms: generous, for a busy 2-core machine; every wait ends on an event
 
+# The sign of tests/support/pdf_files.py, read by Tesseract, and its translation.
+SIGN_ES = dict(zip(pdf_files.SIGN, ["Salida de emergencia", "Por favor, no fume",
+                                    "La salida de emergencia está aquí", "Salida de auxilio"],
+                   strict=True))
 # What the double "translates", both ways where a test reads a back-translation.
 BOOK = phrasebook({
     "Good morning! The meeting has been moved to three o'clock this afternoon.": {
@@ -67,6 +72,7 @@ BOOK = phrasebook({
         "es": "¿Dónde está la estación de tren más cercana, por favor?"},
     "Where is the train station, please?": {"es": "¿Dónde está la estación de tren, por favor?"},
     "La estación está al final de esta calle.": {"en": "The station is at the end of this street."},
+    **{line: {"es": spanish} for line, spanish in SIGN_ES.items()},
 })
 
 
@@ -201,6 +207,21 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifa
     expect(page.get_by_text("I don't know the language 'klingon'")).to_be_visible(timeout=15_000)
     send(page, "Thank you!")
     expect(page.locator(ANSWER, has_text="¡Gracias!")).to_be_visible(timeout=WAIT)
+
+    # A picture (Tesseract, the real part): each line found and its translation, in reading
+    # order, and the picture with the translation laid over.
+    picture = tmp_path / "sign.png"
+    pdf_files.sign().save(picture, "PNG")
+    page.set_input_files("input[type=file]", str(picture))
+    expect(page.locator("#chat-submit")).to_be_enabled(timeout=30_000)  # upload finished
+    page.click("#chat-submit")
+    expect(page.get_by_role("img", name="sign.es.png")).to_be_visible(timeout=WAIT)
+    text = page.locator("body").inner_text()
+    listing = text[text.rindex("Text found, and its translation"):]
+    order = [listing.index(found) for found in pdf_files.SIGN]
+    assert order == sorted(order), listing
+    for found, spanish in SIGN_ES.items():
+        assert spanish in listing[listing.index(found):], listing
     assert dialogs == []
     page.close()
 

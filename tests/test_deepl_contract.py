@@ -32,7 +32,9 @@ import deepl
 import docx
 import httpx
 import openpyxl
+import pikepdf
 import pptx
+import pypdfium2 as pdfium
 import pytest
 from deepl.api_data import MultilingualGlossaryDictionaryEntries as Dict
 from lxml import etree
@@ -40,6 +42,7 @@ from lxml import html as lxml_html
 
 from hymt_chat.api.keys import open_store
 from tests.conftest import ROOT
+from tests.support import pdf_files
 from tests.support.office_files import PAGE, XLIFF12, docx_letter, pptx_sheet, upper
 from tests.support.stub_model import StubModel, echo_source
 from tests.support.tabs import app
@@ -471,6 +474,46 @@ def test_an_xliff_comes_back_with_its_targets_filled(running: Running, tmp_path:
     client(running).translate_document_from_filepath(source, out, target_lang="DE")
     targets = _xliff_walk(out.read_bytes())
     assert targets and all(state == "translated" and text for state, text in targets)
+
+
+def test_deepl_python_translates_a_pdf_in_place_and_as_docx_on_request(running: Running,
+                                                                         tmp_path: Path) -> None:
+    """deepl-python's translate_document (open files: it sends the file's own name; its
+    ``filename`` is only for bytes, translator.py ``translate_document_upload``): a two-page PDF made with
+    reportlab comes back two pages whose text, read back with PDFium, is the stand-in's
+    translation of each block, its picture and link kept; ``output_format="docx"`` gives a Word
+    file (DeepL's API: "PDF files can be converted to DOCX", the only cross-kind output this
+    server offers)."""
+    source = pdf_files.two_pages()
+    path = tmp_path / "agreement.pdf"
+    path.write_bytes(source)
+    running.stub.answer = lambda prompt: upper(echo_source(prompt))
+    try:
+        with path.open("rb") as src, io.BytesIO() as out:
+            status = client(running).translate_document(src, out, target_lang="DE",
+                                                        source_lang="EN")
+            data = out.getvalue()
+        with path.open("rb") as src, io.BytesIO() as out:
+            client(running).translate_document(src, out, target_lang="DE", source_lang="EN",
+                                               output_format="docx")
+            word = docx.Document(io.BytesIO(out.getvalue()))
+    finally:
+        running.stub.answer = echo_source
+    assert status.done and status.billed_characters > 0
+    document = pdfium.PdfDocument(data)
+    pages = [" ".join(page.get_textpage().get_text_range().split()) for page in document]
+    document.close()
+    assert len(pages) == 2
+    assert pdf_files.PAGE_ONE[1].upper() in pages[0] and pdf_files.PAGE_ONE[1] not in pages[0]
+    assert "BLUE CHAIR" in pages[1] and pdf_files.PAGE_TWO[0].upper() in pages[1]
+    with pikepdf.open(io.BytesIO(source)) as before, pikepdf.open(io.BytesIO(data)) as after:
+        images = [[i.read_raw_bytes() for i in p.get_images().values()] for p in (before.pages[0],
+                                                                           after.pages[0])]
+        assert images[0] == images[1] != []
+        links = [[str(a.A.URI) for a in p.obj.get("/Annots", []) if a.get("/Subtype") == "/Link"]
+                 for p in (before.pages[0], after.pages[0])]
+        assert links[0] == links[1] == [pdf_files.LINK]
+    assert "RENTAL AGREEMENT" in [p.text for p in word.paragraphs]
 
 
 def test_the_document_api_keeps_deepls_contract(running: Running) -> None:

@@ -218,10 +218,10 @@ def test_an_error_that_is_not_the_model_s_stops_the_document():
 # --- uploads -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["photo.png", "doc.pdf", "README", "archive.srt.zip"])
+@pytest.mark.parametrize("name", ["photo.gif", "scan.tiff", "README", "archive.srt.zip"])
 def test_only_the_supported_types_are_accepted(name):
-    listed = (r"\.docx, \.epub, \.html, \.json, \.md, \.odp, \.ods, \.odt, \.po, \.pptx, "
-              r"\.srt, \.txt, \.xlf, \.xlsx, \.yaml")
+    listed = (r"\.docx, \.epub, \.html, \.jpg, \.json, \.md, \.odp, \.ods, \.odt, \.pdf, "
+              r"\.png, \.po, \.pptx, \.srt, \.txt, \.webp, \.xlf, \.xlsx, \.yaml")
     with pytest.raises(DocumentError, match=listed):
         load_document(name, b"hello")
 

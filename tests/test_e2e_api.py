@@ -324,7 +324,7 @@ def test_libretranslate_translates_a_subtitle_file(api: ApiApp) -> None:
         assert [c.content for c in cues] == ["Hello and welcome.", "Thank you for your patience."]
         wrong = http.post(api.url + "/libretranslate/translate_file",
                           data={"source": "fr", "target": "en", "api_key": key},
-                          files={"file": ("talk.pdf", b"%PDF-1.4", "application/pdf")})
+                          files={"file": ("talk.gif", b"GIF89a", "image/gif")})
         assert wrong.status_code == 400 and ".srt" in wrong.json()["error"]
 
 

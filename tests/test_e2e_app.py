@@ -96,7 +96,7 @@ def test_uploads_are_checked_through_the_app(engine: EngineDouble, tmp_path: Pat
                 return httpx.post(f"{url}/project/file", params={"session_id": tab.session},
                                   files={"file": (name, data, mime)}, timeout=30)
 
-            out["png"] = upload("photo.png", b"\x89PNG\r\n\x1a\n" + b"\0" * 64, "image/png")
+            out["gif"] = upload("photo.gif", b"GIF89a" + b"\0" * 64, "image/gif")
             out["big"] = upload("huge.txt", b"word " * (600 * 1024), "text/plain")  # 3 MB
             binary = upload("notes.txt", b"hello\x00\x01\x02 world", "text/plain")
             assert binary.status_code == 200, binary.text  # the app decides on its content
@@ -109,7 +109,7 @@ def test_uploads_are_checked_through_the_app(engine: EngineDouble, tmp_path: Pat
 
     with double_app(engine, tmp_path) as url:
         out = asyncio.run(scenario(url))
-    assert out["png"].status_code == 400  # type: ignore[attr-defined] - not .txt/.md/.srt
+    assert out["gif"].status_code == 400  # type: ignore[attr-defined] - not a kind it reads
     assert out["big"].status_code == 400  # type: ignore[attr-defined] - over 2 MB
     assert out["binary"]
     assert engine.requests == []  # nothing of a refused file reached the model

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
+import pypdfium2 as pdfium
 import pytest
 from deep_translator import LibreTranslator
 from libretranslatepy import LibreTranslateAPI
@@ -26,6 +27,7 @@ from libretranslatepy import LibreTranslateAPI
 from hymt_chat.api.keys import KeyStore
 from hymt_chat.api.libre_spec import PATHS
 from hymt_chat.service.web_guard import LIBRE_ENDPOINTS
+from tests.support import pdf_files
 from tests.support.browser import new_page
 from tests.support.tabs import app
 
@@ -323,6 +325,24 @@ def test_libretranslates_own_api_tests_over_http(lt: Lt) -> None:
     assert missing.json() == {"error": "Invalid request: missing q parameter"}
     for path in ("/languages", "/frontend/settings", "/spec"):
         assert httpx.get(lt.root + path, timeout=30).status_code == 200, path
+
+
+def test_translate_file_takes_a_pdf_and_gives_a_pdf_back(lt: Lt) -> None:
+    """``/translate_file`` (libretranslate/app.py ``translate_file``: multipart ``file``,
+    ``source``, ``target``; the answer's ``translatedFileUrl`` downloads the file) with a text
+    PDF: the same two pages come back, each block the stand-in's (``EN:``) answer."""
+    source = pdf_files.two_pages()
+    answer = post(lt, "/translate_file", data={"source": "de", "target": "en"},
+                  files={"file": ("vertrag.pdf", source, "application/pdf")})
+    assert answer.status_code == 200, answer.text
+    got = httpx.get(answer.json()["translatedFileUrl"], timeout=30)
+    assert got.status_code == 200 and got.headers["content-type"] == "application/pdf"
+    assert 'filename="vertrag.en.pdf"' in got.headers["content-disposition"]
+    document = pdfium.PdfDocument(got.content)
+    pages = [page.get_textpage().get_text_range() for page in document]
+    document.close()
+    assert len(pages) == 2 and all("EN:" in page for page in pages)
+    assert "EN:Rental agreement" in pages[0]
 
 
 # --- a browser page on another origin -------------------------------------------------------

@@ -5,11 +5,14 @@ nowhere. The model is the stand-in of ``tests/support/tabs.py`` (answers marked 
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 
 import aiohttp
 import httpx
 import pytest
 
+from tests.support import pdf_files
 from tests.support.gate import Gate
 from tests.support.tabs import Tab, app, marked, open_room, room_events, room_ws_url
 
@@ -65,10 +68,30 @@ async def test_a_guest_joins_and_both_sides_read_each_other(tmp_path):
                 await again.send_json({"type": "hello", "guest": GUEST})
                 history = (await room_events(again, "welcome"))[-1]["history"]
                 assert [m["who"] for m in history] == ["guest", "agent"]
+                await _a_photo_is_the_guests_message(again, agent, stub)
             await agent.send("/room close")
             await agent.wait("The room is closed")
             closed = httpx.get(f"{url}/room/{token}", timeout=30)
             assert closed.status_code == 410 and "closed" in closed.text
+
+
+async def _a_photo_is_the_guests_message(ws, agent, stub) -> None:
+    """The guest page's photo button sends ``{"type": "picture", "name", "data": base64}``: the
+    text Tesseract (the real part, once here) finds is the guest's message, translated for the
+    agent; a picture that cannot be read is said to the guest alone, nothing sent."""
+    await ws.send_json({"type": "picture", "name": "bomb.png",
+                        "data": base64.b64encode(pdf_files.pixel_bomb()).decode()})
+    refused = (await room_events(ws, "error"))[-1]
+    assert refused["key"] == "photo_refused" and "pixel bomb" in refused["text"]
+    buf = io.BytesIO()
+    pdf_files.sign(["Bitte nicht rauchen"], (900, 200)).save(buf, "PNG")
+    await ws.send_json({"type": "picture", "name": "sign.png",
+                        "data": base64.b64encode(buf.getvalue()).decode()})
+    said = (await room_events(ws, "message", tab=agent))[-1]["message"]
+    assert said["who"] == "guest" and said["original"] == "Bitte nicht rauchen"
+    assert said["translation"] == "EN:Bitte nicht rauchen"
+    await agent.wait("EN:Bitte nicht rauchen")
+    assert sum("Bitte nicht rauchen" in p for p in stub.prompts) == 1  # the bomb sent nothing
 
 
 @pytest.mark.parametrize("token", ["nope", "A" * 32])
@@ -148,3 +171,4 @@ async def _held(gate: Gate, count: int) -> None:
             return
         await asyncio.sleep(0.01)
     raise AssertionError("the long message never reached the model")
+

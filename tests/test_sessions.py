@@ -305,3 +305,16 @@ async def test_a_changed_amount_is_flagged_under_the_answer(stub, tmp_path):
     answer = screen.last().markdown
     assert "295" in answer and "⚠" in answer and "259" in answer.split("⚠", 1)[1]
     assert len(stub.prompts) == 2  # the answer, and its one repair
+
+
+@pytest.mark.parametrize("mode", [AgentSession, KioskSession])
+async def test_the_agent_and_the_kiosk_take_pictures_not_documents(stub, tmp_path, mode):
+    """A picture's text is their message (tests/test_ocr.py, with Tesseract); a document sent
+    there is refused with a sentence, nothing sent to the model."""
+    path = tmp_path / "notes.txt"
+    path.write_text("Hola, mi pedido no ha llegado todavía", encoding="utf-8")
+    screen = RecordingScreen()
+    session = mode(services(stub, tmp_path), screen, session_id="m1", user_key="addr:7")
+    await session.message("", None, uploads=[Upload(str(path), "notes.txt")])
+    assert "translate documents in the Translator" in screen.texts[-1]
+    assert stub.prompts == []

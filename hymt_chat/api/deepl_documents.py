@@ -10,7 +10,8 @@ the limits is refused there, with nothing kept); the replica that took it transl
 bulk class, part by part, recording its progress in :mod:`hymt_chat.store.documents`, so that
 any replica answers the status and the download. The formats are the chat's and
 LibreTranslate's (:mod:`hymt_chat.modes.documents`), each written back as the same kind:
-``output_format`` may only name that kind. A translation that fails is refunded and reported
+``output_format`` may only name that kind, or for a PDF ``docx`` (DeepL's own rule: a PDF may
+come back as an editable Word file). A translation that fails is refunded and reported
 in the status.
 
 A document already in the target language (``source_lang`` equal to ``target_lang``, or
@@ -49,6 +50,7 @@ from hymt_chat.modes import documents
 from hymt_chat.modes.cost import document_cost
 from hymt_chat.service.ratelimit import Cost
 from hymt_chat.store.documents import DocumentJobs, documents_location
+from hymt_chat.text import formats
 
 __all__ = ["add_document_routes"]
 
@@ -81,15 +83,15 @@ class _Work:
         return await asyncio.to_thread(getattr(jobs, method), *args)
 
     def start(self, job_id: str, doc: documents.Document, job: Job, user: str,
-              charge: Charge | None) -> asyncio.Task[None]:
+              charge: Charge | None, convert: str | None = None) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(
-            self._translate(job_id, doc, job, user, charge))
+            self._translate(job_id, doc, job, user, charge, convert))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
         return task
 
     async def _translate(self, job_id: str, doc: documents.Document, job: Job, user: str,
-                         charge: Charge | None) -> None:
+                         charge: Charge | None, convert: str | None) -> None:
         done, last = 0, 0.0
 
         async def piece(text: str, *, on_progress: object = None) -> str:
@@ -104,9 +106,11 @@ class _Work:
         try:
             await self.call("progress", job_id, 0)
             out = await documents.translate_document(doc, piece)
-            data = await asyncio.to_thread(doc.encode, out, job.target)
-            await self.call("finish", job_id, data, documents.output_name(doc.name, job.target),
-                            doc.mime, len(doc.text))
+            data = await asyncio.to_thread(doc.encode, out, job.target, convert)
+            mime = documents.conversions(doc)[convert] if convert else doc.mime
+            await self.call("finish", job_id, data,
+                            documents.output_name(doc.name, job.target, convert), mime,
+                            len(doc.text))
         except Exception as err:  # noqa: BLE001 - any failure is the job's status, refunded
             if not isinstance(err, InputError):
                 _log.warning("document %s failed: %s", job_id, err)
@@ -138,9 +142,14 @@ def add_document_routes(router: APIRouter, door: DeepLDoor, prefix: str,
         name = fields.text("filename") or upload.filename or "document.txt"
         source, target = requested_languages(fields)
         wanted = (fields.text("output_format") or "").lower().lstrip(".")
-        if wanted and wanted != _kind(name) and {wanted, _kind(name)} != {"htm", "html"}:
+        other = formats.CONVERSIONS.get(_kind(name), {})
+        if wanted and wanted != _kind(name) and {wanted, _kind(name)} != {"htm", "html"} and (
+                wanted not in other):
+            also = "".join(f" or {kind}" for kind in other)
             raise InputError(f"Value for 'output_format' not supported: {wanted!r}: a document "
-                             f"comes back as the kind it was sent ({_kind(name) or 'text'}).")
+                             f"comes back as the kind it was sent ({_kind(name) or 'text'}"
+                             f"{also}).")
+        convert = wanted if wanted in other else None
         options = parse_options(target=target, family=family_in_force(settings),
                                 quality_available=False, formality=fields.text("formality"))
         terms = await glossary_terms(svc, ctx, fields.text("glossary_id"), source, target)
@@ -169,7 +178,7 @@ def add_document_routes(router: APIRouter, door: DeepLDoor, prefix: str,
         ctx.billed = len(doc.text)
         job = Job([doc.text], target, source, "text", terms,
                   options=Options(klass=BULK, prompt=options.prompt))
-        task = work.start(job_id, doc, job, ctx.caller.user, ctx.charge)
+        task = work.start(job_id, doc, job, ctx.caller.user, ctx.charge, convert)
         ctx.charge = None  # the job refunds it if it fails; the upload itself succeeded
         # deepl-python polls every 5 s: a small document done within UPLOAD_WAIT is "done" at
         # the first status, not 5 s later (the job goes on either way: wait() never cancels).

@@ -87,8 +87,10 @@ __all__ = [
     "PartialDocument",
     "Piece",
     "StructuredCall",
+    "conversions",
     "detect_document_language",
     "file_summary",
+    "found_text",
     "kept_summary",
     "load_document",
     "output_name",
@@ -146,17 +148,22 @@ class Document:
     data: bytes = field(default=b"", compare=False, repr=False)
     units: tuple[str, ...] = field(default=(), compare=False, repr=False)
     kept: tuple[str, ...] = ()  # what such a file keeps as it was ("formulas, numbers…")
+    removed: tuple[str, ...] = ()  # active content taken out of it ("JavaScript"…)
+    found: object = field(default=None, compare=False, repr=False)  # Source.found: no 2nd OCR
 
     @property
     def formatted(self) -> bool:
         return bool(self.units)
 
-    def encode(self, text: str, target: str | None = None) -> bytes:
+    def encode(self, text: str, target: str | None = None, kind: Kind | None = None) -> bytes:
         """Bytes of a translated version of this document, with the original line ends; for a
         formatted document (*text* its units joined by UNIT_SEPARATOR) the file of its kind,
-        naming *target* as its language where the format has a place for it (XLIFF)."""
+        naming *target* as its language where the format has a place for it (XLIFF), or of
+        *kind* where the format converts to it (:func:`conversions`: a PDF as .docx)."""
         if self.formatted:
-            source = formats.read_source(self.name, self.data)
+            source = formats.read_source(self.name, self.data, self.found)
+            if kind is not None and kind != self.kind:
+                return source.write_as(kind, text.split(UNIT_SEPARATOR))
             return source.write(text.split(UNIT_SEPARATOR), target)
         if self.newline != "\n":
             text = text.replace("\n", self.newline)
@@ -181,7 +188,7 @@ class Piece:
 # --------------------------------------------------------------------------------------------
 
 
-_ALIASES = frozenset({".markdown", ".yml", ".htm", ".xliff"})  # not named in the refusal
+_ALIASES = frozenset({".markdown", ".yml", ".htm", ".xliff", ".jpeg"})  # not named in the refusal
 
 
 def _kind_of(name: str) -> tuple[Kind, str]:
@@ -238,7 +245,7 @@ def _load_formatted(name: str, data: bytes, kind: Kind, mime: str,
     if max_chars is not None and len(text) > max_chars:
         raise InputTooLongError(len(text), max_chars)
     return Document(PurePath(name).name, kind, mime, text, data=data, units=units,
-                    kept=tuple(source.kept))
+                    kept=tuple(source.kept), removed=tuple(source.removed), found=source.found)
 
 
 def untranslated(doc: Document) -> str:
@@ -254,7 +261,24 @@ def file_summary(doc: Document) -> str:
     parts = sum(1 for p in split_document(doc) if p.translate)
     line = f"{parts:,} part{'s' if parts != 1 else ''}, {len(doc.text):,} characters"
     kept = kept_summary(doc)
-    return f"{line}; kept as they were: {', '.join(kept)}" if kept else line
+    line = f"{line}; kept as they were: {', '.join(kept)}" if kept else line
+    return f"{line}; removed: {', '.join(doc.removed)}" if doc.removed else line
+
+
+def found_text(doc: Document, out: str) -> list[tuple[str, str]]:
+    """A picture's (or any formatted document's) units and their translations in *out*, as
+    plain text pairs in reading order: what the answer to a picture lists."""
+    if not doc.formatted:
+        return []
+    return [(plain_of(unit), plain_of(text))
+            for unit, text in zip(doc.units, out.split(UNIT_SEPARATOR), strict=False)]
+
+
+def conversions(doc: Document) -> dict[Kind, str]:
+    """The kinds *doc* can also be written as (kind -> MIME type), besides its own."""
+    if not doc.formatted:
+        return {}
+    return dict(formats.CONVERSIONS.get(doc.kind, {}))
 
 
 def kept_summary(doc: Document) -> list[str]:
@@ -273,10 +297,11 @@ def read_upload(path: str | Path, name: str, **limits: int) -> Document:
     return load_document(name, Path(path).read_bytes(), **limits)
 
 
-def output_name(name: str, target: str) -> str:
-    """ "talk.srt" -> "talk.zh-Hant.srt"."""
+def output_name(name: str, target: str, kind: Kind | None = None) -> str:
+    """ "talk.srt" -> "talk.zh-Hant.srt"; with *kind*, that extension ("deal.pdf" -> "deal.de.docx")."""
     path = PurePath(PurePath(name).name)
-    return f"{path.stem}.{target}{path.suffix}"
+    suffix = f".{kind}" if kind is not None else path.suffix
+    return f"{path.stem}.{target}{suffix}"
 
 
 # --------------------------------------------------------------------------------------------

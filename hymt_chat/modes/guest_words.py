@@ -31,6 +31,9 @@ ENGLISH: dict[str, str] = {
     "counter_title": "Counter", "flip": "Turn the screen",
     "agent_typing": "The agent is typing…",
     "desk_closed": "This chat is closed: no agent can answer here. Please contact us another way.",
+    "photo": "Send a photo",
+    "photo_refused": "This photo could not be read: no text was found in it, or it is not a PNG, "
+                     "JPEG or WebP picture.",
 }
 
 STATIC: dict[str, dict[str, str]] = {
@@ -52,6 +55,8 @@ STATIC: dict[str, dict[str, str]] = {
         "counter_title": "柜台", "flip": "翻转屏幕",
         "agent_typing": "客服正在输入…",
         "desk_closed": "此聊天已关闭：这里没有客服可以回复。请通过其他方式联系我们。",
+        "photo": "发送照片",
+        "photo_refused": "无法读取这张照片：其中没有找到文字，或者它不是 PNG、JPEG 或 WebP 图片。",
     },
     "es": {
         "title": "Conversación con soporte", "language": "Su idioma",
@@ -79,6 +84,9 @@ STATIC: dict[str, dict[str, str]] = {
         "agent_typing": "El agente está escribiendo…",
         "desk_closed": "Este chat está cerrado: aquí ningún agente "
                        "puede responder. Contáctenos por otro medio.",
+        "photo": "Enviar una foto",
+        "photo_refused": ("No se pudo leer esta foto: no se encontró texto en ella o no"
+                          " es una imagen PNG, JPEG o WebP."),
     },
     "fr": {
         "title": "Conversation avec le support", "language": "Votre langue",
@@ -106,6 +114,9 @@ STATIC: dict[str, dict[str, str]] = {
         "agent_typing": "L’agent est en train d’écrire…",
         "desk_closed": "Ce chat est fermé : aucun agent ne peut "
                        "répondre ici. Contactez-nous par un autre moyen.",
+        "photo": "Envoyer une photo",
+        "photo_refused": ("Impossible de lire cette photo : aucun texte n'y a été "
+                          "trouvé, ou ce n'est pas une image PNG, JPEG ou WebP."),
     },
     "de": {
         "title": "Gespräch mit dem Support", "language": "Ihre Sprache",
@@ -135,6 +146,9 @@ STATIC: dict[str, dict[str, str]] = {
         "agent_typing": "Der Mitarbeiter schreibt…",
         "desk_closed": "Dieser Chat ist geschlossen: Hier kann kein "
                        "Mitarbeiter antworten. Bitte kontaktieren Sie uns auf anderem Weg.",
+        "photo": "Foto senden",
+        "photo_refused": ("Dieses Foto konnte nicht gelesen werden: Es wurde kein Text "
+                          "darin gefunden, oder es ist kein PNG-, JPEG- oder WebP-Bild."),
     },
     "ja": {
         "title": "サポートとの会話", "language": "あなたの言語",
@@ -160,6 +174,8 @@ STATIC: dict[str, dict[str, str]] = {
         "counter_title": "カウンター", "flip": "画面を回転",
         "agent_typing": "担当者が入力中です…",
         "desk_closed": "このチャットは閉じています。ここでは担当者が対応できません。別の方法でお問い合わせください。",
+        "photo": "写真を送る",
+        "photo_refused": "この写真を読み取れませんでした。文字が見つからないか、対応していない画像形式です。",
     },
     "ko": {
         "title": "상담원과의 대화", "language": "사용 언어",
@@ -184,6 +200,8 @@ STATIC: dict[str, dict[str, str]] = {
         "counter_title": "창구", "flip": "화면 돌리기",
         "agent_typing": "상담원이 입력 중입니다…",
         "desk_closed": "이 채팅은 닫혀 있습니다. 여기서는 답변할 상담원이 없습니다. 다른 방법으로 문의해 주세요.",
+        "photo": "사진 보내기",
+        "photo_refused": "이 사진을 읽을 수 없습니다. 텍스트를 찾지 못했거나 PNG, JPEG, WebP 이미지가 아닙니다.",
     },
     "pt": {
         "title": "Conversa com o suporte", "language": "Seu idioma",
@@ -211,6 +229,9 @@ STATIC: dict[str, dict[str, str]] = {
         "agent_typing": "O atendente está digitando…",
         "desk_closed": "Este chat está fechado: nenhum atendente "
                        "pode responder aqui. Fale conosco por outro meio.",
+        "photo": "Enviar uma foto",
+        "photo_refused": ("Não foi possível ler esta foto: nenhum texto foi encontrado "
+                          "nela, ou não é uma imagem PNG, JPEG ou WebP."),
     },
     "ru": {
         "title": "Разговор со службой поддержки", "language": "Ваш язык",
@@ -237,6 +258,9 @@ STATIC: dict[str, dict[str, str]] = {
         "counter_title": "Стойка", "flip": "Повернуть экран",
         "agent_typing": "Сотрудник печатает…",
         "desk_closed": "Этот чат закрыт: здесь некому ответить. Свяжитесь с нами другим способом.",
+        "photo": "Отправить фото",
+        "photo_refused": ("Не удалось прочитать это фото: в нём не найден текст, или "
+                          "это не изображение PNG, JPEG или WebP."),
     },
     "ar": {
         "title": "محادثة مع الدعم", "language": "لغتك", "placeholder": "اكتب رسالتك بلغتك…",
@@ -260,5 +284,8 @@ STATIC: dict[str, dict[str, str]] = {
         "agent_typing": "الموظف يكتب…",
         "desk_closed": "هذه الدردشة مغلقة: لا يوجد موظف يمكنه "
                        "الرد هنا. يرجى التواصل معنا بطريقة أخرى.",
+        "photo": "إرسال صورة",
+        "photo_refused": ("تعذّرت قراءة هذه الصورة: لم يُعثر فيها على نص، أو أنها ليست "
+                          "صورة PNG أو JPEG أو WebP."),
     },
 }

@@ -103,6 +103,11 @@ class KioskSession(Session):
         if shown is not None:
             self.track(shown)
         self.touch()
+        if uploads:  # a photo of a sign or a menu: its text is the message
+            found = await self.text_in_pictures(uploads)
+            if found is None:
+                return
+            text = "\n\n".join(part for part in (text, found) if part.strip())
         if is_blank(text) or not await self.admit(Job("kiosk", text)):
             return
         self.text = text

@@ -26,6 +26,7 @@ from hymt_chat.errors import (
     InputError,
     ModelError,
     ModelUnavailableError,
+    NotTextError,
     RateLimitedError,
 )
 from hymt_chat.lang import detect
@@ -42,7 +43,7 @@ from hymt_chat.service.ratelimit import RateLimiter
 from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
 from hymt_chat.store.audit import AuditLog
-from hymt_chat.text import values
+from hymt_chat.text import formats, values
 
 __all__ = ["BUTTONS", "KEPT_JOBS", "Job", "Kept", "Services", "Session", "Upload"]
 
@@ -232,6 +233,27 @@ class Session:
             _ENDED.set(None)
             return await line.become(reply)
         return await self.screen.send(reply)
+
+    async def text_in_pictures(self, uploads: Sequence[Upload]) -> str | None:
+        """The text OCR finds in the pictures sent (a customer's screenshot, a sign held up at
+        the kiosk), paragraphs in reading order, to be translated as a message; None, said,
+        for anything else (the modes that take pictures as messages)."""
+        found = []
+        for upload in uploads:
+            try:
+                doc = await asyncio.to_thread(documents.read_upload, upload.path, upload.name,
+                                              max_chars=self.settings.max_input_chars)
+            except (HymtError, OSError) as err:
+                await self.say_error(err if isinstance(err, HymtError) else NotTextError(
+                    "The uploaded file could not be read; please upload it again."))
+                return None
+            if doc.kind not in formats.PICTURES:
+                await self.say(f"{wording.escape_markdown(doc.name)}: here a picture's text "
+                               "is translated (a screenshot, a sign); translate documents in the "
+                               "Translator.")
+                return None
+            found.append(doc.text)
+        return "\n\n".join(found)
 
     async def say(self, text: str, buttons: tuple[Button, ...] = ()) -> None:
         """A sentence of ours, shown literally."""

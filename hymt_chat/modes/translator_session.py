@@ -35,6 +35,7 @@ from hymt_chat.modes.screen import (
 from hymt_chat.modes.session import Job, Services, Session, Upload
 from hymt_chat.modes.warnings import with_warnings
 from hymt_chat.service.metrics import outcome_of
+from hymt_chat.text import formats
 from hymt_chat.text.cleanup import clean_text, is_blank
 
 __all__ = ["QUICK_TARGETS", "TranslatorSession"]
@@ -346,6 +347,7 @@ class TranslatorSession(Session):
                              max(1, progress.total), progress.seconds)
         meta = wording.format_meta(result, demo=self.services.demo())
         data = await asyncio.to_thread(doc.encode, out, target)  # a zip for office files
-        await self.show(Reply(wording.file_answer_markdown(doc.name, name, meta,
-                                                           documents.file_summary(doc)),
-                              files=(Attachment(name, data, doc.mime),)))
+        body = wording.file_answer_markdown(doc.name, name, meta, documents.file_summary(doc))
+        if doc.kind in formats.PICTURES:
+            body = f"{wording.found_text_markdown(documents.found_text(doc, out))}\n\n{body}"
+        await self.show(Reply(body, files=(Attachment(name, data, doc.mime),)))

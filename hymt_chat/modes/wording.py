@@ -147,6 +147,14 @@ def file_answer_markdown(name: str, output: str, meta: str, summary: str = "") -
     return f"{head}\n\n*{escape_markdown(meta)}*"
 
 
+def found_text_markdown(pairs: list[tuple[str, str]]) -> str:
+    """The text found in a picture and its translation, block by block in reading order, each
+    shown verbatim (what a photo's OCR reads is never Markdown)."""
+    rows = [f"**{number}.** {escape_markdown(found)}\n\n→ {escape_markdown(translated)}"
+            for number, (found, translated) in enumerate(pairs, 1)]
+    return "Text found, and its translation:\n\n" + "\n\n".join(rows)
+
+
 DEMO_NOTICE = (
     "Demo model: this server runs a small stand-in model (Qwen2.5-Coder-0.5B) so the app works on "
     "a CPU. Its translations are NOT Hunyuan-MT-7B quality; point hymt-chat at Hunyuan-MT-7B on a "

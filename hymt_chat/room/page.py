@@ -17,24 +17,30 @@ close that says so (:func:`read_object`), never a traceback; the same for the co
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import functools
 import html
 import json
 import re
 from importlib import resources
+from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from hymt_chat.errors import InputError
 from hymt_chat.lang.languages import find_language
+from hymt_chat.modes import documents
 from hymt_chat.modes.room import Room, RoomError, Rooms
 from hymt_chat.room.inflight import InFlight
 from hymt_chat.room.words import PageWords, page_config, text_direction
 from hymt_chat.service.web import peer_key, to_front
 from hymt_chat.settings import Settings
+from hymt_chat.text import formats
 
 __all__ = ["HELLO_SECONDS", "BadFrame", "browser_language", "mount", "read_object",
            "refused_page", "render_page", "socket_payer"]
@@ -44,6 +50,7 @@ _MESSAGE_ID = re.compile(r"\A[A-Za-z0-9_-]{8,64}\Z")  # the page's id for a mess
 _ROOM_TOKEN = re.compile(r"\A[A-Za-z0-9_-]{32}\Z")  # secrets.token_urlsafe(24)
 _AFFINITY = re.compile(r"\A[A-Za-z0-9_.-]{1,64}\Z")  # HAProxy's and ingress-nginx's values
 HELLO_SECONDS = 20.0  # a connection that does not say hello in time is closed
+PICTURE_FRAME_CHARS = (documents.MAX_FILE_BYTES * 4) // 3 + 4  # 2 MB, in base64
 
 
 class BadFrame(Exception):
@@ -195,7 +202,7 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings,
         except RoomError as err:  # the page says it in the guest's language, by the code
             await _close(websocket, 4410 if err.known else 4404, str(err))
             return
-        await _serve(websocket, room, socket_payer(websocket))
+        await _serve(websocket, room, socket_payer(websocket), settings.max_input_chars)
 
     to_front(server)
 
@@ -203,7 +210,30 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings,
 _HELLO = 'Say hello first: {"type": "hello", "guest": "<your key>"}.'
 
 
-async def _serve(websocket: WebSocket, room: Room, payer: str) -> None:
+async def _picture_says(room: Room, guest: str, payer: str, frame: dict[str, Any],
+                        queue: asyncio.Queue[dict[str, Any]], max_chars: int) -> None:
+    """A guest's photo (``{"type": "picture", "name": "sign.jpg", "data": <base64>}``): the
+    text OCR finds in it is their message; a photo that cannot be read is said to them alone
+    (``photo_refused``, with the reason)."""
+    name, data = frame.get("name"), frame.get("data")
+    try:
+        if not isinstance(name, str) or not isinstance(data, str):
+            raise InputError("Send a picture as its name and its bytes in base64.")
+        if len(data) > PICTURE_FRAME_CHARS:
+            raise InputError("This picture is over 2 MB.")
+        raw = base64.b64decode(data, validate=True)
+        doc = await asyncio.to_thread(documents.load_document, PurePath(name).name or "photo",
+                                      raw, max_chars=max_chars)
+        if doc.kind not in formats.PICTURES:
+            raise InputError(f"{PurePath(name).name!r} is not a PNG, JPEG or WebP picture.")
+    except (InputError, binascii.Error) as err:
+        queue.put_nowait({"type": "error", "key": "photo_refused", "text": str(err)})
+        return
+    await room.guest_says(guest, doc.text, payer)
+
+
+async def _serve(websocket: WebSocket, room: Room, payer: str,
+                 max_chars: int = 200_000) -> None:
     """One guest connection: hello, then events out and messages in, until either side ends."""
     try:
         hello = await asyncio.wait_for(read_object(websocket), HELLO_SECONDS)
@@ -242,6 +272,8 @@ async def _serve(websocket: WebSocket, room: Room, payer: str) -> None:
                 ref = incoming.get("id")
                 ref = ref if isinstance(ref, str) and _MESSAGE_ID.match(ref) else None
                 await saying.start(room.guest_says(guest, incoming["text"], payer, ref))
+            elif incoming.get("type") == "picture":  # read by OCR, beside the messages
+                await saying.start(_picture_says(room, guest, payer, incoming, queue, max_chars))
             elif incoming.get("type") == "typing":  # throttled by the room
                 await room.guest_typing(guest)
             elif incoming.get("type") == "language":

@@ -202,6 +202,11 @@ class AgentSession(Session):
             if text.strip().lower() == "/cancel":
                 await self.say(wording.CORRECTION_CANCELLED)
                 return
+        if uploads:
+            found = await self.text_in_pictures(uploads)
+            if found is None:
+                return
+            text = "\n\n".join(part for part in (text, found) if part.strip())
         try:
             parsed = turns.parse_agent_command(text, command)
         except HymtError as err:

@@ -42,6 +42,12 @@ class Source:
     serialize: Callable[[], bytes]
     kept: list[str] = field(default_factory=list)  # "formulas, numbers and dates", …
     retarget: Callable[[str], None] | None = None  # a format that names its target language
+    removed: list[str] = field(default_factory=list)  # active content taken out ("JavaScript")
+    # what a second read of the same bytes can start from instead of the slow part (the text
+    # a picture's OCR found): handed back to the reader by read_source(..., found=…)
+    found: object = None
+    # other kinds the document can be written as: kind -> (translations -> bytes)
+    converters: dict[str, Callable[[Sequence[str]], bytes]] = field(default_factory=dict)
 
     def write(self, translations: Sequence[str], target: str | None = None) -> bytes:
         """The document with unit *i* replaced by ``translations[i]`` (as many as units); with
@@ -53,3 +59,9 @@ class Source:
         if target is not None and self.retarget is not None:
             self.retarget(target)
         return self.serialize()
+
+    def write_as(self, kind: str, translations: Sequence[str]) -> bytes:
+        """The translated document as a file of another *kind* (one of ``converters``)."""
+        if len(translations) != len(self.units):
+            raise ValueError(f"{len(translations)} translations for {len(self.units)} units")
+        return self.converters[kind](translations)

@@ -113,7 +113,8 @@ fi
 
 # 4. The browser for the UI tests: Debian's chromium (Playwright's own download cannot work here).
 # fonts-wqy-microhei: without a CJK font, screenshots show Chinese and Japanese as empty boxes.
-if [[ $WITH_TEST == 1 ]] && ! { command -v chromium && fc-list | grep -qi wqy; } >/dev/null 2>&1; then
+# (grep without -q, as below: quitting early would fail the pipe under pipefail)
+if [[ $WITH_TEST == 1 ]] && ! { command -v chromium && fc-list | grep -i wqy; } >/dev/null 2>&1; then
   say "installing Debian's chromium and a CJK font for the browser tests…"
   apt_install chromium fonts-wqy-microhei
 fi

@@ -36,7 +36,7 @@ from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.screen import storing
 from hymt_chat.modes.session import BUTTONS, Services, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
-from hymt_chat.room import counter, desk_page
+from hymt_chat.room import chat_words, counter, desk_page
 from hymt_chat.room import page as room_page
 from hymt_chat.room.desk_relay import DeskRelay
 from hymt_chat.room.words import PageWords
@@ -47,7 +47,7 @@ from hymt_chat.service.ratelimit import get_rate_limiter
 from hymt_chat.service.readiness import get_readiness
 from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
-from presenter import Screen
+from presenter import Screen, profiles_shown, starters_shown
 
 # Chainlit sleeps 1 ms in every Message/Step constructor, on the event loop (benchmarks/app_ceiling).
 drop_blocking_sleep(*(importlib.import_module(f"chainlit.{m}") for m in ("message", "step")))
@@ -104,6 +104,8 @@ desk_page.mount(server, DESK, SETTINGS, PAGE_WORDS)  # /desk: visitors start her
 RELAY = DeskRelay(DESK, ROOMS, SETTINGS.redis_url) if SETTINGS.redis_url else None
 RELAY_TASK: list[asyncio.Task[None]] = []  # the relay's listener, held for the process
 api.mount(server, SERVICES.translator, SETTINGS, metrics=METRICS)  # LibreTranslate, DeepL
+# The chat page in the reader's language: Chainlit's strings and ours, profiles, starters, readme.
+CHAT_WORDS = chat_words.mount(server, SERVICES.translator, SETTINGS.cache_dir, cl_config.root)
 
 # --- sessions ---------------------------------------------------------------------------------
 
@@ -134,7 +136,8 @@ async def _save_agent(state: dict[str, Any]) -> None:
 def _open(thread: dict[str, Any] | None = None) -> Session:
     """The tab's session, of its profile's mode (a resumed agent thread keeps its talk)."""
     profile = modes.profile_name(cl.user_session.get("chat_profile"))
-    args = {"session_id": cl.context.session.id, "user_key": _user_key()}
+    args = {"session_id": cl.context.session.id, "user_key": _user_key(),
+            "page": CHAT_WORDS.page_text(chat_words.environ_language(_environ()))}
     session: Session
     if profile == modes.AGENT_PROFILE:
         conv = modes.agent_state_of((thread or {}).get("metadata"))
@@ -170,10 +173,7 @@ def _unkept() -> bool:
 @cl.set_chat_profiles
 async def chat_profiles(user: cl.User | None = None,
                         language: str | None = None) -> list[cl.ChatProfile]:
-    return [cl.ChatProfile(name=p.name, markdown_description=p.description, icon=p.icon or None,
-                           default=p.name == modes.TRANSLATOR_PROFILE,
-                           starters=None if p.starters else [])  # [] hides the starters
-            for p in modes.PROFILES]
+    return profiles_shown(CHAT_WORDS.settings_text(language))
 
 
 if AGENTS:  # registering Chainlit's auth callback makes sign-in compulsory: only with agents
@@ -234,7 +234,7 @@ def _once_shown(then: Callable[[], Awaitable[None]]) -> None:
 
 @cl.set_starters
 async def starters(user: cl.User | None = None, language: str | None = None) -> list[cl.Starter]:
-    return [cl.Starter(label=label, message=message) for label, message in wording.STARTERS]
+    return starters_shown(CHAT_WORDS.settings_text(language))
 
 
 @cl.on_chat_start

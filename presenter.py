@@ -11,9 +11,24 @@ from chainlit.input_widget import Select, Switch
 from chainlit.utils import utc_now
 
 from hymt_chat.modes import kiosk, wording
+from hymt_chat.modes import profiles as modes
+from hymt_chat.modes.chat_words import PageText
 from hymt_chat.modes.screen import Button, Choice, Field, Reply
 
-__all__ = ["Screen"]
+__all__ = ["Screen", "profiles_shown", "starters_shown"]
+
+
+def profiles_shown(page: PageText) -> list[cl.ChatProfile]:
+    """The profile picker, in the page's language (a profile's name stays its identity)."""
+    return [cl.ChatProfile(name=p.name, display_name=page[p.key],
+                           markdown_description=page[f"{p.key}_about"], icon=p.icon or None,
+                           default=p.name == modes.TRANSLATOR_PROFILE,
+                           starters=None if p.starters else [])  # [] hides the starters
+            for p in modes.PROFILES]
+
+
+def starters_shown(page: PageText) -> list[cl.Starter]:
+    return [cl.Starter(label=label, message=message) for label, message in page.starters()]
 
 
 

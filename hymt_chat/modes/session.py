@@ -30,6 +30,7 @@ from hymt_chat.errors import (
 )
 from hymt_chat.lang import detect
 from hymt_chat.modes import documents, wording
+from hymt_chat.modes.chat_words import PageText
 from hymt_chat.modes.cost import priced
 from hymt_chat.modes.desk import Desk
 from hymt_chat.modes.progress import Progress
@@ -144,8 +145,9 @@ class Session:
     Everything waits for the model to be ready."""
 
     def __init__(self, services: Services, screen: Screen, *, session_id: str,
-                 user_key: str) -> None:
+                 user_key: str, page: PageText | None = None) -> None:
         self.services = services
+        self.page = page or PageText()  # the page's language and its words (pickers, commands)
         self.settings = services.settings
         self.translator = services.translator
         self.screen = screen

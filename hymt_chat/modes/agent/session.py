@@ -22,12 +22,12 @@ from urllib.parse import quote
 import segno
 
 from hymt_chat.errors import HymtError
-from hymt_chat.lang.names import language_choices
 from hymt_chat.modes import warnings, wording
 from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.corrections import Correctable, review
 from hymt_chat.modes.agent.desk_seat import DESK_BUTTONS, DeskSeat
+from hymt_chat.modes.chat_words import PageText
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import HeldReply, Room, RoomError, RoomMessage, Translate
 from hymt_chat.modes.screen import (
@@ -71,8 +71,9 @@ class _Hold:
 class AgentSession(Session):
     def __init__(self, services: Services, screen: Screen, *, session_id: str, user_key: str,
                  conversation: Conversation | None = None, save: Save | None = None,
-                 page_url: str = "", affinity: str | None = None) -> None:
-        super().__init__(services, screen, session_id=session_id, user_key=user_key)
+                 page_url: str = "", affinity: str | None = None,
+                 page: PageText | None = None) -> None:
+        super().__init__(services, screen, session_id=session_id, user_key=user_key, page=page)
         self.conv = conversation or Conversation(self.settings.default_target)
         options = turns.AgentOptions.from_settings(self.settings)
         self.back_translate = options.back_translate
@@ -115,7 +116,7 @@ class AgentSession(Session):
     async def send_settings(self) -> None:
         await self.screen.settings([
             Choice("agent_language", "Your language (the agent's)",
-                   language_choices(include_auto=False), self.conv.agent_language),
+                   self.page.choices(include_auto=False), self.conv.agent_language),
             Toggle("back_translate", "Check before sending (back-translate my replies)",
                    self.back_translate),
             Toggle("use_context", "Send the last few turns as context", self.use_context),

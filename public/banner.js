@@ -5,6 +5,12 @@
   var script = document.currentScript;
   var base = script && script.src ? script.src.replace(/\/public\/banner\.js.*$/, "") : "";
   var dismissed = {};
+  // The page's words in its language (GET /hymt/words: the reader's choice, else the browser's).
+  var words = {}, lang = navigator.language || "en";
+
+  function say(key, english) {
+    return words[key] || english;
+  }
 
   function banner() {
     var el = document.getElementById("hymt-banner");
@@ -16,7 +22,7 @@
       var close = document.createElement("button");
       close.type = "button";
       close.textContent = "\u00d7";
-      close.setAttribute("aria-label", "Hide");
+      close.setAttribute("aria-label", say("banner_hide", "Hide"));
       close.addEventListener("click", function () {
         dismissed[el.getAttribute("data-kind")] = true;
         el.removeAttribute("data-kind");
@@ -53,9 +59,10 @@
     var size = input ? Array.from(input.value || input.textContent || "").length : 0;
     if (!maxChars || size <= maxChars) return false;
     dismissed.limit = false;
-    show("limit", "This text is " + size.toLocaleString("en") + " characters; the limit is " +
-      maxChars.toLocaleString("en") + ". Split it into parts, or send it as a file. " +
-      "Nothing was sent; your text is still in the box.");
+    show("limit", say("banner_limit", "This text is {{size}} characters; the limit is " +
+      "{{limit}}. Split it into parts, or send it as a file. Nothing was sent; your text is " +
+      "still in the box.").replace("{{size}}", size.toLocaleString(lang))
+      .replace("{{limit}}", maxChars.toLocaleString(lang)));
     return true;
   }
 
@@ -85,12 +92,16 @@
           return;  // the size notice stays until the next send attempt
         }
         if (s.vllm === "starting" || s.vllm === "restarting") {
-          show("wait", "Translation model " + (s.vllm === "restarting" ? "restarting" : "warming up") +
-            "\u2026 you can type now: messages are translated as soon as it is ready.");
+          show("wait", s.vllm === "restarting"
+            ? say("banner_restarting", "Translation model restarting\u2026 you can type now: " +
+              "messages are translated as soon as it is ready.")
+            : say("banner_warming", "Translation model warming up\u2026 you can type now: " +
+              "messages are translated as soon as it is ready."));
         } else if (s.vllm === "down") {
-          show("down", "The translation model is not reachable right now.");
+          show("down", say("banner_down", "The translation model is not reachable right now."));
         } else if (s.demo) {
-          show("demo", "Demo model \u2014 a small stand-in, not Hunyuan-MT quality", s.notice);
+          show("demo", say("banner_demo", "Demo model \u2014 a small stand-in, not Hunyuan-MT " +
+            "quality"), words.banner_demo ? null : s.notice);
         } else {
           hide();
         }
@@ -109,9 +120,17 @@
   d.src = base + "/public/desk.js";
   document.head.appendChild(d);
 
+  function begin() {  // the words first (English if they cannot be had), then the state
+    fetch(base + "/hymt/words?language=" + encodeURIComponent(lang), { cache: "no-store" })
+      .then(function (r) { return r.json(); })
+      .then(function (w) { words = w.words || {}; lang = w.lang || lang; })
+      .catch(function () { /* English words */ })
+      .then(poll);
+  }
+
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", poll);
+    document.addEventListener("DOMContentLoaded", begin);
   } else {
-    poll();
+    begin();
   }
 })();

@@ -67,6 +67,7 @@ def test_a_french_browser_sees_the_chat_page_in_french_only(browser, chat_url):
     english = ({s for s in _strings("en-US") | set(ENGLISH.values())
                 | set(names_in("en").values()) if len(s) > 2} - french)
     page = _open(browser, chat_url, "fr-FR")
+    assert page.locator("html").get_attribute("lang") == "fr"
     expect(page.locator("#chat-input")).to_have_attribute(
         "placeholder", STATIC["fr"]["chat.input.placeholder"])
     expect(page.locator("body")).to_contain_text(STATIC["fr"]["chat.watermark"])
@@ -84,6 +85,7 @@ def test_a_japanese_browser_sees_the_chat_page_with_no_english_or_chinese(browse
     chinese = ({s for s in _strings("zh-CN") | set(STATIC["zh"].values()) if len(s) > 1}
                - japanese) | {lang.chinese for lang in LANGUAGES}
     page = _open(browser, chat_url, "ja-JP")
+    assert page.locator("html").get_attribute("lang") == "ja"
     expect(page.locator("#chat-input")).to_have_attribute(
         "placeholder", STATIC["ja"]["chat.input.placeholder"])
     page.click("#chat-settings-open-modal")

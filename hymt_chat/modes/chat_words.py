@@ -54,6 +54,29 @@ ENGLISH: dict[str, str] = {
     "kiosk": "Kiosk",
     "kiosk_about": "A public screen: big language buttons, the translation read aloud, and a "
                    "fresh start after a short idle time. Nothing is kept.",
+    "agent_language": "Your language (the agent's)",
+    "back_translate": "Check before sending (back-translate my replies)",
+    "use_context": "Send the last few turns as context",
+    "tone": "Tone of my replies",
+    "tone_neutral": "Neutral",
+    "tone_formal": "Formal",
+    "tone_friendly": "Friendly",
+    "command_customer": "Set the customer's language: /customer <language>",
+    "command_agent": "Set your own language: /agent <language>",
+    "command_glossary": "Glossary: /glossary add <term> = <term> · list · remove <term> · clear",
+    "command_transcript": "Download this conversation as CSV and Markdown",
+    "command_room": "A room the customer joins from their own phone: /room · /room close",
+    "command_tone": "Tone of your replies: /tone formal · friendly · neutral",
+    "command_desk": "The support desk: /desk · /desk take <n> · /desk close · /desk block",
+    "banner_warming": "Translation model warming up… you can type now: messages are translated "
+                      "as soon as it is ready.",
+    "banner_restarting": "Translation model restarting… you can type now: messages are "
+                         "translated as soon as it is ready.",
+    "banner_down": "The translation model is not reachable right now.",
+    "banner_demo": "Demo model — a small stand-in, not Hunyuan-MT quality",
+    "banner_limit": "This text is {{size}} characters; the limit is {{limit}}. Split it into "
+                    "parts, or send it as a file. Nothing was sent; your text is still in the box.",
+    "banner_hide": "Hide",
 }
 
 STATIC: dict[str, dict[str, str]] = {
@@ -90,6 +113,27 @@ STATIC: dict[str, dict[str, str]] = {
                        "附带术语表、发送前检查和可下载的对话记录。",
         "kiosk": "自助终端",
         "kiosk_about": "公共屏幕：大号语言按钮，朗读译文，闲置片刻后自动清空。不保留任何内容。",
+        "agent_language": "您的语言（客服）",
+        "back_translate": "发送前检查（回译我的回复）",
+        "use_context": "附带最近几轮对话作为上下文",
+        "tone": "回复的语气",
+        "tone_neutral": "中性",
+        "tone_formal": "正式",
+        "tone_friendly": "亲切",
+        "command_customer": "设置客户的语言：/customer <语言>",
+        "command_agent": "设置您自己的语言：/agent <语言>",
+        "command_glossary": "术语表：/glossary add <术语> = <术语> · list · remove <术语> · clear",
+        "command_transcript": "下载此对话（CSV 和 Markdown）",
+        "command_room": "客户用自己的手机加入的房间：/room · /room close",
+        "command_tone": "回复的语气：/tone formal · friendly · neutral",
+        "command_desk": "客服台：/desk · /desk take <编号> · /desk close · /desk block",
+        "banner_warming": "翻译模型正在预热… 现在就可以输入：模型就绪后会立即翻译您的消息。",
+        "banner_restarting": "翻译模型正在重启… 现在就可以输入：模型就绪后会立即翻译您的消息。",
+        "banner_down": "翻译模型暂时无法连接。",
+        "banner_demo": "演示模型——小型替代模型，达不到 Hunyuan-MT 的质量",
+        "banner_limit": "此文本有 {{size}} 个字符，上限为 {{limit}}。请分段发送，或作为文件发送。"
+                        "尚未发送任何内容，文本仍在输入框中。",
+        "banner_hide": "隐藏",
     },
     "fr": {
         "chat.input.placeholder": "Tapez ou collez le texte à traduire, ou joignez un fichier…",
@@ -130,6 +174,34 @@ STATIC: dict[str, dict[str, str]] = {
         "kiosk_about": "Un écran public : de grands boutons de langue, la traduction lue à "
                        "voix haute, et tout s'efface après un court temps d'inactivité. Rien "
                        "n'est conservé.",
+        "agent_language": "Votre langue (celle de l'agent)",
+        "back_translate": "Vérifier avant l'envoi (retraduire mes réponses)",
+        "use_context": "Envoyer les derniers échanges comme contexte",
+        "tone": "Ton de mes réponses",
+        "tone_neutral": "Neutre",
+        "tone_formal": "Soutenu",
+        "tone_friendly": "Amical",
+        "command_customer": "Définir la langue du client : /customer <langue>",
+        "command_agent": "Définir votre propre langue : /agent <langue>",
+        "command_glossary": "Glossaire : /glossary add <terme> = <terme> · list · remove <terme> "
+                            "· clear",
+        "command_transcript": "Télécharger cette conversation en CSV et en Markdown",
+        "command_room": "Un salon que le client rejoint depuis son téléphone : /room · "
+                        "/room close",
+        "command_tone": "Ton de vos réponses : /tone formal · friendly · neutral",
+        "command_desk": "Le guichet d'assistance : /desk · /desk take <n> · /desk close · "
+                        "/desk block",
+        "banner_warming": "Le modèle de traduction démarre… vous pouvez déjà écrire : les messages "
+                          "seront traduits dès qu'il sera prêt.",
+        "banner_restarting": "Le modèle de traduction redémarre… vous pouvez déjà écrire : les "
+                             "messages seront traduits dès qu'il sera prêt.",
+        "banner_down": "Le modèle de traduction est injoignable pour le moment.",
+        "banner_demo": "Modèle de démonstration — un petit remplaçant, pas la qualité de "
+                       "Hunyuan-MT",
+        "banner_limit": "Ce texte compte {{size}} caractères ; la limite est de {{limit}}. "
+                        "Découpez-le en parties, ou envoyez-le comme fichier. Rien n'a été "
+                        "envoyé ; votre texte est toujours dans la zone de saisie.",
+        "banner_hide": "Masquer",
     },
     "ja": {
         "chat.input.placeholder": "翻訳するテキストを入力または貼り付け、またはファイルを添付…",
@@ -165,6 +237,28 @@ STATIC: dict[str, dict[str, str]] = {
         "kiosk": "キオスク",
         "kiosk_about": "公共の画面：大きな言語ボタン、訳文の読み上げ、しばらく使われないと"
                        "最初から。何も保存されません。",
+        "agent_language": "あなたの言語（担当者）",
+        "back_translate": "送信前に確認（返信を逆翻訳）",
+        "use_context": "直近のやりとりを文脈として送る",
+        "tone": "返信の口調",
+        "tone_neutral": "標準",
+        "tone_formal": "丁寧",
+        "tone_friendly": "親しみやすい",
+        "command_customer": "お客様の言語を設定：/customer <言語>",
+        "command_agent": "自分の言語を設定：/agent <言語>",
+        "command_glossary": "用語集：/glossary add <用語> = <用語> · list · remove <用語> · clear",
+        "command_transcript": "この会話を CSV と Markdown でダウンロード",
+        "command_room": "お客様が自分のスマホから参加するルーム：/room · /room close",
+        "command_tone": "返信の口調：/tone formal · friendly · neutral",
+        "command_desk": "サポート窓口：/desk · /desk take <番号> · /desk close · /desk block",
+        "banner_warming": "翻訳モデルを準備中です… 今すぐ入力できます。準備ができしだい翻訳します。",
+        "banner_restarting": "翻訳モデルを再起動中です… 今すぐ入力できます。準備ができしだい翻訳します。",
+        "banner_down": "現在、翻訳モデルに接続できません。",
+        "banner_demo": "デモ用モデル — 小さな代替モデルで、本来の翻訳品質ではありません",
+        "banner_limit": "このテキストは {{size}} 文字です。上限は {{limit}} 文字です。分割するか、"
+                        "ファイルとして送ってください。何も送信されていません。テキストは入力欄に"
+                        "残っています。",
+        "banner_hide": "閉じる",
     },
     "es": {
         "chat.input.placeholder": "Escriba o pegue el texto que quiere traducir, o adjunte un "
@@ -206,6 +300,34 @@ STATIC: dict[str, dict[str, str]] = {
         "kiosk_about": "Una pantalla pública: botones de idioma grandes, la traducción leída en "
                        "voz alta y un nuevo comienzo tras un breve tiempo sin uso. No se guarda "
                        "nada.",
+        "agent_language": "Su idioma (el del agente)",
+        "back_translate": "Revisar antes de enviar (retraducir mis respuestas)",
+        "use_context": "Enviar los últimos turnos como contexto",
+        "tone": "Tono de mis respuestas",
+        "tone_neutral": "Neutro",
+        "tone_formal": "Formal",
+        "tone_friendly": "Cercano",
+        "command_customer": "Fijar el idioma del cliente: /customer <idioma>",
+        "command_agent": "Fijar su propio idioma: /agent <idioma>",
+        "command_glossary": "Glosario: /glossary add <término> = <término> · list · remove "
+                            "<término> · clear",
+        "command_transcript": "Descargar esta conversación en CSV y Markdown",
+        "command_room": "Una sala a la que el cliente entra desde su propio teléfono: /room · "
+                        "/room close",
+        "command_tone": "Tono de sus respuestas: /tone formal · friendly · neutral",
+        "command_desk": "El mostrador de soporte: /desk · /desk take <n> · /desk close · "
+                        "/desk block",
+        "banner_warming": "El modelo de traducción se está iniciando… ya puede escribir: los "
+                          "mensajes se traducirán en cuanto esté listo.",
+        "banner_restarting": "El modelo de traducción se está reiniciando… ya puede escribir: los "
+                             "mensajes se traducirán en cuanto esté listo.",
+        "banner_down": "El modelo de traducción no está disponible en este momento.",
+        "banner_demo": "Modelo de demostración: un pequeño sustituto, sin la calidad de "
+                       "Hunyuan-MT",
+        "banner_limit": "Este texto tiene {{size}} caracteres; el límite es {{limit}}. Divídalo "
+                        "en partes o envíelo como archivo. No se envió nada; su texto sigue en "
+                        "el cuadro.",
+        "banner_hide": "Ocultar",
     },
     "de": {
         "chat.input.placeholder": "Text zum Übersetzen eingeben oder einfügen, oder eine Datei "
@@ -246,6 +368,33 @@ STATIC: dict[str, dict[str, str]] = {
         "kiosk_about": "Ein öffentlicher Bildschirm: große Sprachtasten, die Übersetzung wird "
                        "vorgelesen, und nach kurzer Pause beginnt alles neu. Nichts wird "
                        "gespeichert.",
+        "agent_language": "Ihre Sprache (die des Mitarbeiters)",
+        "back_translate": "Vor dem Senden prüfen (meine Antworten rückübersetzen)",
+        "use_context": "Die letzten Wortwechsel als Kontext mitsenden",
+        "tone": "Ton meiner Antworten",
+        "tone_neutral": "Neutral",
+        "tone_formal": "Förmlich",
+        "tone_friendly": "Freundlich",
+        "command_customer": "Sprache des Kunden festlegen: /customer <Sprache>",
+        "command_agent": "Eigene Sprache festlegen: /agent <Sprache>",
+        "command_glossary": "Glossar: /glossary add <Begriff> = <Begriff> · list · remove "
+                            "<Begriff> · clear",
+        "command_transcript": "Dieses Gespräch als CSV und Markdown herunterladen",
+        "command_room": "Ein Raum, den der Kunde vom eigenen Handy aus betritt: /room · "
+                        "/room close",
+        "command_tone": "Ton Ihrer Antworten: /tone formal · friendly · neutral",
+        "command_desk": "Der Support-Schalter: /desk · /desk take <Nr.> · /desk close · "
+                        "/desk block",
+        "banner_warming": "Das Übersetzungsmodell startet… Sie können schon schreiben: "
+                          "Nachrichten werden übersetzt, sobald es bereit ist.",
+        "banner_restarting": "Das Übersetzungsmodell startet neu… Sie können schon schreiben: "
+                             "Nachrichten werden übersetzt, sobald es bereit ist.",
+        "banner_down": "Das Übersetzungsmodell ist gerade nicht erreichbar.",
+        "banner_demo": "Demo-Modell – ein kleiner Ersatz, nicht in der Qualität von Hunyuan-MT",
+        "banner_limit": "Dieser Text hat {{size}} Zeichen; die Grenze liegt bei {{limit}}. "
+                        "Teilen Sie ihn auf oder senden Sie ihn als Datei. Nichts wurde "
+                        "gesendet; Ihr Text steht noch im Eingabefeld.",
+        "banner_hide": "Ausblenden",
     },
 }
 

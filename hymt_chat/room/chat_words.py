@@ -13,6 +13,7 @@ for its profiles, starters and readme, each with the browser's language. Here:
   the profiles and starters follow it; Chainlit reads the readme of that language
   (``chainlit_<tag>.md``), or the English one where none is written, and so never looks for
   a file that is not there (which it logs at every page load).
+* ``/hymt/words`` gives the page's own script (the banner) its words in that language.
 * ``?lang=<code>`` on the page's address is the reader's choice, kept in a cookie.
 """
 
@@ -43,6 +44,7 @@ __all__ = ["COOKIE", "ChatWords", "PageLanguage", "environ_language", "flat", "m
 COOKIE = "hymt_page_language"
 """The reader's choice of the page's language (set by ``?lang=<code>``)."""
 _YEAR = 365 * 24 * 3600
+_CHAINLIT_HTML = b'<html lang="en">'  # Chainlit's page, whatever the language it then speaks
 # Chainlit strings that are no words to translate: a keyboard shortcut, an example address.
 _NOT_WORDS = frozenset({"navigation.user.menu.settingsKey", "auth.login.form.email.placeholder"})
 # The page's language while Chainlit answers /project/settings: Chainlit hands its callbacks
@@ -78,6 +80,10 @@ def nested(strings: Mapping[str, str]) -> dict[str, Any]:
             node = node.setdefault(part, {})
         node[last] = value
     return tree
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
 
 
 def _cookie(header: str | None) -> str | None:
@@ -160,27 +166,52 @@ class PageLanguage:
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
         if str(scope.get("path", "")).endswith("/project/settings"):
             await self._settings(scope, query, receive, send)
-            return
-        chosen = find_language(dict(query).get("lang") or "")
-        if chosen is None or scope.get("method") != "GET":
+        elif scope.get("method") == "GET":
+            await self._page(scope, query, receive, send)
+        else:
             await self.app(scope, receive, send)
-            return
-        cookie = f"{COOKIE}={chosen.code}; Path=/; Max-Age={_YEAR}; SameSite=Lax"
 
-        async def send_with_cookie(message: Message) -> None:
-            if message["type"] == "http.response.start" and any(
-                    k.lower() == b"content-type" and v.startswith(b"text/html")
-                    for k, v in message.get("headers", [])):
-                message["headers"] = [*message.get("headers", []),
-                                      (b"set-cookie", cookie.encode("latin-1"))]
-            await send(message)
+    async def _page(self, scope: Scope, query: list[tuple[str, str]], receive: Receive,
+                    send: Send) -> None:
+        """An HTML page: Chainlit's says its language (``<html lang>``, for screen readers and
+        the browser's own translation offer); ``?lang=`` is kept as the reader's choice."""
+        headers = _headers(scope)
+        chosen = find_language(dict(query).get("lang") or "")
+        code = page_language(chosen.code if chosen else _cookie(headers.get("cookie")),
+                             accept_language=headers.get("accept-language"))
+        start: Message | None = None
+        body: list[bytes] = []
 
-        await self.app(scope, receive, send_with_cookie)
+        async def send_page(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                if not any(k.lower() == b"content-type" and v.startswith(b"text/html")
+                           for k, v in message.get("headers", [])):
+                    await send(message)
+                    return
+                start = message
+                if chosen is not None:
+                    cookie = f"{COOKIE}={chosen.code}; Path=/; Max-Age={_YEAR}; SameSite=Lax"
+                    start["headers"] = [*start.get("headers", []),
+                                        (b"set-cookie", cookie.encode("latin-1"))]
+                return
+            if start is None or message["type"] != "http.response.body":
+                await send(message)
+                return
+            body.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            page = b"".join(body).replace(_CHAINLIT_HTML, f'<html lang="{code}">'.encode(), 1)
+            start["headers"] = [(k, str(len(page)).encode() if k.lower() == b"content-length"
+                                 else v) for k, v in start.get("headers", [])]
+            await send(start)
+            await send({"type": "http.response.body", "body": page})
+
+        await self.app(scope, receive, send_page)
 
     async def _settings(self, scope: Scope, query: list[tuple[str, str]], receive: Receive,
                         send: Send) -> None:
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
-                   for k, v in scope.get("headers", [])}
+        headers = _headers(scope)
         code = page_language(_cookie(headers.get("cookie")), dict(query).get("language"),
                              headers.get("accept-language"))
         tag = chainlit_tag(code) or code
@@ -216,6 +247,18 @@ def mount(server: FastAPI, translator: Translator | None, cache: Path,
         code = page_language(request.cookies.get(COOKIE), request.query_params.get("language"),
                              request.headers.get("accept-language"))
         return JSONResponse({"translation": await words.translation(code)})
+
+    to_front(server)
+
+    @server.get("/hymt/words", include_in_schema=False)
+    async def banner_words(request: Request) -> JSONResponse:
+        """The banner's words (public/banner.js) in the page's language."""
+        code = page_language(request.cookies.get(COOKIE), request.query_params.get("language"),
+                             request.headers.get("accept-language"))
+        lang, said = await words.app.words(code)
+        return JSONResponse({"lang": lang, "words": {k: v for k, v in said.items()
+                                                     if k.startswith("banner_")}},
+                            headers={"Cache-Control": "no-store"})
 
     to_front(server)
     return words

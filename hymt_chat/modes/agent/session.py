@@ -111,16 +111,18 @@ class AgentSession(Session):
     async def _controls(self) -> None:
         """The settings panel and the command menu: a new tab's and a resumed one's."""
         await self.send_settings()
-        await self.screen.commands(turns.AGENT_COMMANDS)
+        await self.screen.commands([(cid, self.page[f"command_{cid}"], icon)
+                                    for cid, _, icon in turns.AGENT_COMMANDS])
 
     async def send_settings(self) -> None:
         await self.screen.settings([
-            Choice("agent_language", "Your language (the agent's)",
+            Choice("agent_language", self.page["agent_language"],
                    self.page.choices(include_auto=False), self.conv.agent_language),
-            Toggle("back_translate", "Check before sending (back-translate my replies)",
-                   self.back_translate),
-            Toggle("use_context", "Send the last few turns as context", self.use_context),
-            Choice("tone", "Tone of my replies", TONE_CHOICES, self.conv.tone),
+            Toggle("back_translate", self.page["back_translate"], self.back_translate),
+            Toggle("use_context", self.page["use_context"], self.use_context),
+            Choice("tone", self.page["tone"],
+                   {self.page[f"tone_{tone}"]: tone for tone in TONE_CHOICES.values()},
+                   self.conv.tone),
         ])
 
     async def banner(self) -> None:

@@ -119,6 +119,10 @@ def test_the_pages_strings_profiles_starters_and_readme_follow_its_language(tmp_
             settings = httpx.get(f"{url}/project/settings", params={"language": tag},
                                  timeout=60).json()
             assert settings["markdown"] == (ROOT / "chainlit_en-US.md").read_text("utf-8")
+        # The banner's words (public/banner.js) in the page's language.
+        banner = httpx.get(f"{url}/hymt/words", params={"language": "ja-JP"}, timeout=60).json()
+        assert banner["lang"] == "ja"
+        assert banner["words"]["banner_demo"] == STATIC["ja"]["banner_demo"]
         # The reader's choice (?lang=) beats the browser's language, on both requests.
         page = httpx.get(f"{url}/", params={"lang": "de"}, timeout=60)
         assert '<html lang="de">' in page.text  # the page says which, for screen readers

@@ -40,14 +40,15 @@ def _keys(tree, prefix=""):
             yield f"{prefix}{key}"
 
 
-def test_ui_translations_are_complete_for_english_and_chinese():
+def test_ui_translations_are_chainlits_for_every_language_it_ships():
+    """The app's wording of Chainlit's strings is served over these files, in the page's
+    language (hymt_chat/modes/chat_words.py, tests/test_chat_words.py)."""
     shipped = Path(importlib.util.find_spec("chainlit").origin).parent / "translations"
-    for lang in ("en-US", "zh-CN"):
-        ours = json.loads((ROOT / ".chainlit" / "translations" / f"{lang}.json").read_text("utf-8"))
-        default = json.loads((shipped / f"{lang}.json").read_text("utf-8"))
-        assert set(_keys(ours)) == set(_keys(default)), lang
-    en = json.loads((ROOT / ".chainlit" / "translations" / "en-US.json").read_text("utf-8"))
-    assert ".srt" in en["chat"]["input"]["placeholder"]
+    ours = ROOT / ".chainlit" / "translations"
+    assert {p.name for p in ours.glob("*.json")} == {p.name for p in shipped.glob("*.json")}
+    for path in shipped.glob("*.json"):
+        mine = json.loads((ours / path.name).read_text("utf-8"))
+        assert set(_keys(mine)) == set(_keys(json.loads(path.read_text("utf-8")))), path.name
 
 
 def test_logos_and_favicon_are_real_pngs():
@@ -59,8 +60,15 @@ def test_logos_and_favicon_are_real_pngs():
 
 
 def test_welcome_says_plainly_when_it_is_the_demo_model():
-    welcome = (ROOT / "chainlit.md").read_text(encoding="utf-8")
+    """In every readme (the page shows the one in its language; chainlit.md only stops
+    Chainlit from writing its own)."""
+    welcome = (ROOT / "chainlit_en-US.md").read_text(encoding="utf-8")
     assert "Demo model" in welcome and "not* Hunyuan-MT" in welcome
+    said = {"zh-CN": "演示模型", "fr-FR": "Modèle de démonstration", "ja": "デモモデル"}
+    assert {p.stem.removeprefix("chainlit_") for p in ROOT.glob("chainlit_*.md")} == {
+        "en-US", *said}
+    for tag, demo in said.items():
+        assert demo in (ROOT / f"chainlit_{tag}.md").read_text(encoding="utf-8"), tag
 
 
 FEEDBACK_CLASSES = ("positive-feedback-on", "positive-feedback-off", "negative-feedback-on",

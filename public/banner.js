@@ -120,12 +120,35 @@
   d.src = base + "/public/desk.js";
   document.head.appendChild(d);
 
+  // The few strings Chainlit's page writes in English whatever its language: in the page's.
+  var ENGLISH = { "Toggle theme": "script_theme", "Close": "script_close" };
+  var relabelling = false;
+
+  function relabel() {
+    if (relabelling) return;
+    relabelling = true;
+    requestAnimationFrame(function () {
+      relabelling = false;
+      document.querySelectorAll("img.logo[alt=logo]").forEach(function (img) {
+        img.alt = document.title;  // the product's name, not the word "logo"
+      });
+      document.querySelectorAll(".sr-only").forEach(function (span) {
+        var key = ENGLISH[span.textContent];
+        if (key && words[key]) span.textContent = words[key];
+      });
+    });
+  }
+
   function begin() {  // the words first (English if they cannot be had), then the state
     fetch(base + "/hymt/words?language=" + encodeURIComponent(lang), { cache: "no-store" })
       .then(function (r) { return r.json(); })
       .then(function (w) { words = w.words || {}; lang = w.lang || lang; })
       .catch(function () { /* English words */ })
-      .then(poll);
+      .then(function () {
+        relabel();
+        new MutationObserver(relabel).observe(document.body, { childList: true, subtree: true });
+        poll();
+      });
   }
 
   if (document.readyState === "loading") {

@@ -77,6 +77,8 @@ ENGLISH: dict[str, str] = {
     "banner_limit": "This text is {{size}} characters; the limit is {{limit}}. Split it into "
                     "parts, or send it as a file. Nothing was sent; your text is still in the box.",
     "banner_hide": "Hide",
+    "script_theme": "Toggle theme",
+    "script_close": "Close",
 }
 
 STATIC: dict[str, dict[str, str]] = {
@@ -134,6 +136,8 @@ STATIC: dict[str, dict[str, str]] = {
         "banner_limit": "此文本有 {{size}} 个字符，上限为 {{limit}}。请分段发送，或作为文件发送。"
                         "尚未发送任何内容，文本仍在输入框中。",
         "banner_hide": "隐藏",
+        "script_theme": "切换主题",
+        "script_close": "关闭",
     },
     "fr": {
         "chat.input.placeholder": "Tapez ou collez le texte à traduire, ou joignez un fichier…",
@@ -202,6 +206,8 @@ STATIC: dict[str, dict[str, str]] = {
                         "Découpez-le en parties, ou envoyez-le comme fichier. Rien n'a été "
                         "envoyé ; votre texte est toujours dans la zone de saisie.",
         "banner_hide": "Masquer",
+        "script_theme": "Changer de thème",
+        "script_close": "Fermer",
     },
     "ja": {
         "chat.input.placeholder": "翻訳するテキストを入力または貼り付け、またはファイルを添付…",
@@ -259,6 +265,8 @@ STATIC: dict[str, dict[str, str]] = {
                         "ファイルとして送ってください。何も送信されていません。テキストは入力欄に"
                         "残っています。",
         "banner_hide": "閉じる",
+        "script_theme": "テーマを切り替え",
+        "script_close": "閉じる",
     },
     "es": {
         "chat.input.placeholder": "Escriba o pegue el texto que quiere traducir, o adjunte un "
@@ -328,6 +336,8 @@ STATIC: dict[str, dict[str, str]] = {
                         "en partes o envíelo como archivo. No se envió nada; su texto sigue en "
                         "el cuadro.",
         "banner_hide": "Ocultar",
+        "script_theme": "Cambiar el tema",
+        "script_close": "Cerrar",
     },
     "de": {
         "chat.input.placeholder": "Text zum Übersetzen eingeben oder einfügen, oder eine Datei "
@@ -395,6 +405,8 @@ STATIC: dict[str, dict[str, str]] = {
                         "Teilen Sie ihn auf oder senden Sie ihn als Datei. Nichts wurde "
                         "gesendet; Ihr Text steht noch im Eingabefeld.",
         "banner_hide": "Ausblenden",
+        "script_theme": "Design wechseln",
+        "script_close": "Schließen",
     },
 }
 

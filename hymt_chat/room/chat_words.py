@@ -252,12 +252,13 @@ def mount(server: FastAPI, translator: Translator | None, cache: Path,
 
     @server.get("/hymt/words", include_in_schema=False)
     async def banner_words(request: Request) -> JSONResponse:
-        """The banner's words (public/banner.js) in the page's language."""
+        """The page script's words (public/banner.js: the banner, and the few strings
+        Chainlit's page writes in English whatever its language) in the page's language."""
         code = page_language(request.cookies.get(COOKIE), request.query_params.get("language"),
                              request.headers.get("accept-language"))
         lang, said = await words.app.words(code)
         return JSONResponse({"lang": lang, "words": {k: v for k, v in said.items()
-                                                     if k.startswith("banner_")}},
+                                                     if k.startswith(("banner_", "script_"))}},
                             headers={"Cache-Control": "no-store"})
 
     to_front(server)

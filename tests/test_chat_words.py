@@ -13,6 +13,7 @@ import asyncio
 import importlib.util
 import json
 import re
+import time
 from pathlib import Path
 
 import httpx
@@ -30,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TRANSLATIONS = ROOT / ".chainlit" / "translations"
 SHIPPED = Path(importlib.util.find_spec("chainlit").origin).parent / "translations"
 THAI = "ข้อความภาษาไทย"  # short: within the check's length bound of every word
+JAPANESE = "日本語の言葉です"
 
 
 @pytest.mark.parametrize(("choice", "browser", "accept", "page"), [
@@ -90,9 +92,13 @@ def test_pickers_name_languages_in_the_readers_language_without_a_gloss():
 
 
 def _answer(prompt: str) -> str:
-    """Thai for Thai (with the {{slots}} the English had), marked English for the rest."""
+    """Thai for Thai, Japanese for Japanese (with the {{slots}} the English had), marked
+    English for the rest."""
+    slots = "".join(re.findall(r"\{\{\w+\}\}", prompt))
     if "Thai" in prompt or "泰语" in prompt:
-        return THAI + "".join(re.findall(r"\{\{\w+\}\}", prompt))
+        return THAI + slots
+    if "Japanese" in prompt or "日语" in prompt:
+        return JAPANESE + slots
     return "EN:" + prompt[-40:]
 
 
@@ -143,6 +149,21 @@ def test_the_pages_strings_profiles_starters_and_readme_follow_its_language(tmp_
         assert th["navigation.user.menu.settingsKey"] == "S"  # a shortcut, not a word
         assert (tmp_path / "cache" / "chat-words" / "th.json").exists()
         assert (tmp_path / "cache" / "chainlit-words" / "th.json").exists()
+        # Japanese: Chainlit ships it, but leaves some strings English ("Light Theme"); the
+        # model's words fill them once made, and the page does not wait for them.
+        ja = flat(httpx.get(f"{url}/project/translations", params={"language": "ja"},
+                            timeout=60).json()["translation"])
+        assert ja["navigation.header.theme.light"] == "Light Theme"  # this once
+        made = tmp_path / "cache" / "chainlit-words" / "ja.json"
+        deadline = time.monotonic() + 120
+        while not made.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)  # the model's words, asked without the page waiting
+        ja = flat(httpx.get(f"{url}/project/translations", params={"language": "ja"},
+                            timeout=60).json()["translation"])
+        shipped = flat(json.loads((SHIPPED / "ja.json").read_text("utf-8")))
+        assert ja["navigation.header.theme.light"] == JAPANESE
+        assert ja["common.actions.cancel"] == shipped["common.actions.cancel"]  # Chainlit's own
+        assert ja["chat.input.placeholder"] == STATIC["ja"]["chat.input.placeholder"]
         # A French tab: its pickers and commands in French.
         tab = Tab(url, headers={"Accept-Language": "fr-FR,fr;q=0.9"})
         asyncio.run(_pickers_and_commands(tab))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import unicodedata
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
@@ -32,6 +33,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from hymt_chat.engine.translator import Translator
+from hymt_chat.lang.endonyms import endonym
 from hymt_chat.lang.languages import find_language
 from hymt_chat.lang.page_locale import chainlit_tag, page_language
 from hymt_chat.modes.chat_words import ENGLISH, STATIC, PageText, chainlit_keys
@@ -94,6 +96,12 @@ def _cookie(header: str | None) -> str | None:
     return morsel.value if morsel is not None else None
 
 
+def _latin(text: str) -> bool:
+    """Is *text* written in the Latin script (a language's name in itself)?"""
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and all(unicodedata.name(c, "").startswith("LATIN") for c in letters)
+
+
 def settings_language(language: str | None) -> str:
     """The page's language in a Chainlit callback given *language* (profiles, starters):
     the one :class:`PageLanguage` chose for this request, else *language*'s."""
@@ -136,12 +144,25 @@ class ChatWords:
             self._files[tag] = flat(tree)
         return self._files[tag]
 
+    def _gaps(self, code: str, shipped: Mapping[str, str]) -> list[str]:
+        """The strings Chainlit's file for *code* leaves in English ("Light Theme" in its
+        Japanese): all that differ from English in a language of another script, those of
+        more than one word in a language of Latin script ("Info" is French too)."""
+        latin = _latin(endonym(code))
+        return [key for key, english in self.ui.english.items()
+                if code != "en" and shipped.get(key, english) == english
+                and (not latin or len(english.split()) > 1)]
+
     async def translation(self, code: str) -> dict[str, Any]:
         """Chainlit's translation file for a page in *code*, with the app's words in it: all
         English when the app's words are not to be had now (the model is slow or failed)."""
         tag = chainlit_tag(code)
         if tag is not None:
             (said, words), ui = await self.app.words(code), self._shipped(tag)
+            if self._gaps(code, ui):  # the model's words there, once they are made: no wait
+                made, filled = await self.ui.words(code, wait=0)
+                if made == code:
+                    ui = {**ui, **{k: filled[k] for k in self._gaps(code, ui) if k in filled}}
         else:
             (said, words), (_, ui) = await asyncio.gather(self.app.words(code),
                                                           self.ui.words(code))

@@ -100,9 +100,11 @@ class PageWords:
         self._known[code] = {k: str(v) for k, v in kept.items()}
         return self._known[code]
 
-    async def words(self, code: str | None) -> tuple[str, dict[str, str]]:
+    async def words(self, code: str | None,
+                    wait: float | None = None) -> tuple[str, dict[str, str]]:
         """(the page's language, its words) for a guest whose language is *code*: English
-        for an unknown code or when the model cannot say them now."""
+        for an unknown code or when the model cannot say them now (within *wait* seconds,
+        else the page's wait; the words asked are kept for the next page either way)."""
         found = find_language(code) if isinstance(code, str) else None
         if found is None:
             return "en", self.english
@@ -120,7 +122,8 @@ class PageWords:
             self._asking[code] = task
             task.add_done_callback(lambda _: self._asking.pop(code, None))
         try:
-            return await asyncio.wait_for(asyncio.shield(task), self.wait_seconds)
+            return await asyncio.wait_for(asyncio.shield(task),
+                                          self.wait_seconds if wait is None else wait)
         except TimeoutError:
             return "en", self.english
 

@@ -151,6 +151,18 @@
       });
   }
 
+  // The reader picked the page's language in the settings: the page again, in it (the
+  // server keeps ?lang= as the reader's choice).
+  window.addEventListener("message", function (e) {
+    var d = e.data;
+    if (e.source !== window || !d || d.hymt !== "page_language" || typeof d.code !== "string") {
+      return;
+    }
+    var query = new URLSearchParams(location.search);
+    query.set("lang", d.code);
+    location.search = query.toString();
+  });
+
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", begin);
   } else {

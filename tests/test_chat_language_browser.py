@@ -85,6 +85,17 @@ def test_a_french_browser_sees_the_chat_page_in_french_only(browser, chat_url):
     common = re.findall(r"\b(?:the|and|your|you|with|here|this|please|new|close|open|toggle|"
                         r"theme|logo|search|settings|loading)\b", seen, re.I)
     assert shown == [] and common == [], seen
+    # The reader picks Japanese for the page, in the settings where each language is named
+    # in itself: the page comes back in Japanese, and stays so (the choice is kept).
+    page.click("#page_language")
+    page.get_by_role("option", name="日本語").click()
+    confirm = flat(json.loads((TRANSLATIONS / "fr-FR.json").read_text("utf-8")))
+    page.get_by_role("button", name=confirm["common.actions.confirm"]).click()
+    japanese = STATIC["ja"]["chat.input.placeholder"]
+    expect(page.locator("#chat-input")).to_have_attribute("placeholder", japanese)
+    assert page.locator("html").get_attribute("lang") == "ja"
+    page.goto(chat_url)
+    expect(page.locator("#chat-input")).to_have_attribute("placeholder", japanese)
     page.context.close()
 
 

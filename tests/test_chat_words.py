@@ -21,10 +21,13 @@ import pytest
 
 from hymt_chat.lang.languages import LANGUAGES, find_language
 from hymt_chat.lang.page_locale import CHAINLIT_TAGS, chainlit_tag, page_language
-from hymt_chat.modes.chat_words import ENGLISH, STARTERS, STATIC, PageText
+from hymt_chat.modes.chat_words import ENGLISH, PAGE_LANGUAGE, STARTERS, STATIC, PageText
 from hymt_chat.modes.profiles import PROFILES
+from hymt_chat.modes.translator_session import TranslatorSession
 from hymt_chat.room.chat_words import COOKIE, flat, nested
 from hymt_chat.room.words import check_words
+from tests.support.sessions import RecordingScreen, services
+from tests.support.stub_model import StubModel
 from tests.support.tabs import Tab, app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -180,3 +183,22 @@ async def _pickers_and_commands(tab: Tab) -> None:
     assert labels["source"]["label"] == STATIC["fr"]["from"]
     assert "Détection automatique" in {i["label"] for i in labels["source"]["items"]}
     assert {c["id"]: c["description"] for c in commands}["swap"] == STATIC["fr"]["command_swap"]
+
+
+async def test_the_reader_picks_the_pages_language_in_the_settings(tmp_path):
+    """The picker names each language in itself; a new pick makes the tab's script load the
+    page again in it (public/banner.js, driven in tests/test_chat_language_browser.py), and
+    leaves the other settings for the page it loads."""
+    with StubModel() as stub:
+        screen = RecordingScreen()
+        session = TranslatorSession(services(stub, tmp_path), screen, session_id="s",
+                                    user_key="addr:1", page=PageText("fr", STATIC["fr"]))
+        await session.start()
+        picker = next(f for f in screen.panels[-1] if f.id == PAGE_LANGUAGE)
+        assert picker.label == "Langue de la page" and picker.value == "fr"
+        assert picker.items["日本語"] == "ja" and picker.items["Español"] == "es"
+        await session.settings_changed({PAGE_LANGUAGE: "fr", "target": "de"})  # not the page's
+        assert screen.signals == []
+        await session.settings_changed({PAGE_LANGUAGE: "ja", "target": "es"})
+        assert screen.signals == [{"hymt": PAGE_LANGUAGE, "code": "ja"}]
+        assert session.state.target == "de"  # the rest waits for the page in Japanese

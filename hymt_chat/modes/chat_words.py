@@ -12,10 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from hymt_chat.lang.endonyms import names_in
+from hymt_chat.lang.endonyms import endonym, names_in
+from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.lang.names import language_choices
+from hymt_chat.modes.screen import Choice
 
-__all__ = ["ENGLISH", "STARTERS", "STATIC", "PageText", "chainlit_keys"]
+__all__ = ["ENGLISH", "PAGE_LANGUAGE", "STARTERS", "STATIC", "PageText", "chainlit_keys"]
+
+PAGE_LANGUAGE = "page_language"  # the settings' field, and the page script's message
 
 ENGLISH: dict[str, str] = {
     # Chainlit's strings, worded for a translator
@@ -79,6 +83,7 @@ ENGLISH: dict[str, str] = {
     "banner_hide": "Hide",
     "script_theme": "Toggle theme",
     "script_close": "Close",
+    "page_language": "Page language",
 }
 
 STATIC: dict[str, dict[str, str]] = {
@@ -138,6 +143,7 @@ STATIC: dict[str, dict[str, str]] = {
         "banner_hide": "隐藏",
         "script_theme": "切换主题",
         "script_close": "关闭",
+        "page_language": "页面语言",
     },
     "fr": {
         "chat.input.placeholder": "Tapez ou collez le texte à traduire, ou joignez un fichier…",
@@ -208,6 +214,7 @@ STATIC: dict[str, dict[str, str]] = {
         "banner_hide": "Masquer",
         "script_theme": "Changer de thème",
         "script_close": "Fermer",
+        "page_language": "Langue de la page",
     },
     "ja": {
         "chat.input.placeholder": "翻訳するテキストを入力または貼り付け、またはファイルを添付…",
@@ -267,6 +274,7 @@ STATIC: dict[str, dict[str, str]] = {
         "banner_hide": "閉じる",
         "script_theme": "テーマを切り替え",
         "script_close": "閉じる",
+        "page_language": "ページの言語",
     },
     "es": {
         "chat.input.placeholder": "Escriba o pegue el texto que quiere traducir, o adjunte un "
@@ -338,6 +346,7 @@ STATIC: dict[str, dict[str, str]] = {
         "banner_hide": "Ocultar",
         "script_theme": "Cambiar el tema",
         "script_close": "Cerrar",
+        "page_language": "Idioma de la página",
     },
     "de": {
         "chat.input.placeholder": "Text zum Übersetzen eingeben oder einfügen, oder eine Datei "
@@ -407,6 +416,7 @@ STATIC: dict[str, dict[str, str]] = {
         "banner_hide": "Ausblenden",
         "script_theme": "Design wechseln",
         "script_close": "Schließen",
+        "page_language": "Seitensprache",
     },
 }
 
@@ -440,6 +450,12 @@ class PageText:
         """A language picker's items, each language named in the page's language."""
         return language_choices(include_auto=include_auto, reader=self.language,
                                 auto_label=self["auto"])
+
+    def page_choice(self) -> Choice:
+        """The page's own language picker: each language named in itself, so that a reader
+        finds theirs whatever the page speaks now."""
+        return Choice(PAGE_LANGUAGE, self["page_language"],
+                      {endonym(lang.code): lang.code for lang in LANGUAGES}, self.language)
 
     def starters(self) -> list[tuple[str, str]]:
         """(label, message) of the first-try buttons: "Spanish · ¿Dónde está la estación?"."""

@@ -75,9 +75,11 @@ class TranslatorSession(Session):
         ]
         if await self.services.best_available():
             fields.append(Toggle("best", self.page["best"], self.best, self.page["best_tip"]))
-        await self.screen.settings(fields)
+        await self.screen.settings([*fields, self.page.page_choice()])
 
     async def settings_changed(self, values: Mapping[str, Any]) -> None:
+        if await self.page_language_changed(values):
+            return
         self.best = bool(values.get("best"))
         try:
             changed = self.state.set_languages(values.get("source"), values.get("target"))

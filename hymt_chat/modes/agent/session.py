@@ -123,6 +123,7 @@ class AgentSession(Session):
             Choice("tone", self.page["tone"],
                    {self.page[f"tone_{tone}"]: tone for tone in TONE_CHOICES.values()},
                    self.conv.tone),
+            self.page.page_choice(),
         ])
 
     async def banner(self) -> None:
@@ -133,6 +134,8 @@ class AgentSession(Session):
             await self._save(self.conv.to_dict())
 
     async def settings_changed(self, values: Mapping[str, Any]) -> None:
+        if await self.page_language_changed(values):
+            return
         self.back_translate = bool(values.get("back_translate"))
         self.use_context = bool(values.get("use_context"))
         tone = values.get("tone")

@@ -5,16 +5,18 @@ Chainlit's page asks ``/project/translations`` for its UI strings and ``/project
 for its profiles, starters and readme, each with the browser's language. Here:
 
 * ``/project/translations`` answers ahead of Chainlit's: Chainlit's own file for the page's
-  language where Chainlit ships one, else its English strings as the model says them (made,
-  checked and kept once per deployment like the guest pages' words, :class:`PageWords`);
-  then the app's words (:mod:`hymt_chat.modes.chat_words`) over the strings it words its own
-  way. So the app's words and Chainlit's come from the same language.
+  language where Chainlit ships one (the strings it leaves in English there filled by the
+  model's words once made), else its English strings as the model says them (made, checked
+  and kept once per deployment like the guest pages' words, :class:`PageWords`); then the
+  app's words (:mod:`hymt_chat.modes.chat_words`) over the strings it words its own way. So
+  the app's words and Chainlit's come from the same language.
 * ``/project/settings`` is passed the page's own language (:class:`PageLanguage`), so that
   the profiles and starters follow it; Chainlit reads the readme of that language
   (``chainlit_<tag>.md``), or the English one where none is written, and so never looks for
   a file that is not there (which it logs at every page load).
 * ``/hymt/words`` gives the page's own script (the banner) its words in that language.
-* ``?lang=<code>`` on the page's address is the reader's choice, kept in a cookie.
+* ``?lang=<code>`` on the page's address is the reader's choice (the settings' *Page
+  language* loads the page with it), kept in a cookie.
 """
 
 from __future__ import annotations

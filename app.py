@@ -25,26 +25,20 @@ from chainlit.server import sio
 from chainlit.utils import wrap_user_function
 
 from hymt_chat.api import routes as api
-from hymt_chat.engine.recall import Memory
-from hymt_chat.engine.translator import Translator
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes import profiles as modes
-from hymt_chat.modes.agent.desk_seat import open_desk
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.kiosk_session import KioskSession
-from hymt_chat.modes.room import Rooms
+from hymt_chat.modes.runtime import Runtime
 from hymt_chat.modes.screen import storing
-from hymt_chat.modes.session import BUTTONS, Services, Session, Upload
+from hymt_chat.modes.session import BUTTONS, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
 from hymt_chat.room import chat_words, counter, desk_page
 from hymt_chat.room import page as room_page
 from hymt_chat.room.desk_relay import DeskRelay
 from hymt_chat.room.words import PageWords
 from hymt_chat.service import auth, history, logs, web
-from hymt_chat.service.metrics import get_metrics
 from hymt_chat.service.nonblocking import drop_blocking_sleep
-from hymt_chat.service.ratelimit import get_rate_limiter
-from hymt_chat.service.readiness import get_readiness
 from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
 from presenter import Screen, profiles_shown, starters_shown
@@ -57,14 +51,11 @@ make_private(SETTINGS.cache_dir)  # history, logs, uploads, keys: 0600 files in 
 FILES = web.own_files(SETTINGS.cache_dir, *map(importlib.import_module,
                                                  ("chainlit.config", "chainlit.server")))
 logs.configure_logging(SETTINGS)  # JSON lines with a request id, rotating file
-READINESS = get_readiness(SETTINGS)
-METRICS = get_metrics(SETTINGS)  # hooks the process-wide policy
-TRANSLATOR = METRICS.instrument(Translator(SETTINGS, memory=Memory.for_settings(SETTINGS)))
-ROOMS, LIMITER = Rooms(hours=SETTINGS.room_hours), get_rate_limiter(SETTINGS)
-DESK = open_desk(ROOMS, TRANSLATOR, LIMITER, SETTINGS)  # the support desk's queue
-SERVICES = Services(SETTINGS, TRANSLATOR, READINESS, LIMITER, METRICS,
-                    cl_config.features.spontaneous_file_upload.max_files or 5, ROOMS, DESK)
-SERVICES.translator.policy.add_hook(logs.log_policy_event)
+# Everything the sessions, routes and background tasks share, kept on the server's state (as a
+# Starlette app keeps its own), started and closed with Chainlit's lifespan below.
+RUNTIME = server.state.runtime = Runtime(SETTINGS)
+SERVICES = RUNTIME.services(cl_config.features.spontaneous_file_upload.max_files or 5)
+RUNTIME.policy.add_hook(logs.log_policy_event)
 # Socket.IO drops a message over its cap without a word. The cap fits the input limit at its
 # worst encoding (web.frame_cap): all under the limit arrives; the page sends nothing over it.
 sio.eio.max_http_buffer_size = web.frame_cap(SETTINGS)
@@ -94,16 +85,17 @@ def _token_user(cookies: dict[str, str], authorization: str | None) -> cl.User |
 
 web.install_guards(server, SETTINGS, user_of=_token_user if AGENTS else None,
                    is_allowed=auth.token_check(AGENTS) if AGENTS else None, sign_in=HISTORY)
-web.add_routes(server, SETTINGS, readiness=READINESS, metrics=METRICS, demo=SERVICES.demo,
-               notice=wording.DEMO_NOTICE, sign_in=HISTORY)
+web.add_routes(server, SETTINGS, readiness=RUNTIME.readiness, metrics=RUNTIME.metrics,
+               window=RUNTIME.window, demo=SERVICES.demo, notice=wording.DEMO_NOTICE,
+               sign_in=HISTORY)
 PAGE_WORDS = PageWords(SERVICES.translator, SETTINGS.cache_dir / "page-words")  # the guests'
 room_page.mount(server, SERVICES.rooms, SETTINGS, PAGE_WORDS)  # /room/<token>: their own phone
 counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, PAGE_WORDS)
-desk_page.mount(server, DESK, SETTINGS, PAGE_WORDS)  # /desk: visitors start here
+desk_page.mount(server, RUNTIME.desk, SETTINGS, PAGE_WORDS)  # /desk: visitors start here
 # Several replicas: the desk's queue and its conversations' talk shared through Redis.
-RELAY = DeskRelay(DESK, ROOMS, SETTINGS.redis_url) if SETTINGS.redis_url else None
+RELAY = DeskRelay(RUNTIME.desk, RUNTIME.rooms, SETTINGS.redis_url) if SETTINGS.redis_url else None
 RELAY_TASK: list[asyncio.Task[None]] = []  # the relay's listener, held for the process
-api.mount(server, SERVICES.translator, SETTINGS, metrics=METRICS)  # LibreTranslate, DeepL
+api.mount(server, SERVICES.translator, SETTINGS, metrics=RUNTIME.metrics)  # LibreTranslate, DeepL
 # The chat page in the reader's language: Chainlit's strings and ours, profiles, starters, readme.
 CHAT_WORDS = chat_words.mount(server, SERVICES.translator, SETTINGS.cache_dir, cl_config.root)
 
@@ -149,7 +141,7 @@ def _open(thread: dict[str, Any] | None = None) -> Session:
     else:
         session = TranslatorSession(SERVICES, Screen(), **args)
     cl.user_session.set("session", session)
-    READINESS.start()
+    RUNTIME.start()
     return session
 
 
@@ -185,7 +177,9 @@ if AGENTS:  # registering Chainlit's auth callback makes sign-in compulsory: onl
 
 @cl.on_app_startup
 async def app_startup() -> None:
-    """The history's tables (with sign-in); the desk's relay between replicas (with Redis)."""
+    """The runtime's readings; the history's tables (with sign-in); the desk's relay between
+    replicas (with Redis)."""
+    RUNTIME.start()
     if HISTORY:
         added = await history.ensure_schema(SETTINGS.history_url)
         if added:
@@ -193,6 +187,15 @@ async def app_startup() -> None:
     if RELAY is not None:
         RELAY_TASK.append(asyncio.get_running_loop().create_task(RELAY.run()))
         await RELAY.ready()
+    await RUNTIME.desk.restore()  # the database's open desk conversations (a restart)
+
+
+@cl.on_app_shutdown
+async def app_shutdown() -> None:
+    """Stop the relay's listener and everything the runtime started; close its connections."""
+    for task in RELAY_TASK:
+        task.cancel()
+    await RUNTIME.close()
 
 
 if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history needs sign-in
@@ -200,7 +203,7 @@ if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history ne
 
     @cl.data_layer
     def history_layer() -> SQLAlchemyDataLayer:
-        layer_cls = history.skip_writes_when(SQLAlchemyDataLayer, _unkept)
+        layer_cls = history.refuse_erased(history.skip_writes_when(SQLAlchemyDataLayer, _unkept))
         layer = layer_cls(conninfo=SETTINGS.history_url)
         history.adapt_sqlite(layer.engine)
         return layer

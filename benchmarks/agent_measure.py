@@ -11,7 +11,7 @@
     HYMT_BASE_URL=... HYMT_API_KEY=... .venv/bin/python benchmarks/agent_measure.py \
         [--only placeholders|glossary|drift] [--hard] [--repeat 2]
 
-Results are printed and written to benchmarks/results/agent-measure.json.
+Results are printed and written to docs/results/agent-measure.json.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from hymt_chat.lang.detect import detect_language
 from hymt_chat.settings import Settings
 from hymt_chat.text.segments import max_tokens_for
 
-RESULTS = Path(__file__).resolve().parent / "results" / "agent-measure.json"
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results" / "agent-measure.json"
 
 # (source, target, sentence with its protected spans in [brackets])
 SENTENCES: list[tuple[str, str, str]] = [

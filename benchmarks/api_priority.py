@@ -14,7 +14,7 @@ goal <= 2), and with ``--baseline`` the same load with API requests in the inter
     .venv/bin/python benchmarks/api_priority.py [--messages 8] [--clients 4] [--baseline]
 
 Without HYMT_BASE_URL it launches a demo sidecar with 2 running + 2 queued. Writes
-benchmarks/results/api_priority.md.
+docs/results/api_priority.md.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from hymt_chat.engine.translator import Translator
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 GOAL = 2.0
 API_TEXTS = [  # what a browser extension or Weblate sends: short strings, many of them
     "Add to cart", "Your order has shipped.", "Forgot your password?",

@@ -8,7 +8,7 @@ and wall time. Greedy decoding (temperature 0) so a rerun gives the same answers
     HYMT_BASE_URL=... HYMT_API_KEY=... HYMT_MODEL=... .venv/bin/python benchmarks/delimiters.py \
         [--block 8] [--target fr]
 
-Results are printed and written to benchmarks/results/delimiters.json.
+Results are printed and written to docs/results/delimiters.json.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from hymt_chat.engine.families import get_family
 from hymt_chat.settings import Settings
 from hymt_chat.text.cleanup import max_tokens_for
 
-RESULTS = Path(__file__).resolve().parent / "results" / "delimiters.json"
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results" / "delimiters.json"
 
 CUES = [
     "Where were you last night?", "I waited for you until midnight.",

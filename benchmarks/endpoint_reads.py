@@ -16,7 +16,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from hymt_chat.engine.client import reset_client
 from hymt_chat.engine.translator import Translator
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint, state_file, write_state
@@ -39,8 +38,7 @@ def main() -> None:
         return real(self, *a, **k)  # type: ignore[arg-type]
 
     Path.read_text = counting  # type: ignore[method-assign]
-    reset_client()
-    translator = Translator(settings)
+    translator = Translator(settings)  # its own client: the endpoint read afresh
     per_call = []
     for _ in range(args.rounds):
         start = time.perf_counter()

@@ -18,10 +18,10 @@ alone sets it up: no window setting, no profile, so the window starts at the saf
 the server's ``/metrics`` (hymt_chat/engine/window.py); the translator is the app's, over the
 process-wide policy. ``--runs`` times (3): B alone, then B while A's document translates; each
 run's P95 over that run's median alone. Goal: <= 1.5x in every run, all delivered, A whole.
-Writes benchmarks/results/fairness_external.md.
+Writes docs/results/fairness_external.md.
 
 Without HYMT_BASE_URL it launches a demo sidecar with 2 running + 2 queued
-(``--max-num-seqs 2 --max-num-queued-reqs 4``). Writes benchmarks/results/fairness.md.
+(``--max-num-seqs 2 --max-num-queued-reqs 4``). Writes docs/results/fairness.md.
 """
 
 from __future__ import annotations
@@ -45,12 +45,12 @@ from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.translator import Translator
-from hymt_chat.engine.window import window_report
 from hymt_chat.errors import HymtError, IncompleteTranslationError
+from hymt_chat.modes.runtime import Runtime
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 SERVER_ARGS = "--max-num-seqs 2 --max-num-queued-reqs 4"  # the cpu profile adds priority
 SEQS = 2  # the server's --max-num-seqs: what engine_slots gives the app for its sidecar
 GOAL = 2.0
@@ -113,19 +113,19 @@ def make_translator(endpoint: Endpoint, *, fcfs: bool = False) -> Translator:
     return Translator(settings, ModelClient(settings), policy)
 
 
-def app_translator(endpoint: Endpoint) -> Translator:
+def app_runtime(endpoint: Endpoint) -> Runtime:
     """The app's setup for a server given by URL only (greedy decoding aside, so that a message
-    costs the same in every run): no window_max, no profile; the process-wide policy, whose
-    ceiling the engine's /metrics move."""
+    costs the same in every run, and no memory, so that a repeat costs it too): no window_max,
+    no profile; the app's policy, whose ceiling the engine's /metrics move."""
     settings = Settings(base_url=endpoint.base_url, api_key=endpoint.api_key,
-                        model=endpoint.model, temperature=0.0)
+                        model=endpoint.model, temperature=0.0, memory=False)
     assert settings.window_max is None and settings.profile == "auto", "HYMT_* set around us"
-    return Translator(settings, ModelClient(settings))
+    return Runtime(settings)
 
 
-def window_now(translator: Translator) -> str:
+def window_now(runtime: Runtime) -> str:
     """The window as /health shows it: "2 (engine metrics: the engine runs 2, full)"."""
-    w = window_report(translator.settings)
+    w = runtime.window()
     engine = w.get("engine")
     seen = ""
     if isinstance(engine, dict):
@@ -143,9 +143,9 @@ class Round:
     load: tuple[float, float]  # 1-minute load average at its start and end
 
 
-async def external_rounds(translator: Translator, messages: list[tuple[str, str, str]],
+async def external_rounds(runtime: Runtime, messages: list[tuple[str, str, str]],
                           args: argparse.Namespace) -> list[Round]:
-    rounds = []
+    translator, rounds = runtime.translator, []
     for i in range(1, args.runs + 1):
         start = os.getloadavg()[0]
         print(f"run {i}: B alone…", flush=True)
@@ -153,7 +153,7 @@ async def external_rounds(translator: Translator, messages: list[tuple[str, str,
         await user_b(translator, messages, alone)
         print(f"run {i}: A translates {args.lines} lines, B writes…", flush=True)
         doc = await with_document(translator, messages, args.lines, f"run {i}: with document")
-        rounds.append(Round(alone, doc, window_now(translator), (start, os.getloadavg()[0])))
+        rounds.append(Round(alone, doc, window_now(runtime), (start, os.getloadavg()[0])))
         print(f"  P95 / alone median = {_s(ratio(alone, doc), '{:.2f}x')}; window "
               f"{rounds[-1].window}", flush=True)
     return rounds
@@ -295,10 +295,10 @@ async def main(args: argparse.Namespace) -> None:
               else f"a demo vLLM sidecar started with `{SERVER_ARGS}`")
     if args.external:
         with model_server(SERVER_ARGS) as endpoint:
-            translator = app_translator(endpoint)
-            print("warming up…", flush=True)
-            await user_b(translator, [WARM_UP], Run("warm"))
-            rounds = await external_rounds(translator, messages, args)
+            async with app_runtime(endpoint) as runtime:
+                print("warming up…", flush=True)
+                await user_b(runtime.translator, [WARM_UP], Run("warm"))
+                rounds = await external_rounds(runtime, messages, args)
         seconds = time.monotonic() - t0
         RESULTS.mkdir(exist_ok=True)
         text = external_report(args, rounds, server, started, seconds)
@@ -306,7 +306,7 @@ async def main(args: argparse.Namespace) -> None:
         print("\n" + text)
         return
     with model_server(SERVER_ARGS) as endpoint:
-        translator = make_translator(endpoint)  # the one process-wide setup
+        translator = make_translator(endpoint)  # the app's setup
         print("warming up…", flush=True)
         await user_b(translator, [WARM_UP], Run("warm"))
         print(f"alone: B sends {args.messages} messages…", flush=True)

@@ -16,13 +16,14 @@ the checks can only vouch for what they recognise.
 
     .venv/bin/python benchmarks/fidelity.py [--repeat 2] [--only NAME ...] [--show-clean]
 
-Results: benchmarks/results/fidelity.json (every answer) and fidelity.md (the table).
+Results: docs/results/fidelity.json (every answer) and fidelity.md (the table).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import json
 import sys
 import time
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _server import model_server
+from load import machine
 
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.policy import Policy
@@ -43,7 +45,7 @@ from hymt_chat.text.checks import check_translation
 from hymt_chat.text.masking import mask_values
 from hymt_chat.text.protect import unmask
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 
 # (source, target, message): 16 pairs x 4, rich in amounts, dates, times, weekdays, orders.
 MESSAGES: list[tuple[str, str, str]] = [
@@ -214,7 +216,9 @@ def report(out: dict[str, list[dict[str, object]]]) -> str:
                      f"{after} after — repaired or prevented {share:.0%}; every one left is "
                      "flagged.")
     print(text)
-    (RESULTS / "fidelity.md").write_text(text + "\n")
+    head = (f"# Checks and repair on the demo model\n\n`{' '.join(['.venv/bin/python', *sys.argv])}`"
+            f", {datetime.date.today().isoformat()} — {machine()}.\n\n")
+    (RESULTS / "fidelity.md").write_text(head + text + "\n")
     return text
 
 

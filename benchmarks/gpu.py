@@ -2,8 +2,8 @@
 
     python benchmarks/gpu.py LABEL --profile a10 --model DIR [--vllm-args "..."] [--port 8021]
                              [--conc 2,8,16,32] [--tests first,raw,app,doc,oom]
-                             [--doc-lines 40] [--n-short 10] [--out benchmarks/results/gpu]
-    python benchmarks/gpu.py --report benchmarks/results/gpu   (the tables of every run there)
+                             [--doc-lines 40] [--n-short 10] [--out docs/results/gpu]
+    python benchmarks/gpu.py --report docs/results/gpu   (the tables of every run there)
 
 ``hymt-chat serve-model --profile P`` starts the server (the flags fitted to the installed vLLM,
 the warm start before ready) and this waits for its state file to say ready. Then, in order:
@@ -22,7 +22,7 @@ the warm start before ready) and this waits for its state file to say ready. The
 
 With dummy weights (``--load-format dummy``) every answer is noise of its full length, so the
 times are those of real work; the words are not. Writes LABEL.json under --out; --report turns
-every JSON there into benchmarks/results/gpu.md's tables.
+every JSON there into docs/results/gpu.md's tables.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from fairness import MESSAGES, document
 from load import machine
 
 from hymt_chat.engine.client import ModelClient
-from hymt_chat.engine.policy import get_policy
+from hymt_chat.engine.policy import policy_for
 from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.translator import Translator
 from hymt_chat.errors import HymtError
@@ -283,7 +283,7 @@ async def oom_probe(http: httpx.AsyncClient, url: str, seqs: int, max_len: int) 
 async def measure(args: argparse.Namespace, sidecar: Sidecar) -> list[dict[str, object]]:
     settings = Settings(base_url=f"http://127.0.0.1:{args.port}/v1", api_key=KEY, model="hymt",
                         profile=args.profile, vllm_args=args.vllm_args, model_path=args.model)
-    translator = Translator(settings, CountingClient(settings), get_policy(settings))
+    translator = Translator(settings, CountingClient(settings), policy_for(settings))
     slots = engine_slots(settings)
     flags = dict(choose(settings).flags)
     url = f"{settings.base_url}/chat/completions"
@@ -395,7 +395,7 @@ def main() -> None:
                     help="which of first,raw,app,doc,oom to run (in that order)")
     ap.add_argument("--ready-timeout", type=float, default=600)
     ap.add_argument("--cache", default="/tmp/hymt-gpu-bench")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gpu"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "gpu"))
     ap.add_argument("--report", metavar="FOLDER")
     args = ap.parse_args()
     if args.report:

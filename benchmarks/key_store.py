@@ -11,7 +11,7 @@ Per API request the store is asked twice (look the key up, charge the characters
     .venv/bin/python benchmarks/key_store.py [--requests 2000] [--tasks 16]
 
 PostgreSQL: HYMT_TEST_POSTGRES_URL, else a throwaway cluster (initdb, as the tests do), on this
-host over TCP loopback. Writes benchmarks/results/key_store.md.
+host over TCP loopback. Writes docs/results/key_store.md.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from hymt_chat.api.keys import KeyStore
 from hymt_chat.errors import QuotaExceededError
 from tests.support.postgres import fresh_database, postgres_server
 
-RESULTS = ROOT / "benchmarks" / "results" / "key_store.md"
+RESULTS = ROOT / "docs" / "results" / "key_store.md"
 
 
 def one_request_ms(store: KeyStore, key: str, n: int) -> tuple[float, float]:

@@ -18,7 +18,7 @@ fraction of the saturated rate; tokens/s comes from the server's vllm:generation
 
 Without HYMT_BASE_URL it launches its own demo sidecar with 2 running + 2 queued
 (``--max-num-seqs 2 --max-num-queued-reqs 4``); with it, set ``--capacity`` to that server's
-``--max-num-seqs``. Writes benchmarks/results/load.md and load.png.
+``--max-num-seqs``. Writes docs/results/load.md and load.png.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from _server import model_server
 
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.families import family_in_force
-from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
+from hymt_chat.engine.policy import Policy, PolicyEvent, policy_for
 from hymt_chat.engine.prompts import build_prompt, chat_messages
 from hymt_chat.engine.translator import Translator, plan_translation
 from hymt_chat.errors import HymtError
@@ -51,7 +51,7 @@ from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
 from hymt_chat.text.segments import max_tokens_for
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 # 2 running + 2 queued (the profiles keep the stats on that vllm:generation_tokens_total needs).
 SERVER_ARGS = "--max-num-seqs 2 --max-num-queued-reqs 4"
 
@@ -392,7 +392,7 @@ async def main(args: argparse.Namespace) -> None:
             sat_a = await saturate(http, settings, endpoint, mix[:half], args.capacity, "a")
 
             print(f"policy: {args.users} users x {args.messages} messages…", flush=True)
-            policy = get_policy(settings)  # the process-wide one, built from settings
+            policy = policy_for(settings)  # the app's, built from settings
             watch = PolicyWatch(policy)
             translator = Translator(settings, ModelClient(settings), policy)
             run = await chat_users(translator, "policy", args, http, endpoint)

@@ -22,7 +22,7 @@ temporary folder unless ``--database-url`` names a PostgreSQL (then parts 1-3 us
     PYTHONPATH=. .venv/bin/python benchmarks/memory.py [--kiosk 50] [--ui 25] [--uploads 3]
         [--tmx 1000000] [--parts kiosk,api,eviction,tmx] [--database-url postgresql+asyncpg://…]
 
-Writes benchmarks/results/memory.md (every part), else memory-PARTS.md.
+Writes docs/results/memory.md (every part), else memory-PARTS.md.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from hymt_chat.store.tmx import read_tmx, write_tmx
 from tests.support.api_server import api_app
 from tests.support.up_stack import served
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 
 QUESTIONS = [  # what visitors ask a museum's or a station's kiosk, in their own language
     ("Where is the nearest toilet?", "en", "zh"),

@@ -17,7 +17,7 @@ text after the whole text (110 x its time alone).
     PYTHONPATH=. .venv/bin/python benchmarks/own_tab.py [--messages 6] [--paragraphs 40]
 
 The app's window is the server's ``--max-num-seqs`` (HYMT_WINDOW_MAX, as the app computes it for
-its own sidecar). Writes benchmarks/results/own_tab.md.
+its own sidecar). Writes docs/results/own_tab.md.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from hymt_chat.lang.names import language_name
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.tabs import Tab
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 GOAL = 2.0
 # One-liners into English from anything but French, so that each answer's meta line
 # ("German → English") tells it apart from the French document's.

@@ -30,7 +30,7 @@ On a host with one GPU per replica the model's side would scale; measure that th
 
     PYTHONPATH=. .venv/bin/python benchmarks/scale_out.py [--users 40] [--messages 2]
 
-Prints the table and writes it to benchmarks/results/scale_out.md. It starts two model loads
+Prints the table and writes it to docs/results/scale_out.md. It starts two model loads
 per configuration's life (minutes on CPU); run nothing else heavy beside it.
 """
 
@@ -60,7 +60,7 @@ from load import machine
 from tests.support import up_stack as up
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "docs" / "results"
 SENTENCE = "Bonjour, ma commande numéro {} est arrivée en retard."
 FRENCH = "arrivée"  # in an answer: the app's failure note, which repeats the original
 REFUSED = "try again in"  # the rate limit's sentence (hymt_chat.errors)

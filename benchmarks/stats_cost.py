@@ -12,7 +12,7 @@ times those reads.
 
     .venv/bin/python benchmarks/stats_cost.py [--rounds 2] [--jobs 32] [--single 8]
 
-Writes benchmarks/results/stats_cost.md.
+Writes docs/results/stats_cost.md.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from load import MESSAGES, machine, raw_body, saturate
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 SERVER_ARGS = "--max-num-seqs 2 --max-num-queued-reqs 4"
 
 

@@ -1,13 +1,11 @@
-"""Settings read from ``HYMT_*`` environment variables and a ``.env`` file, and :class:`Shared`,
-the one way the process-wide objects built from them (policy, client, metrics…) are kept."""
+"""Settings read from ``HYMT_*`` environment variables and a ``.env`` file: what an app's
+Runtime (``hymt_chat.modes.runtime``) is built from."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Hashable
 from functools import lru_cache
 from pathlib import Path
-from typing import Generic, Literal, TypeVar
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -231,6 +229,46 @@ class Settings(BaseSettings):
         default="read", description="The kiosk and its counter: read the memory but store "
         "nothing visitors typed (read), store like other pages (write), or off."
     )
+    memory_pii: Literal["mask", "skip", "keep"] = Field(
+        default="mask", description="Personal data (e-mail addresses, phone, card and IBAN "
+        "numbers, links, order and long numbers) in what the memory keeps: as placeholders "
+        "([email-1]) put back from the text looked up (mask), segments holding any not kept "
+        "(skip), or in clear (keep) (hymt_chat/text/personal.py)."
+    )
+    log_pii: Literal["mask", "keep"] = Field(
+        default="mask", description="Personal data in the app's log lines (e-mail addresses, "
+        "phone, card, IBAN and order numbers; links and bare numbers stay): as placeholders "
+        "(mask) or in clear (keep)."
+    )
+    # --- retention (hymt_chat/service/retention.py): days kept; unset: the general setting --
+    retention_days: int | None = Field(
+        default=None, ge=0, description="Days anything about a conversation is kept (history, "
+        "conversations, uploads, the memory's model answers, logs); unset or 0: kept until "
+        "removed by hand."
+    )
+    retention_history_days: int | None = Field(
+        default=None, ge=0, description="Agents' history threads (0: kept)."
+    )
+    retention_conversations_days: int | None = Field(
+        default=None, ge=0, description="Rooms', desk conversations and their transcripts (0: "
+        "kept)."
+    )
+    retention_uploads_days: int | None = Field(
+        default=None, ge=0, description="Uploaded files and translated documents (0: kept)."
+    )
+    retention_memory_days: int | None = Field(
+        default=None, ge=0, description="The memory's model answers (0: kept)."
+    )
+    retention_logs_days: int | None = Field(
+        default=None, ge=0, description="Log lines (0: kept)."
+    )
+    retention_team_days: int | None = Field(
+        default=None, ge=0, description="The memory's corrections and imports: their own "
+        "setting, never HYMT_RETENTION_DAYS (unset or 0: kept)."
+    )
+    retention_every: float = Field(
+        default=3600.0, gt=0, description="Seconds between two retention sweeps in the app."
+    )
     secure_cookies: bool = Field(
         default=False, description="Mark cookies Secure even when TLS ends at a proxy in front."
     )
@@ -347,35 +385,3 @@ class Settings(BaseSettings):
 def get_settings() -> Settings:
     """Process-wide settings, read once."""
     return Settings()
-
-
-T = TypeVar("T")
-
-
-class Shared(Generic[T]):
-    """One process-wide object, built on first use and then kept: later callers get it
-    whatever settings they pass (one policy window per process, not one per settings copy).
-
-    ``get(build, key=k)`` builds it again when *k* differs from the key it was built for (the
-    client, when the sidecar's endpoint changed); *on_replace* receives the one it replaces.
-    Built under a lock, so two threads never build it twice. ``reset()`` forgets it (tests).
-    """
-
-    def __init__(self, on_replace: Callable[[T], None] | None = None) -> None:
-        self._lock = threading.Lock()
-        self._value: T | None = None
-        self._key: Hashable = None
-        self._on_replace = on_replace
-
-    def get(self, build: Callable[[], T], key: Hashable = None) -> T:
-        with self._lock:
-            old = self._value
-            if old is None or key != self._key:
-                self._value, self._key = build(), key
-                if old is not None and self._on_replace is not None:
-                    self._on_replace(old)
-            return self._value  # type: ignore[return-value]
-
-    def reset(self) -> None:
-        with self._lock:
-            self._value, self._key = None, None

@@ -89,7 +89,7 @@ fi
 VLLM_PY=${HYMT_VLLM_PYTHON:-$ROOT/.venv-vllm/bin/python}
 VLLM_VENV=$(dirname "$(dirname "$VLLM_PY")")
 # On a GPU host the lock comes from requirements/sidecar-gpu.in, which holds the GPU vLLM range
-# (issue 30: hymt_chat/sidecar/vllm_flags.py's GPU_VLLM_RANGE; tests/test_vllm_flags.py).
+# (hymt_chat/sidecar/vllm_flags.py's GPU_VLLM_RANGE; tests/test_vllm_flags.py).
 GPU=0
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then GPU=1; fi
 VLLM_LOCK=requirements/sidecar-cpu.txt; [[ $GPU == 1 ]] && VLLM_LOCK=requirements/sidecar-gpu.txt

@@ -205,7 +205,7 @@ def _until_copied(page: Page) -> str:
 def test_long_text_shows_progress_and_comes_back_whole_in_order(browser, echo):
     """The page shows a long text's progress while its parts are under way (the double holds
     all but the first three), then the whole text, each line in its place. The property at
-    full size (10,000+ characters) is tests/test_partial_translation.py's, on the double."""
+    full size (10,000+ characters) is tests/test_e2e_translation.py's, on the double."""
     url, double = echo
     lines = [f"Order {100 + i} was shipped today and will arrive on Friday." for i in range(12)]
     first = tuple(lines[:3])

@@ -216,6 +216,13 @@ def test_the_internals_the_guard_and_history_rely_on(cl_server):
         assert inspect.iscoroutinefunction(getattr(SQLAlchemyDataLayer, name)), name
     assert "conninfo" in inspect.signature(SQLAlchemyDataLayer.__init__).parameters
     assert "self.engine" in inspect.getsource(SQLAlchemyDataLayer.__init__)
+    # service/history_records + cache_files (erasure): a thread's metadata keeps its session's
+    # id (the user session, persisted when the tab goes), whose uploads are FILES_DIRECTORY/id
+    assert 'user_session["id"] = context.session.id' in inspect.getsource(
+        importlib.import_module("chainlit.user_session"))
+    assert "persist_user_session(session.thread_id, session.to_persistable())" in \
+        inspect.getsource(chainlit.socket)
+    assert "FILES_DIRECTORY / self.id" in inspect.getsource(BaseSession.files_dir.fget)
 
 
 def test_the_config_keeps_the_dangerous_features_off(cl_server):

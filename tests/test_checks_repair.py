@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from hymt_chat.cli import main as cli
-from hymt_chat.engine.fidelity import add_check_hook, remove_check_hook, translate_checked
+from hymt_chat.engine.client import ModelClients
+from hymt_chat.engine.fidelity import CheckEvent, translate_checked
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.translator import Translation, Translator
 from hymt_chat.errors import IncompleteTranslationError, ModelBusyError
@@ -142,13 +143,9 @@ async def test_a_language_pairs_first_segment_does_not_hold_the_event_loop():
 
 
 async def test_every_check_event_reaches_the_hooks():
-    events = []
-    add_check_hook(events.append)
-    try:
-        call = Answers("The refund arrives.", "The refund of [1] arrives.")
-        await translate_checked("退款 259 元到账", "zh", "en", call)
-    finally:
-        remove_check_hook(events.append)
+    events: list[CheckEvent] = []
+    call = Answers("The refund arrives.", "The refund of [1] arrives.")
+    await translate_checked("退款 259 元到账", "zh", "en", call, on_event=events.append)
     assert [(e.outcome, e.kind) for e in events] == [
         ("masked", "amount"), ("failed", "amount"), ("repaired", "amount")]
 
@@ -215,14 +212,13 @@ def test_existing_constructor_calls_get_empty_warnings():
 
 async def test_metrics_count_failed_repaired_and_flagged_by_kind():
     metrics = Metrics()
-    metrics.attach_checks()
-    try:
-        await _translator(Script("The parcel arrives on Thursday.")).translate(
-            "Das Paket kommt am Freitag.", "en", "de")
-        await _translator(Script("Refund arrives.", "Refund of [1] arrives.")).translate(
-            "退款 259 元到账", "en", "zh")
-    finally:
-        metrics.detach_checks()
+    for translator, text, source in (
+            (_translator(Script("The parcel arrives on Thursday.")), "Das Paket kommt am Freitag.",
+             "de"),
+            (_translator(Script("Refund arrives.", "Refund of [1] arrives.")), "退款 259 元到账",
+             "zh")):
+        metrics.attach_checks(translator, None)
+        await translator.translate(text, "en", source)
     body = metrics.render()[0].decode()
     assert 'hymt_checks_total{kind="weekday",outcome="failed"} 1.0' in body
     assert 'hymt_checks_total{kind="weekday",outcome="flagged"} 1.0' in body
@@ -295,7 +291,7 @@ async def test_findings_of_the_parts_done_survive_retry_the_rest():
 
 def test_the_cli_prints_the_translation_and_the_warnings_apart(monkeypatch, capsys):
     client = Script("The parcel arrives on Thursday.")
-    monkeypatch.setattr("hymt_chat.engine.translator.get_client", lambda settings: client)
+    monkeypatch.setattr(ModelClients, "current", lambda self: client)
     code = cli.main(["translate", "--to", "en", "--from", "de", "--base-url",
                      "http://127.0.0.1:9/v1", "Das Paket kommt am Freitag."])
     out, err = capsys.readouterr()

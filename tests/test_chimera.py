@@ -17,6 +17,7 @@ from hymt_chat.engine.chimera import (
     translate_best,
 )
 from hymt_chat.engine.client import StatusError
+from hymt_chat.engine.fusion import FusionRoute
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.prompts import build_chimera_prompt, build_prompt
 from hymt_chat.engine.translator import Translator
@@ -142,15 +143,15 @@ def test_fusion_endpoint_same_server_or_its_own():
     assert own == Endpoint("http://y/v1", "fk", "c")
 
 
-def test_fusion_policy_is_shared_for_the_same_server_and_retry_free_for_another(monkeypatch):
-    chimera.reset_fusion()
+def test_fusion_policy_is_shared_for_the_same_server_and_retry_free_for_another():
     tr = Endpoint("http://x/v1", "k", "hymt")
+    translation = Policy()
     shared_settings = Settings(base_url="http://x/v1", api_key="k", fusion_model="chimera")
-    monkeypatch.setattr(chimera, "get_policy", lambda s: "the process policy")
-    assert chimera.get_fusion_policy(shared_settings, tr) == "the process policy"
-    other = chimera.get_fusion_policy(Settings(fusion_base_url="http://y/v1"), tr)
-    assert isinstance(other, Policy) and other._retries is False
-    chimera.reset_fusion()
+    assert FusionRoute(shared_settings, translation).policy(tr) is translation
+    route = FusionRoute(Settings(fusion_base_url="http://y/v1"), translation)
+    other = route.policy(tr)
+    assert isinstance(other, Policy) and other._retries is False and other is not translation
+    assert route.policy(tr) is other  # one window for the fusion server
 
 
 # --- the happy paths -----------------------------------------------------------------------

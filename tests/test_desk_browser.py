@@ -171,6 +171,35 @@ def test_the_widget_opens_the_desk_on_another_sites_strict_csp_page(browser, tmp
             site.close()
 
 
+def test_a_visitors_page_goes_on_after_a_restart_and_sends_what_was_typed_meanwhile(
+        browser, tmp_path):
+    """The app stops under an open conversation: the visitor's page says it is offline and
+    takes a message all the same; the app starts again (the same address, cache folder and
+    database) and the page reconnects by itself, with the whole history, and delivers that
+    message once."""
+    port, guest = free_port(), "e" * 32
+    env = {"HYMT_AGENTS": f"alice:{hash_password('correct horse battery', n=2**10)}",
+           "CHAINLIT_AUTH_SECRET": "s" * 64}
+    visitor = browser.new_context(locale="es-ES")
+    page = new_page(visitor)
+    with app(tmp_path, port=port, **env) as (url, _):
+        started = httpx.post(f"{url}/desk/start", timeout=30, json={
+            "language": "es", "text": "Hola, mi pedido no ha llegado.", "guest": guest})
+        assert started.status_code == 200, started.text
+        page.goto(f"{url}/room/{started.json()['token']}#g={guest}")
+        expect(page.locator(".msg.guest")).to_have_count(1)
+    expect(page.locator("#status")).to_have_text(STATIC["es"]["offline"])
+    page.fill("#text", "¿Hay alguien ahí?")
+    page.press("#text", "Enter")
+    with app(tmp_path, port=port, **env):
+        expect(page.locator(".msg.guest .text")).to_have_text(
+            ["Hola, mi pedido no ha llegado.", "¿Hay alguien ahí?"])
+        page.reload()  # what the server holds: each message once
+        expect(page.locator(".msg.guest .text")).to_have_text(
+            ["Hola, mi pedido no ha llegado.", "¿Hay alguien ahí?"])
+    visitor.close()
+
+
 def test_each_half_of_the_counter_speaks_its_side_s_language(browser, tmp_path):
     """The counter's two halves: each labelled in its side's language (a picked language
     relabels its half), the other side's words named in the reader's language."""

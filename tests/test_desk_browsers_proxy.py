@@ -11,7 +11,10 @@ and finds both with their history; agent bob takes one over, reads its history, 
 reaches its visitor. Then a visitor on another *site's* page (localhost), whose frame the
 proxy's cookie cannot pin, is taken and answered across the replicas too; last, alice's
 reload lands on the other replica (as HAProxy redispatches a browser whose replica is gone)
-and her remaining conversation comes along.
+and her remaining conversation comes along. Then that replica is SIGKILLed under her and the
+Japanese visitor: the visitor writes during the gap, her page reconnects by itself through the
+proxy to the other replica, which reads the conversation back from the database, with the
+whole history, and delivers that message once; alice's reload there has it again.
 
 Real: chromium, HAProxy, Redis, PostgreSQL, the two app processes. The model is the engine
 double (tests/support/engine_double.py), one per replica; the real model's translations are
@@ -32,7 +35,10 @@ visitor's events go to the replica holding their socket).
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -166,6 +172,16 @@ class _Relay:
     def close(self) -> None:
         self.watch.close()
         self.redis.close()
+
+
+def _pid_of(url: str) -> int:
+    """The app process serving *url* (its process group's leader)."""
+    port = url.rsplit(":", 1)[1]
+    out = subprocess.run(["pgrep", "-f", f"chainlit run .*--port {port}( |$)"],
+                         capture_output=True, text=True).stdout
+    pids = [int(p) for p in out.split()]
+    assert pids, f"no app process on port {port}"
+    return min(pids)
 
 
 def _token(page: Page) -> str:
@@ -356,6 +372,26 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 expect(ja.locator(".msg.agent .text").last).to_have_text(
                     "JA:It arrives on Friday.", timeout=WAIT)
                 assert _asked(model_1, "It arrives on Friday.") == ["JA"]
+
+                # Replica 1 dies holding the talk, the Japanese visitor's socket and alice's
+                # tab. The visitor writes during the gap: her page keeps it, reconnects by
+                # itself through the proxy to replica 2, which reads the conversation back from
+                # the database once replica 1's heartbeat is gone, and sends it then, once.
+                os.killpg(_pid_of(url_1), signal.SIGKILL)
+                ja.locator("#text").fill(ja_text)
+                ja.locator("#text").press("Enter")
+                # (The dead replica's heartbeat lasts up to 15 s, the page's backoff up to 8.)
+                expect(ja.locator(".msg.guest .text")).to_have_text([ja_text, ja_text],
+                                                                    timeout=2 * WAIT)
+                expect(ja.locator(".msg")).to_have_count(4)  # the whole history, one new
+                assert relay.owner(2) == (two, "user:alice")
+                alice.reload()
+                expect(alice.get_by_text("You hold 1 conversation(s): #2 · Japanese.")
+                       ).to_be_visible(timeout=WAIT)
+                expect(alice.get_by_text("Now with #2 · Japanese: your messages go to this "
+                                         "visitor (4 so far).")).to_be_visible(timeout=WAIT)
+                _say(alice, "Your parcel is on its way.")
+                expect(ja.locator(".msg.agent .text").last).to_have_text(ja_reply, timeout=WAIT)
                 for context in (es_ctx, ja_ctx, alice_ctx, bob_ctx, fr_ctx):
                     context.close()
             finally:

@@ -101,7 +101,7 @@ def test_every_gpu_profile_fits_its_own_card(profile):
 
 
 # Not a100-40g: its 16 sequences of ~2k tokens (and one 8k context) fit an A10's ~5 GiB of KV
-# cache as the a10 profile's do (measured: benchmarks/results/gpu.md), so the doctor lets it run.
+# cache as the a10 profile's do (measured: docs/results/gpu.md), so the doctor lets it run.
 @pytest.mark.parametrize("profile", ["a100-80g", "h100", "h200"])
 def test_a_big_profile_on_an_a10_fails_and_names_the_right_one(profile):
     check = doctor.check_gpu_memory(A10, _flags(profile), "tencent/Hunyuan-MT-7B")

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 import pytest
 
 from hymt_chat.engine.client import ModelClient
-from hymt_chat.engine.fidelity import add_check_hook, remove_check_hook
+from hymt_chat.engine.fidelity import CheckEvent
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.translator import Translator
 from hymt_chat.service.metrics import Metrics
@@ -92,16 +92,12 @@ async def test_every_failed_check_is_repaired_or_flagged_and_counted(engine: Eng
     answers |= {text: [bad] for _, _, text, _, _, _, bad in flagged_rows}
     engine.answer = scripted(answers)
     metrics = Metrics()
-    events = []
-    add_check_hook(events.append)
-    metrics.attach_checks()
+    events: list[CheckEvent] = []
     translator = _translator(engine, mask_values=False)  # the model sees every value
-    try:
-        results = [await translator.translate(text, target, source)
-                   for source, target, text, *_ in ISSUE]
-    finally:
-        metrics.detach_checks()
-        remove_check_hook(events.append)
+    translator.check_hooks.add(events.append)
+    metrics.attach_checks(translator, None)
+    results = [await translator.translate(text, target, source)
+               for source, target, text, *_ in ISSUE]
     failed = [e.kind for e in events if e.outcome == "failed"]
     repaired = [e.kind for e in events if e.outcome == "repaired"]
     flagged = [e.kind for e in events if e.outcome == "flagged"]

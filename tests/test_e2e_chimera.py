@@ -18,7 +18,7 @@ requests cross real HTTP and the test reads what the engine got (``n``, the fusi
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -74,14 +74,6 @@ def answers() -> Callable[[str], str]:
 def double(engine: EngineDouble) -> EngineDouble:
     engine.answer = answers()
     return engine
-
-
-@pytest.fixture
-def fresh_fusion() -> Iterator[None]:
-    """The process-wide fusion client and policy, forgotten before and after."""
-    chimera.reset_fusion()
-    yield
-    chimera.reset_fusion()
 
 
 class SpyClient(ModelClient):
@@ -149,11 +141,11 @@ async def test_downgrades_to_the_best_candidate_when_the_fusion_key_is_refused(
 
 
 async def test_downgrades_when_the_configured_fusion_server_is_down(
-        double: EngineDouble, fresh_fusion: None):
+        double: EngineDouble):
     closed = free_port()  # nothing listens there: connection refused
     translator, client, policy = _translator(
         double, fusion_base_url=f"http://127.0.0.1:{closed}/v1", fusion_model="chimera")
-    # No fusion client or policy given: the configured ones (own, retry-free policy).
+    # No fusion client or policy given: the translator's route (own, retry-free policy).
     result = await translate_best(translator, FRENCH, "en", "fr")
     assert result.fusion_calls == 1 and result.outcomes[0].kind == "medoid"
     assert result.reasons == ("the fusion model is not reachable",)

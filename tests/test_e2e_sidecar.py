@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -155,8 +156,15 @@ def test_server_that_never_gets_healthy_is_stopped_with_its_log(tiny_model, tmp_
     _wait(lambda: not _vllm_pids(port), 30, "the unhealthy server to be stopped")
 
 
-def test_server_that_crashes_at_start_reports_exit(tmp_path):
-    broken = _build_tiny(tmp_path, "--broken")  # weights narrower than its config: the engine dies loading them
+def test_server_that_crashes_at_start_reports_exit(tiny_model, tmp_path):
+    # The tiny model under an architecture vLLM does not know: vLLM exits while it resolves the
+    # model's config, before any engine process or weight (the launcher cannot tell it apart
+    # from a later crash: both are an exit before /health answered).
+    broken = tmp_path / "unknown-architecture"
+    shutil.copytree(tiny_model, broken)
+    config = json.loads((broken / "config.json").read_text())
+    config["architectures"] = ["NoSuchModelForCausalLM"]
+    (broken / "config.json").write_text(json.dumps(config))
     port, cache = free_port(), tmp_path / "cache"
     launcher = _serve(broken, port, cache)
     _, err = launcher.communicate(timeout=600)

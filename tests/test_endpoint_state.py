@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from hymt_chat.engine.client import reset_client
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.translator import Translator
 from hymt_chat.errors import ModelUnavailableError
@@ -101,27 +100,23 @@ def test_forget_state_reads_a_file_whose_stamp_did_not_change(tmp_path):
 async def test_an_unreachable_endpoint_makes_the_translator_read_the_file_again(tmp_path):
     # The sidecar moved (new port, new key) but its file kept its stamp; the first call fails on
     # the old port, and the next one finds the stand-in model server at the new place.
-    reset_client()
     # checks off: the stub echoes the source (a marker), which the answer checks
     # would rightly ask for again as French.
     s = _settings(tmp_path).model_copy(update={"retries": False, "checks": False})
     dead = f"http://127.0.0.1:{free_port()}/v1"
     write_state(s, Endpoint(dead, "k" * 40, "stub"), pid=1)
     translator = Translator(s, policy=Policy(retries=False))
-    try:
-        with StubModel() as stub:
-            assert translator.client.endpoint.base_url == dead
-            old = json.loads(state_file(s).read_text())
-            new = {**old, "base_url": stub.base_url, "api_key": ""}
-            pad = len(json.dumps(old)) - len(json.dumps(new))
-            new["api_key"] = "n" * pad  # same size: the stamp stays
-            _rewrite_in_place(state_file(s), new)
-            assert translator.client.endpoint.base_url == dead  # not read again yet
-            with pytest.raises(ModelUnavailableError):
-                await translator.translate("Bonjour tout le monde", "en", "fr")
-            assert translator.client.endpoint == Endpoint(stub.base_url, "n" * pad, "stub")
-            result = await translator.translate("Bonjour tout le monde", "en", "fr")
-            assert result.text == "Bonjour tout le monde"  # the stub echoes the source
-            assert len(stub.prompts) == 1
-    finally:
-        reset_client()
+    with StubModel() as stub:
+        assert translator.client.endpoint.base_url == dead
+        old = json.loads(state_file(s).read_text())
+        new = {**old, "base_url": stub.base_url, "api_key": ""}
+        pad = len(json.dumps(old)) - len(json.dumps(new))
+        new["api_key"] = "n" * pad  # same size: the stamp stays
+        _rewrite_in_place(state_file(s), new)
+        assert translator.client.endpoint.base_url == dead  # not read again yet
+        with pytest.raises(ModelUnavailableError):
+            await translator.translate("Bonjour tout le monde", "en", "fr")
+        assert translator.client.endpoint == Endpoint(stub.base_url, "n" * pad, "stub")
+        result = await translator.translate("Bonjour tout le monde", "en", "fr")
+        assert result.text == "Bonjour tout le monde"  # the stub echoes the source
+        assert len(stub.prompts) == 1

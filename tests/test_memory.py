@@ -22,10 +22,7 @@ from hymt_chat.engine.families import forget_served_model, note_served_model
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.recall import (
     Memory,
-    MemoryEvent,
-    add_memory_hook,
     memory_use,
-    remove_memory_hook,
 )
 from hymt_chat.engine.translator import Translator
 from hymt_chat.modes import wording
@@ -77,29 +74,26 @@ def _settings(stub: StubModel, tmp_path: Path, **overrides: object) -> Settings:
 
 
 def _translator(settings: Settings, where: Path | str | None = None,
-                **memory: object) -> Translator:
+                heard: list[str] | None = None, **memory: object) -> Translator:
+    """A translator with its own memory; *heard* collects the memory's events."""
     at = where or settings.memory_file
     mem = Memory(lambda: MemoryStore(at), **memory)  # type: ignore[arg-type]
+    if heard is not None:
+        mem.hooks.add(lambda event: heard.append(event.outcome))
     return Translator(settings, ModelClient(settings), Policy(retries=False), memory=mem)
 
 
 @pytest.fixture
-def events() -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def hook(event: MemoryEvent) -> None:
-        seen.append(event.outcome)
-
-    add_memory_hook(hook)
-    yield seen
-    remove_memory_hook(hook)
+def events() -> list[str]:
+    """What the memory said (pass it to :func:`_translator` as *heard*)."""
+    return []
 
 
 # --- a repeat is answered from the memory -------------------------------------------------------
 
 async def test_a_repeated_segment_is_answered_without_a_model_call_and_marked(
         stub: StubModel, tmp_path: Path, where: Path | str, events: list[str]) -> None:
-    translator = _translator(_settings(stub, tmp_path), where)
+    translator = _translator(_settings(stub, tmp_path), where, heard=events)
     first = await translator.translate("Hello, how can I help you today?", "es", "en")
     again = await translator.translate("Hello, how can I help you today?", "es", "en")
     assert len(stub.prompts) == 1  # the second never reached the model
@@ -124,14 +118,11 @@ async def test_a_message_of_several_lines_reuses_the_lines_it_had(
 
 async def test_the_metric_counts_hits_and_misses(stub: StubModel, tmp_path: Path) -> None:
     metrics = Metrics()
-    metrics.attach_checks()
-    try:
-        translator = _translator(_settings(stub, tmp_path))
-        for _ in range(3):
-            await translator.translate("Thank you for waiting.", "es", "en")
-        body = metrics.render()[0].decode()
-    finally:
-        metrics.detach_checks()
+    translator = _translator(_settings(stub, tmp_path))
+    metrics.attach_checks(translator, translator.memory)
+    for _ in range(3):
+        await translator.translate("Thank you for waiting.", "es", "en")
+    body = metrics.render()[0].decode()
     assert 'hymt_memory_total{outcome="hit"} 2.0' in body
     assert 'hymt_memory_total{outcome="miss"} 1.0' in body
     assert 'hymt_memory_total{outcome="stored"} 1.0' in body
@@ -174,7 +165,7 @@ async def test_another_model_prompt_pair_or_sampling_misses(stub: StubModel,
 async def test_an_answer_that_fails_the_checks_is_not_kept(tmp_path: Path,
                                                            events: list[str]) -> None:
     with StubModel(lambda _p: "Su pedido se envía en 5 días.") as wrong:
-        translator = _translator(_settings(wrong, tmp_path))
+        translator = _translator(_settings(wrong, tmp_path), heard=events)
         for _ in range(2):
             result = await translator.translate("Your order ships in 3 days.", "es", "en")
             assert [f.kind for f in result.warnings] == ["duration"]
@@ -185,7 +176,7 @@ async def test_an_answer_that_fails_the_checks_is_not_kept(tmp_path: Path,
 
 async def test_a_kept_answer_that_fails_the_checks_now_is_dropped_and_asked_again(
         stub: StubModel, tmp_path: Path, events: list[str]) -> None:
-    translator = _translator(_settings(stub, tmp_path))
+    translator = _translator(_settings(stub, tmp_path), heard=events)
     await translator.translate("Your order ships in 3 days.", "es", "en")
     store = translator.memory.store()  # type: ignore[union-attr]
     with store._engine.begin() as db:  # what an older version, or a hand, left in the table
@@ -249,12 +240,12 @@ async def test_a_best_quality_like_segment_translator_bypasses_the_memory(
 
 async def test_a_correction_outranks_the_model_and_keeps_after_a_model_change(
         stub: StubModel, tmp_path: Path, events: list[str]) -> None:
-    translator = _translator(_settings(stub, tmp_path))
+    translator = _translator(_settings(stub, tmp_path), heard=events)
     await translator.translate("Thank you for waiting.", "es", "en")
     store = translator.memory.store()  # type: ignore[union-attr]
     store.correct(TeamEntry("en", "es", "Thank you for waiting.", "Gracias por su paciencia.",
                             CORRECTED, "alice"))
-    other_model = _translator(_settings(stub, tmp_path, model_family="hy-mt2"))
+    other_model = _translator(_settings(stub, tmp_path, model_family="hy-mt2"), heard=events)
     for t in (translator, other_model):
         result = await t.translate("Thank you for waiting.", "es", "en")
         assert result.text == "Gracias por su paciencia." and result.remembered == (CORRECTED,)

@@ -13,6 +13,7 @@ import asyncio
 import pytest
 
 from hymt_chat.cli import main as cli
+from hymt_chat.engine.client import ModelClients
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.translator import MISSING_MARK, Translator
 from hymt_chat.errors import (
@@ -142,7 +143,7 @@ async def test_a_piece_that_failed_half_way_resumes_where_it_stopped() -> None:
 
 def test_the_cli_prints_what_it_has_and_exits_non_zero(monkeypatch, capsys) -> None:
     client = Flaky({LINES[1]: ModelError("The model server failed (HTTP 500).")})
-    monkeypatch.setattr("hymt_chat.engine.translator.get_client", lambda settings: client)
+    monkeypatch.setattr(ModelClients, "current", lambda self: client)
     code = cli.main(["translate", "--to", "en", "--from", "fr", "--wait", "1",
                      "--base-url", "http://127.0.0.1:9/v1", TEXT])
     out, err = capsys.readouterr()

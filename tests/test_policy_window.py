@@ -11,9 +11,9 @@ import asyncio
 import pytest
 import stamina
 
-from hymt_chat.engine.policy import Policy, get_policy, segment_parallelism
+from hymt_chat.engine.policy import Policy, policy_for, segment_parallelism
 from hymt_chat.errors import ModelBusyError, ModelError, ModelUnavailableError
-from hymt_chat.settings import Settings, Shared
+from hymt_chat.settings import Settings
 
 
 async def ok() -> str:
@@ -152,15 +152,12 @@ def test_window_bounds_are_checked() -> None:
         Policy(window_min=0)
 
 
-def test_get_policy_is_a_lazy_singleton(monkeypatch: pytest.MonkeyPatch) -> None:
-    import hymt_chat.engine.policy as module
-
-    monkeypatch.setattr(module, "_POLICY", Shared())
+def test_a_policy_is_built_from_its_own_settings() -> None:
     settings = Settings(window_max=5, window_min=2, deadline=30.0, retries=False)
     try:
-        policy = get_policy(settings)
-        assert policy is get_policy(Settings())
-        assert policy.window == 5
+        policy = policy_for(settings)
+        assert policy is not policy_for(settings)  # no process-wide one: a Runtime holds it
+        assert policy.window == 5 and policy_for(Settings(window_max=3)).window == 3
         # Policy events are the one observability channel: stamina's own log lines are off.
         assert stamina.instrumentation.get_on_retry_hooks() == ()
     finally:

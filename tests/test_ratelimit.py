@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from hymt_chat.errors import RateLimitedError
-from hymt_chat.service.ratelimit import RateLimiter, get_rate_limiter
-from hymt_chat.settings import Settings, Shared
+from hymt_chat.service.ratelimit import RateLimiter, limiter_for
+from hymt_chat.settings import Settings
 
 
 def test_under_the_limit_passes_and_over_it_raises_with_the_wait() -> None:
@@ -79,12 +79,9 @@ def test_a_bad_spec_is_refused_at_start() -> None:
         RateLimiter("lots")
 
 
-def test_get_rate_limiter_is_a_lazy_singleton(monkeypatch: pytest.MonkeyPatch) -> None:
-    import hymt_chat.service.ratelimit as module
-
-    monkeypatch.setattr(module, "_RATE_LIMITER", Shared())
-    limiter = get_rate_limiter(Settings(rate_limit="1/minute"))
-    assert limiter is get_rate_limiter(Settings())
+def test_the_chats_limiter_is_built_from_its_settings() -> None:
+    limiter = limiter_for(Settings(rate_limit="1/minute"))
+    limiter_for(Settings()).hit("a")  # another app's limiter: its own counters, unlimited
     limiter.hit("a")
     with pytest.raises(RateLimitedError):
         limiter.hit("a")

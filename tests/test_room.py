@@ -36,10 +36,11 @@ def stub():
         yield model
 
 
-async def _agent(stub, tmp_path, rooms: Rooms) -> tuple[AgentSession, RecordingScreen]:
+async def _agent(stub, tmp_path, rooms: Rooms,
+                 user_key: str = "user:ann") -> tuple[AgentSession, RecordingScreen]:
     screen = RecordingScreen()
     session = AgentSession(services(stub, tmp_path, rooms=rooms), screen, session_id="agent",
-                           user_key="user:ann", page_url="https://chat.example")
+                           user_key=user_key, page_url="https://chat.example")
     await session.message("/room", None)
     return session, screen
 
@@ -163,13 +164,35 @@ async def test_a_message_the_model_cannot_translate_arrives_with_the_original(st
     assert "il pacco è arrivato rotto" in screen.last().markdown
 
 
-async def test_the_agent_leaving_closes_the_room(stub, tmp_path):
+async def test_an_anonymous_agent_leaving_closes_the_room(stub, tmp_path):
     rooms = Rooms()
-    session, _ = await _agent(stub, tmp_path, rooms)
+    session, _ = await _agent(stub, tmp_path, rooms, user_key="addr:198.51.100.7")
     queue = rooms.get(session.room.token).join(GUEST)
     session.end()
     assert _drain(queue)[-1] == {"type": "closed", "key": "left",
                                  "text": "The agent has left; this conversation is closed."}
+
+
+async def test_a_signed_in_agents_room_outlives_their_tab_and_their_next_tab_takes_it(
+        stub, tmp_path):
+    """A signed-in agent can come back (a reload, a restart), so their tab closing does not
+    end the room: their next tab has it, its history shown and its link again."""
+    rooms = Rooms()
+    session, _ = await _agent(stub, tmp_path, rooms)
+    room = rooms.get(session.room.token)
+    room.join(GUEST)
+    room.set_guest_language("es")
+    await room.guest_says(GUEST, "Hola.", PAYER)
+    session.end()
+    assert rooms.get(room.token) is room  # still open
+    screen = RecordingScreen()
+    again = AgentSession(services(stub, tmp_path, rooms=rooms), screen, session_id="again",
+                         user_key="user:ann", page_url="https://chat.example")
+    await again.start()
+    assert again.room is room and again.conv is room.conv
+    said = screen.texts
+    assert any("still open" in m for m in said) and any("HOLA" in m for m in said)
+    assert f"/room/{room.token}" in said[-1]
 
 
 @pytest.mark.parametrize(("header", "code"), [

@@ -1,6 +1,6 @@
 """The flag-version table (hymt_chat/sidecar/vllm_flags.py) and the command lines it fits, fed
 to the installed vLLM's own argument parser: the CPU build here (0.32). On a GPU host the same
-file runs against that vLLM (benchmarks/results/gpu.md: 0.26 on the lent H200)."""
+file runs against that vLLM (docs/results/gpu.md: 0.26 on the lent H200)."""
 
 from __future__ import annotations
 

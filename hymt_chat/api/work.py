@@ -1,5 +1,5 @@
 """What both dialects do with a request: detect, translate each text (plain, HTML or XML, a
-glossary masked in), through the one process-wide translator in the ``api`` request class.
+glossary masked in), through the app's one translator (its Runtime's) in the ``api`` request class.
 
 The detection of each text (CPU work: langdetect, and lxml for markup) runs in a worker thread,
 never on the event loop: a request of many texts must not stall every other user's page (on

@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     from hymt_chat.cli.memory import add_memory_commands
 
     add_memory_commands(sub)
+    from hymt_chat.cli.privacy import add_privacy_commands
+
+    add_privacy_commands(sub)
     return parser
 
 

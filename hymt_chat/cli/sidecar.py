@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -268,12 +267,6 @@ def cmd_up(args: argparse.Namespace) -> int:
             runner.stop()
         if model is not None:
             state_file(settings).unlink(missing_ok=True)
-
-
-def cmd_sidecar_state(args: argparse.Namespace) -> int:
-    path = state_file(_settings(args))
-    print(path.read_text() if path.exists() else json.dumps({"state": "absent"}))
-    return 0
 
 
 def add_sidecar_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

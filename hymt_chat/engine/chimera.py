@@ -47,7 +47,8 @@ from typing import Literal
 
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.families import family_in_force
-from hymt_chat.engine.policy import EventSink, Policy, get_policy
+from hymt_chat.engine.fusion import fusion_endpoint
+from hymt_chat.engine.policy import EventSink, Policy
 from hymt_chat.engine.priority import BEST
 from hymt_chat.engine.prompts import build_chimera_prompt
 from hymt_chat.engine.translator import ProgressSink, SegmentJob, Translation, Translator
@@ -60,9 +61,7 @@ from hymt_chat.errors import (
     reason_of,
     status_words,
 )
-from hymt_chat.settings import Settings, Shared
-from hymt_chat.sidecar.capacity import DEFAULT_SLOTS
-from hymt_chat.sidecar.endpoint import Endpoint, resolve_endpoint
+from hymt_chat.settings import Settings
 from hymt_chat.text.segments import (
     MAX_SEGMENT_CHARS,
     OUTPUT_RATIO,
@@ -80,8 +79,6 @@ __all__ = [
     "chimera_segment_budget",
     "dedupe",
     "fusion_endpoint",
-    "get_fusion_client",
-    "get_fusion_policy",
     "load_reason",
     "medoid",
     "similarity",
@@ -110,64 +107,6 @@ def chimera_available(settings: Settings, *, demo: bool = False) -> bool:
     if not family_in_force(settings).chimera:
         return True
     return bool(settings.fusion_model or settings.fusion_base_url) or demo
-
-
-def fusion_endpoint(settings: Settings, translation: Endpoint | None = None) -> Endpoint:
-    """Where Chimera is: its own URL, else the translation endpoint ("same server").
-
-    The key defaults to the translation key; the model defaults to the translation model
-    (``None``: the first one the server lists), which is how the demo model plays Chimera.
-    """
-    translation = translation or resolve_endpoint(settings)
-    if settings.fusion_base_url:
-        key = settings.fusion_api_key if settings.fusion_api_key is not None else settings.api_key
-        return Endpoint(settings.fusion_base_url.rstrip("/"), key, settings.fusion_model)
-    key = translation.api_key if settings.fusion_api_key is None else settings.fusion_api_key
-    return Endpoint(translation.base_url, key, settings.fusion_model or translation.model)
-
-
-def _shares_server(settings: Settings, translation: Endpoint) -> bool:
-    ep = fusion_endpoint(settings, translation)
-    return (ep.base_url, ep.api_key) == (translation.base_url, translation.api_key)
-
-
-_FUSION_CLIENT: Shared[ModelClient] = Shared()
-_FUSION_POLICY: Shared[Policy] = Shared()
-
-
-def get_fusion_client(settings: Settings, translation: ModelClient) -> ModelClient:
-    """The client for Chimera: the translation client itself when it is the same server and
-    model (one connection pool), else a process-wide one for the fusion endpoint."""
-    endpoint = fusion_endpoint(settings, translation.endpoint)
-    if endpoint == translation.endpoint:
-        return translation
-    return _FUSION_CLIENT.get(lambda: ModelClient(settings, endpoint), key=endpoint)
-
-
-def get_fusion_policy(settings: Settings, translation: Endpoint | None = None) -> Policy:
-    """The policy fusion calls go through.
-
-    Same server: the process-wide policy (one window for one server's capacity). Another
-    server: its own window, without retries — a 503 or a refused connection downgrades at once
-    instead of making the user wait for an optional refinement.
-    """
-    translation = translation or resolve_endpoint(settings)
-    if _shares_server(settings, translation):
-        return get_policy(settings)
-    return _FUSION_POLICY.get(lambda: _new_fusion_policy(settings))
-
-
-def _new_fusion_policy(settings: Settings) -> Policy:
-    slots = settings.window_max or DEFAULT_SLOTS
-    return Policy(window_max=slots, window_min=min(settings.window_min, slots),
-                  deadline=settings.chimera_wait, retries=False,
-                  reserve=0, ranks=settings.priorities)
-
-
-def reset_fusion() -> None:
-    """Forget the process-wide fusion client and policy (tests, or after a config change)."""
-    _FUSION_CLIENT.reset()
-    _FUSION_POLICY.reset()
 
 
 def chimera_segment_budget(max_model_len: int, candidates: int) -> int:
@@ -467,7 +406,7 @@ async def translate_best(
 
     Segments are smaller than in a standard translation (:func:`chimera_segment_budget`) so the
     fusion prompt with all candidates fits the context. *fusion* and *fusion_policy* default to
-    the process-wide ones for the configured fusion endpoint.
+    the translator's route to the configured fusion endpoint (:class:`hymt_chat.engine.fusion.FusionRoute`).
     """
     settings = translator.settings
     budget = chimera_segment_budget(settings.max_model_len, settings.chimera_candidates)
@@ -477,9 +416,10 @@ async def translate_best(
     # and a repair would run all of them again and count the part twice ("fused 2 of 1").
     sized = Translator(settings.model_copy(update={"segment_chars": budget,
                                                    "check_repair": False}),
-                       translator.client, translator.policy)
-    fusion = fusion or get_fusion_client(settings, translator.client)
-    fusion_policy = fusion_policy or get_fusion_policy(settings, translator.client.endpoint)
+                       translator.client, translator.policy, fusion=translator.fusion)
+    sized.check_hooks = translator.check_hooks  # its checks are the translator's to count
+    fusion = fusion or translator.fusion.client(translator.client)
+    fusion_policy = fusion_policy or translator.fusion.policy(translator.client.endpoint)
     best = _Best(sized, fusion, fusion_policy)
     result = await sized.translate(text, target, source, user=user, on_progress=on_progress,
                                    on_event=on_event, segment_translator=best)

@@ -1,4 +1,4 @@
-"""The one process-wide OpenAI-compatible client, and the mapping of its failures to ours.
+"""The OpenAI-compatible client of the model server, and the mapping of its failures to ours.
 
 Calls to the model (completions, and the model list) go out on aiohttp, one pooled session
 per event loop: the ``openai`` SDK and its httpx cost 2-3 ms of CPU a call (request and response
@@ -13,6 +13,7 @@ import asyncio
 import email.utils
 import json
 import logging
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -33,7 +34,7 @@ from hymt_chat.errors import (
     ModelUnavailableError,
     status_words,
 )
-from hymt_chat.settings import Settings, Shared, get_settings
+from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint, forget_state, resolve_endpoint
 from hymt_chat.sidecar.probe import HealthCheck
 from hymt_chat.text.answers import strip_wrapping
@@ -348,20 +349,33 @@ def _close_later(client: ModelClient) -> None:
     loop.call_later(60, lambda: loop.create_task(client.aclose()))
 
 
-_CLIENT: Shared[ModelClient] = Shared(on_replace=_close_later)
+class ModelClients:
+    """The client of the endpoint in force, kept while the endpoint stays the same.
 
-
-def get_client(settings: Settings | None = None) -> ModelClient:
-    """The process-wide client, created on first use and shared by every chat session.
-
-    Replaced only when the endpoint changes (a relaunched sidecar has a new key), so its
-    connection pool is reused by every call in between.
+    A relaunched sidecar has a new key (a new endpoint): the client is rebuilt then, and the
+    old one's pool closed once its calls had time to end; in between every call reuses one
+    connection pool. Built under a lock: two threads never build it twice.
     """
-    settings = settings or get_settings()
-    endpoint = resolve_endpoint(settings)
-    return _CLIENT.get(lambda: ModelClient(settings, endpoint), key=endpoint)
 
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._client: ModelClient | None = None
 
-def reset_client() -> None:
-    """Forget the process-wide client (tests, or after the endpoint changed)."""
-    _CLIENT.reset()
+    def current(self) -> ModelClient:
+        """The client of the endpoint the settings (and the sidecar's state file) name now."""
+        return self.at(resolve_endpoint(self.settings))
+
+    def at(self, endpoint: Endpoint) -> ModelClient:
+        """The client of *endpoint*: the kept one when it is that endpoint's."""
+        with self._lock:
+            client = self._client
+            if client is None or client.endpoint != endpoint:
+                if client is not None:
+                    _close_later(client)
+                client = self._client = ModelClient(self.settings, endpoint)
+            return client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()

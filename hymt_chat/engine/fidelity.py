@@ -7,8 +7,8 @@ findings is asked for once more with another sampling seed, and the answer with 
 findings wins (the first on a tie); what is still wrong is returned as findings, which the
 translator attaches to ``Translation.warnings`` — never hidden, never a silent pass.
 
-Like the policy, this module emits events and leaves counting to whoever listens
-(:func:`add_check_hook`; the metrics of ``/metrics`` install one): ``failed`` per finding of
+Like the policy, this module emits events and leaves counting to whoever listens (the
+translator's ``check_hooks``; the app's metrics install one): ``failed`` per finding of
 the first answer, ``repaired`` per kind the retry fixed, ``flagged`` per finding shown to the
 user, ``masked`` per value masked before the call.
 """
@@ -20,13 +20,12 @@ import secrets
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
-from hymt_chat.engine.hooks import Hooks
 from hymt_chat.text.checks import Finding, check_translation, score
 from hymt_chat.text.masking import MASKED_KINDS, mask_values
 from hymt_chat.text.protect import Masked, unmask
 from hymt_chat.text.values import extract_values, prepare_values, values_ready
 
-__all__ = ["CheckEvent", "Checked", "add_check_hook", "remove_check_hook", "translate_checked"]
+__all__ = ["CheckEvent", "CheckHook", "Checked", "translate_checked"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,20 +35,6 @@ class CheckEvent:
 
 
 CheckHook = Callable[[CheckEvent], None]
-_HOOKS: Hooks[CheckEvent] = Hooks("check")
-
-
-def add_check_hook(hook: CheckHook) -> None:
-    """Receive every :class:`CheckEvent` of this process (metrics install one)."""
-    _HOOKS.add(hook)
-
-
-def remove_check_hook(hook: CheckHook) -> None:
-    _HOOKS.remove(hook)
-
-
-def _emit(outcome: str, kind: str) -> None:
-    _HOOKS.emit(CheckEvent(outcome, kind))
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +58,16 @@ async def translate_checked(
     mask: bool = True,
     repair: bool = True,
     kinds: Collection[str] = MASKED_KINDS,
+    on_event: CheckHook | None = None,
 ) -> Checked:
     """Translate one segment through *call*, checked and, if needed, retried once; *mask*
-    replaces the values of *kinds* (and protected spans) by placeholders first."""
+    replaces the values of *kinds* (and protected spans) by placeholders first; *on_event*
+    hears what happened (:class:`CheckEvent`)."""
+
+    def _emit(outcome: str, kind: str) -> None:
+        if on_event is not None:
+            on_event(CheckEvent(outcome, kind))
+
     if not values_ready(source, target):  # a pair's first segment: 1-2 s of CPU, not on the loop
         await asyncio.to_thread(prepare_values, source, target)
     values = extract_values(text, [source, target])  # read once: the masking and every check

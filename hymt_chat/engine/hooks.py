@@ -1,5 +1,5 @@
-"""Process-wide observers of the engine's per-segment events (the answer checks, the memory):
-the engine emits, whoever listens counts (the metrics of ``/metrics`` install one of each)."""
+"""Observers of the engine's per-segment events (a translator's answer checks, a memory's
+look-ups): the engine emits, whoever listens counts (the app's metrics install one of each)."""
 
 from __future__ import annotations
 

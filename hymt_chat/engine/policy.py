@@ -25,7 +25,7 @@ timeout itself and asks for it: ``retry_timeouts``). During the backoff the slot
   propagates at once.
 
 The policy does no I/O besides ``asyncio`` sleeps. It reports what happens as
-:class:`PolicyEvent` objects to a per-call sink (the UI) and to process-wide hooks (metrics).
+:class:`PolicyEvent` objects to a per-call sink (the UI) and to the policy's hooks (metrics).
 """
 
 from __future__ import annotations
@@ -49,12 +49,11 @@ from hymt_chat.errors import (
     ModelUnavailableError,
     reason_label,
 )
-from hymt_chat.settings import Shared
 
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
 
-__all__ = ["EventSink", "Policy", "PolicyEvent", "get_policy", "segment_parallelism"]
+__all__ = ["EventSink", "Policy", "PolicyEvent", "policy_for", "segment_parallelism"]
 
 T = TypeVar("T")
 
@@ -194,8 +193,7 @@ class Policy:
         # Our PolicyEvent hooks are the one observability channel. stamina's default hooks would
         # add a second one (a "stamina.retry_scheduled" warning per retry, on stderr when logging
         # is not configured, which breaks the CLI's one-sentence errors) that knows less. Done
-        # here, not only in get_policy(): a Policy built directly (a Translator given its own,
-        # a benchmark) flooded the log with them during a 60 s sidecar restart.
+        # for every Policy, however built: a flood of them during a sidecar restart says nothing.
         stamina.instrumentation.set_on_retry_hooks([])
         # Start wide open: window_max is what the operator sized the server for, and the first
         # 503 halves it at once, whereas a slow start would delay every message after a restart.
@@ -558,21 +556,9 @@ def segment_parallelism(policy: Policy, requested: int, klass: str = INTERACTIVE
     return max(1, min(requested, share))
 
 
-_POLICY: Shared[Policy] = Shared()
-
-
-def get_policy(settings: Settings) -> Policy:
-    """The process-wide policy, built from *settings* on first use and shared by every session;
-    from the first call in an event loop on, the engine's metrics move its ceiling
-    (:func:`hymt_chat.engine.window.watch_window`)."""
-    from hymt_chat.engine.window import watch_window
-
-    policy = _POLICY.get(lambda: _new_policy(settings))
-    watch_window(settings, policy)
-    return policy
-
-
-def _new_policy(settings: Settings) -> Policy:
+def policy_for(settings: Settings) -> Policy:
+    """The policy of a server *settings* name: its slots, deadline, retries, reserve and ranks.
+    One per app (its Runtime's): one window for one server's capacity."""
     from hymt_chat.sidecar.capacity import engine_slots
 
     slots = engine_slots(settings)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hymt_chat.engine.families import Family, family_in_force
-from hymt_chat.lang.languages import Language, get_language
+from hymt_chat.lang.languages import get_language
 
 CHIMERA_TEMPLATE = (
     "Analyze the following multiple {target} translations of the {source} segment surrounded in "
@@ -26,10 +26,6 @@ TERMINOLOGY_TEMPLATE = (
 CONTEXT_TEMPLATE = (
     "{context}\n参考上面的信息，把下面的文本翻译成{target}，注意不需要翻译上文，也不要额外解释：\n{text}"
 )
-
-
-def uses_chinese_template(source: Language, target: Language) -> bool:
-    return source.is_chinese or target.is_chinese
 
 
 def build_prompt(text: str, source: str, target: str, family: Family | None = None) -> str:

@@ -13,7 +13,9 @@ entry (an agent's correction, an import) is keyed by the pair and the segment on
 (:func:`hymt_chat.text.checks.check_translation`): a model's entry that fails them is dropped
 and the segment goes to the model; a team entry is used with its findings shown (a person
 chose it, the next reader still sees what the checks see). Only answers with no findings are
-stored. Best quality and other custom segment translators bypass the memory.
+stored. Best quality and other custom segment translators bypass the memory. What is stored
+holds personal data as placeholders by default (HYMT_MEMORY_PII; the store decides), and a hit
+gets the looked-up segment's own values back (:func:`hymt_chat.text.personal.fill`).
 
 **Scope.** :func:`memory_use` says what the code running inside it may do — read, write, or
 neither (an API request's ``X-Hymt-Memory: off``; the kiosk writes nothing a visitor typed) —
@@ -51,6 +53,7 @@ from hymt_chat.store.memory import (
     team_key,
 )
 from hymt_chat.text.checks import Finding, check_translation
+from hymt_chat.text.personal import fill
 
 if TYPE_CHECKING:
     from hymt_chat.engine.families import Family, Sampling
@@ -62,11 +65,9 @@ __all__ = [
     "MemoryUse",
     "Remembered",
     "SegmentKey",
-    "add_memory_hook",
     "current_use",
     "machine_key",
     "memory_use",
-    "remove_memory_hook",
 ]
 
 _log = logging.getLogger("hymt_chat.memory")
@@ -81,21 +82,6 @@ class MemoryEvent:
     outcome: str
 
 
-_HOOKS: Hooks[MemoryEvent] = Hooks("memory")
-
-
-def add_memory_hook(hook: Callable[[MemoryEvent], None]) -> None:
-    """Receive every :class:`MemoryEvent` of this process (metrics install one)."""
-    _HOOKS.add(hook)
-
-
-def remove_memory_hook(hook: Callable[[MemoryEvent], None]) -> None:
-    _HOOKS.remove(hook)
-
-
-def _emit(outcome: str, times: int = 1) -> None:
-    for _ in range(times):
-        _HOOKS.emit(MemoryEvent(outcome))
 
 
 # --- scope -------------------------------------------------------------------------------------
@@ -204,6 +190,11 @@ class Memory:
         self.retry_after = retry_after
         self._down_until: float | None = None  # set while the database is failing
         self._lock = threading.Lock()
+        self.hooks: Hooks[MemoryEvent] = Hooks("memory")  # who counts (the app's metrics)
+
+    def _emit(self, outcome: str, times: int = 1) -> None:
+        for _ in range(times):
+            self.hooks.emit(MemoryEvent(outcome))
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Memory | None:
@@ -211,7 +202,8 @@ class Memory:
         if not (settings.memory and settings.checks):
             return None
         where = memory_location(settings)
-        return cls(lambda: open_memory_store(where, max_entries=settings.memory_max_entries))
+        return cls(lambda: open_memory_store(where, max_entries=settings.memory_max_entries,
+                                             pii=settings.memory_pii))
 
     @property
     def available(self) -> bool:
@@ -236,7 +228,7 @@ class Memory:
             if self._down_until is None:
                 _log.warning("The translation memory is unavailable (%s): translating without "
                              "it; trying again every %.0f s.", err, self.retry_after)
-                _emit("unavailable")
+                self._emit("unavailable")
             self._down_until = self._clock() + self.retry_after
             return default
         if self._down_until is not None:
@@ -260,16 +252,18 @@ class Memory:
         for key in keys:
             team = found.get(key.team) if key.team else None
             entry = team or found.get(key.machine)
-            if entry is None:
-                _emit("miss")
+            # A kept translation's placeholders ([email-1]) take this segment's own values.
+            text = fill(entry.translation, key.segment) if entry is not None else None
+            if entry is None or text is None:
+                self._emit("miss")
                 continue
-            findings = check_translation(key.segment, entry.translation, key.source, key.target)
+            findings = check_translation(key.segment, text, key.source, key.target)
             if findings and not entry.team:
                 stale.append(entry.key)
-                _emit("rejected")
+                self._emit("rejected")
                 continue
-            out[key.index] = Remembered(entry.translation, entry.origin, findings, entry.author)
-            _emit("hit" if entry.origin == MACHINE else entry.origin)
+            out[key.index] = Remembered(text, entry.origin, findings, entry.author)
+            self._emit("hit" if entry.origin == MACHINE else entry.origin)
         if stale:
             await self._run(lambda s: s.forget(stale), 0)
         return out
@@ -283,8 +277,8 @@ class Memory:
                        findings: Sequence[Finding]) -> None:
         """Keep a model's answer, unless the checks found something in it."""
         if findings:
-            _emit("unstored")
+            self._emit("unstored")
             return
         await self._run(lambda s: s.put(key.machine, key.source or "", key.target, key.segment,
                                         translation, key.model), None)
-        _emit("stored")
+        self._emit("stored")

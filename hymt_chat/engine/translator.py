@@ -9,10 +9,12 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from hymt_chat.engine.client import ModelClient, get_client
+from hymt_chat.engine.client import ModelClient, ModelClients
 from hymt_chat.engine.families import Family, family_in_force, served_model
-from hymt_chat.engine.fidelity import translate_checked
-from hymt_chat.engine.policy import EventSink, Policy, PolicyEvent, get_policy, segment_parallelism
+from hymt_chat.engine.fidelity import CheckEvent, translate_checked
+from hymt_chat.engine.fusion import FusionRoute
+from hymt_chat.engine.hooks import Hooks
+from hymt_chat.engine.policy import EventSink, Policy, PolicyEvent, policy_for, segment_parallelism
 from hymt_chat.engine.priority import API, BULK, INTERACTIVE
 from hymt_chat.engine.prompts import build_prompt
 from hymt_chat.engine.recall import (
@@ -201,22 +203,24 @@ class Translator:
     def __init__(
         self,
         settings: Settings | None = None,
-        client: ModelClient | None = None,
+        client: ModelClient | ModelClients | None = None,
         policy: Policy | None = None,
         memory: Memory | None = None,
+        fusion: FusionRoute | None = None,
     ) -> None:
+        """*client*: one client, or the app's :class:`ModelClients` (the endpoint in force);
+        *policy*: the app's window. Without them the translator has its own (the CLI, tests)."""
         self.settings = settings or get_settings()
-        self._client = client
-        self._policy = policy
+        self._client = client if client is not None else ModelClients(self.settings)
+        self.policy = policy if policy is not None else policy_for(self.settings)
+        self.fusion = fusion if fusion is not None else FusionRoute(self.settings, self.policy)
         self.memory = memory  # None: every segment goes to the model
+        self.check_hooks: Hooks[CheckEvent] = Hooks("check")  # who counts (the app's metrics)
 
     @property
     def client(self) -> ModelClient:
-        return self._client or get_client(self.settings)
-
-    @property
-    def policy(self) -> Policy:
-        return self._policy or get_policy(self.settings)
+        held = self._client
+        return held.current() if isinstance(held, ModelClients) else held
 
     def request_class(self, plan: Plan, klass: str = INTERACTIVE) -> str:
         """A long paste is bulk work even when typed in the chat (or sent to the API): it must
@@ -330,7 +334,7 @@ class Translator:
                     lambda text, seed: translate_one(dataclasses.replace(job, text=text,
                                                                          seed=seed)),
                     mask=self.settings.mask_values, repair=self.settings.check_repair,
-                    kinds=self.settings.masked_kinds)
+                    kinds=self.settings.masked_kinds, on_event=self.check_hooks.emit)
                 answer, findings[index] = checked.text, checked.findings
                 key = keys.get(index)
                 if key is not None and write and checked.calls and self.memory is not None:

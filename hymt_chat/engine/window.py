@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING
 import httpx
 
 from hymt_chat.errors import MetricsError
-from hymt_chat.settings import Shared
 from hymt_chat.sidecar.capacity import Origin, app_share, engine_total
 from hymt_chat.sidecar.endpoint import resolve_endpoint
 from hymt_chat.sidecar.engine_load import EngineLoad, metrics_urls, read_load
@@ -47,7 +46,7 @@ if TYPE_CHECKING:
     from hymt_chat.settings import Settings
 
 __all__ = ["HOLD", "INTERVAL", "MAX_CEILING", "Rules", "WindowState", "WindowWatch", "build_watch",
-           "describe", "initial_state", "next_state", "watch_window", "window_report"]
+           "describe", "initial_state", "next_state", "window_report"]
 
 INTERVAL = 1.0  # seconds between readings
 TIMEOUT = 3.0  # a page slower than this is no reading (a busy 2-core CPU engine: ~0.1 s)
@@ -132,8 +131,7 @@ Reader = Callable[[httpx.AsyncClient], Awaitable[EngineLoad]]
 
 class WindowWatch:
     """Reads the engine's load every *interval* seconds and moves *policy*'s ceiling
-    (:meth:`Policy.resize`); one per process, started by the first model call
-    (:func:`watch_window`)."""
+    (:meth:`Policy.resize`); one per app, built and started by its Runtime."""
 
     def __init__(self, policy: Policy, read: Reader, rules: Rules, *,
                  interval: float = INTERVAL, timeout: float = TIMEOUT,
@@ -241,25 +239,6 @@ def describe(policy: Policy, state: WindowState | None, origin: Origin = "settin
     return out
 
 
-def _cancel(old: WindowWatch) -> None:
-    """A new process-wide policy (tests reset it): the old one's watch stops reading."""
-    if old._task is not None:
-        old._task.cancel()
-
-
-_WATCH: Shared[WindowWatch] = Shared(on_replace=_cancel)
-
-
-def watch_window(settings: Settings, policy: Policy) -> WindowWatch | None:
-    """The process-wide watch over *policy* (the process-wide one), started when an event
-    loop runs; None when ``HYMT_WINDOW_MAX`` fixes the window."""
-    if settings.window_max:
-        return None
-    watch = _WATCH.get(lambda: build_watch(settings, policy), key=id(policy))
-    watch.start()
-    return watch
-
-
 def build_watch(settings: Settings, policy: Policy, *, interval: float = INTERVAL,
                 timeout: float = TIMEOUT,
                 clock: Callable[[], float] = time.monotonic) -> WindowWatch:
@@ -275,10 +254,6 @@ def build_watch(settings: Settings, policy: Policy, *, interval: float = INTERVA
     return WindowWatch(policy, read, rules, interval=interval, timeout=timeout, clock=clock)
 
 
-def window_report(settings: Settings) -> dict[str, object]:
-    """``/health``'s ``window``: the process-wide policy's, and where its ceiling comes from."""
-    from hymt_chat.engine.policy import get_policy
-
-    policy = get_policy(settings)
-    watch = watch_window(settings, policy)
+def window_report(policy: Policy, watch: WindowWatch | None) -> dict[str, object]:
+    """``/health``'s ``window``: the app's policy's, and where its ceiling comes from."""
     return watch.describe() if watch is not None else describe(policy, None, "settings")

@@ -10,6 +10,7 @@ a wrong guess costs the user more than no guess.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
@@ -20,7 +21,6 @@ from langdetect.lang_detect_exception import LangDetectException
 
 from hymt_chat.lang.languages import CODES
 from hymt_chat.lang.ngram_detector import Detector, Profiles
-from hymt_chat.settings import Shared
 from hymt_chat.text.cleanup import clean_text
 
 __all__ = ["count_scripts", "detect_language", "detect_other_than", "detect_with_confidence",
@@ -205,17 +205,17 @@ _TRADITIONAL_ONLY = frozenset(
 _FROM_LANGDETECT: dict[str, str] = {"zh-cn": "zh", "zh-tw": "zh-Hant", "iw": "he", "in": "id"}
 _CODES = frozenset(CODES)
 
-_PROFILES: Shared[Profiles] = Shared()
-
-
+@functools.cache
 def _profiles() -> Profiles:
     """Our own profiles (not langdetect's global factory), loaded once, seeded once.
 
-    A Detector copies the seed at creation and owns its random generator, and the profile
-    tables are read-only after loading, so one Detector per call is safe from any number of
-    threads or asyncio tasks, and the same text always gets the same answer.
+    Read-only data from langdetect's files, like a compiled pattern, not a service: nothing
+    about it depends on settings. A Detector copies the seed at creation and owns its random
+    generator, and the profile tables are read-only after loading, so one Detector per call is
+    safe from any number of threads or asyncio tasks, and the same text always gets the same
+    answer.
     """
-    return _PROFILES.get(_load_profiles)
+    return _load_profiles()
 
 
 def _detector(stop: Callable[[np.ndarray], bool] | None = None) -> Detector:

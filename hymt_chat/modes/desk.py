@@ -20,6 +20,11 @@ and the queue are the deployment's; a conversation's talk lives on one replica, 
 takes it from another replica has it handed over there, history and all (:meth:`Desk.hand_over`,
 :meth:`Desk.adopt`), while the visitor's socket stays where it is and is relayed.
 
+Durable (the rooms' keeper, :mod:`hymt_chat.modes.keeping`): each conversation's row carries its
+number, visitor, holder and unread count, written as they change; a process that starts again
+takes the open ones back (:meth:`Desk.restore`), its agents' inboxes list them again, and a
+visitor's link to one that only the database holds brings it back (:meth:`Rooms.revive`).
+
 Nothing here knows Chainlit, HTTP or Redis.
 """
 
@@ -34,6 +39,7 @@ from hymt_chat.errors import InputError, RateLimitedError
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.guest_words import ENGLISH
 from hymt_chat.modes.room import Room, RoomMessage, Rooms, Translate
+from hymt_chat.store.conversations import StoredRoom
 
 __all__ = ["Desk", "DeskError", "Remote", "Seat", "Ticket", "TicketView"]
 
@@ -99,6 +105,10 @@ class Remote(Protocol):
         """Ask the replica of conversation *number* to hand it over here, for *agent*."""
         ...
 
+    async def orphaned(self, number: int) -> str | None:
+        """The room token of conversation *number* when its replica died (else None)."""
+        ...
+
 
 @dataclass(eq=False)
 class Ticket:
@@ -150,6 +160,7 @@ class Desk:
         self.seats: set[Seat] = set()
         self.remote: Remote | None = None  # the other replicas (HYMT_REDIS_URL)
         self._next = 1
+        rooms.reviver, rooms.defaults = self._revive, translate_for
 
     # --- the visitor's side -----------------------------------------------------------------
 
@@ -219,8 +230,55 @@ class Desk:
         return typed
 
     def _changed(self, ticket: Ticket, *, new: bool = False) -> None:
+        ticket.room.about = {"number": ticket.number, "visitor": ticket.visitor,
+                             "agent": ticket.agent, "opened": ticket.opened,
+                             "taken": ticket.taken, "unread": ticket.unread}
+        ticket.room.kept()
         if self.remote is not None:
             self.remote.changed(ticket, new=new)
+
+    def read(self, ticket: Ticket) -> None:
+        """Its holder looks at it now: nothing unread."""
+        if ticket.unread:
+            ticket.unread = 0
+            self._changed(ticket)
+
+    # --- after a restart ----------------------------------------------------------------------
+
+    async def restore(self) -> int:
+        """The open conversations of the database, held here again (a restart: the queue, the
+        holders, the unread counts, the numbering); how many. Only with one replica: with
+        several, each conversation's replica holds it (Redis says which)."""
+        keeper = self.rooms.keeper
+        if keeper is None or self.remote is not None:
+            return 0
+        stored, last = await keeper.open_desk()
+        self._next = max(self._next, last + 1)
+        for row in stored:
+            if row.room.number not in self.tickets:
+                self.rooms.hold(self._revive(row))
+        return len(stored)
+
+    def _revive(self, stored: StoredRoom) -> Room:
+        """A stored room held again: a desk conversation with its ticket, or an agent's own
+        room translated with the deployment's defaults until that agent's tab takes it back."""
+        row = stored.room
+
+        async def unattended(message: RoomMessage) -> None:
+            """Kept in the room's history (and the database) for its agent's return."""
+        number = row.number
+        room = Room.revived(stored, translate=self.translate_for(Conversation(
+            self.agent_language)), to_agent=unattended if number is None else self._router(
+            number), charge=self.charge, clock=self.clock)
+        room.translate = self.translate_for(room.conv)
+        if number is not None:
+            room.on_typing = self._typing(number)
+            ticket = Ticket(number, room, row.visitor or "", row.opened, row.agent, row.taken,
+                            row.unread, doors={self.remote.replica} if self.remote else set())
+            self.tickets[number] = ticket
+            if self.remote is not None and ticket.open:  # a dead replica's: this one's now
+                self._changed(ticket)
+        return room
 
     async def _from_visitor(self, ticket: Ticket, message: RoomMessage) -> None:
         if not ticket.shown_to:
@@ -241,9 +299,15 @@ class Desk:
         self.seats.add(seat)
         if self.remote is not None:
             for view in await self.remote.others():
-                if view.agent == seat.agent:
+                if view.agent == seat.agent and not await self.orphaned(view.number):
                     await self.remote.take(view.number, seat.agent)
         return self.held_by(seat.agent)
+
+    async def orphaned(self, number: int) -> bool:
+        """Conversation *number*'s replica died: it is read back from the database and is this
+        replica's now (False: it is not a dead replica's, or the database has no open one)."""
+        token = await self.remote.orphaned(number) if self.remote is not None else None
+        return token is not None and await self.rooms.revive(token) is not None
 
     def stand(self, seat: Seat) -> None:
         """The tab closed: the agent keeps their conversations (a reload finds them)."""
@@ -284,6 +348,8 @@ class Desk:
         """*seat*'s agent takes conversation *number* (from the queue, or over from another
         agent, who is told); *bind* ties its room to the taker's tab. Raises InputError."""
         ticket = self.get(number)
+        if ticket is None and await self.orphaned(number):
+            ticket = self.get(number)
         if ticket is None and self.remote is not None and await self.remote.take(number,
                                                                                  seat.agent):
             ticket = self.get(number)  # handed over by its replica, taken for this agent
@@ -343,6 +409,16 @@ class Desk:
         ticket.room.close("closed")
         ticket.shown_to.clear()
         self._changed(ticket)
+
+    async def erase(self, tokens: list[str]) -> int:
+        """Erase these conversations (their tickets too): :meth:`Rooms.erase`."""
+        for number, ticket in list(self.tickets.items()):
+            if ticket.room.token in tokens:
+                ticket.room.keeper = None
+                ticket.room.close()
+                del self.tickets[number]
+                self._changed(ticket)  # the other replicas' inboxes drop it
+        return await self.rooms.erase(tokens)
 
     def block(self, ticket: Ticket) -> None:
         """The visitor of *ticket* starts no more conversations here; this one ends."""

@@ -6,10 +6,12 @@ A :class:`Room` belongs to one agent session and shares its
 glossary, masking and the back-translation check apply as in the agent mode, and every message
 lands in the transcript. Guests connect to it through ``hymt_chat.room.page`` (a websocket);
 each connection is a queue of events. :class:`Rooms` hands out tokens and refuses unknown,
-expired and closed ones. Either side's typing is told to the other (throttled, expiring on its
-own: :mod:`~hymt_chat.modes.typing`). An agent's reply whose checks found something is held
-(:class:`HeldReply`): the guests get nothing until the agent sends it anyway or drops it to write
-it again. Nothing here knows Chainlit or HTTP.
+expired and closed ones. With a keeper (:mod:`~hymt_chat.modes.keeping`) every room and message
+is written to the deployment's database as it changes, and a room this process does not hold
+(it restarted) is read back from there: the process holds only a cache. Either side's typing
+is told to the other (throttled, expiring on its own: :mod:`~hymt_chat.modes.typing`). An
+agent's reply whose checks found something is held (:class:`HeldReply`): the guests get nothing
+until the agent sends it anyway or drops it to write it again. Nothing here knows Chainlit or HTTP.
 """
 
 from __future__ import annotations
@@ -26,7 +28,10 @@ from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.conversation import Conversation, Turn
 from hymt_chat.modes.agent.turns import AgentTurn
 from hymt_chat.modes.guest_words import ENGLISH
+from hymt_chat.modes.keeping import RoomKeeper, keep_rooms
 from hymt_chat.modes.typing import Typing
+from hymt_chat.settings import Settings
+from hymt_chat.store.conversations import MessageRecord, RoomRecord, StoredRoom
 
 __all__ = ["GuestRelay", "HeldReply", "Room", "RoomError", "RoomMessage", "Rooms"]
 
@@ -65,6 +70,7 @@ class RoomMessage:
     at: float  # Unix time
     note: str | None = None
     warnings: tuple[str, ...] = ()
+    ref: str | None = None  # the guest page's id for what it sent: sent again, taken once
 
     def event(self) -> Event:
         body = asdict(self)
@@ -86,7 +92,7 @@ class HeldReply:
 class GuestRelay(Protocol):
     """What a guest here says, sent on to the replica where their room's talk is."""
 
-    def says(self, guest: str, text: str, payer: str) -> None: ...
+    def says(self, guest: str, text: str, payer: str, ref: str | None = None) -> None: ...
 
     def language(self, code: str) -> None: ...
 
@@ -124,6 +130,46 @@ class Room:
         self.typing = Typing(clock)
         self.on_typing: Typed | None = None  # the agent's side shows "the visitor is typing…"
         self.held: dict[str, HeldReply] = {}  # the agent's flagged replies, oldest first
+        self.opened = clock()
+        # What its holder adds to its row: the desk's number, visitor, agent, taken, unread;
+        # an agent's own room: the agent.
+        self.about: dict[str, Any] = {}
+        self.keeper: RoomKeeper | None = None  # writes it to the database as it changes
+        self._refs: set[str] = set()  # the guests' message ids taken (sent or under way)
+
+    @classmethod
+    def revived(cls, stored: StoredRoom, *, translate: Translate, to_agent: Deliver,
+                charge: Charge | None = None,
+                clock: Callable[[], float] = time.time) -> Room:
+        """The room of a stored row and its messages (this process did not hold it)."""
+        row = stored.room
+        room = cls(row.token, Conversation.from_dict(row.state["conv"]), translate=translate,
+                   to_agent=to_agent, expires_at=row.expires_at,
+                   max_guests=row.state.get("max_guests", 1), charge=charge, clock=clock)
+        room.opened, room.closed, room.closed_at = row.opened, row.closed, row.closed_at
+        room.guests = set(row.state.get("guests", ()))
+        room.notice = row.state.get("notice")
+        room.about = {k: v for k, v in (("number", row.number), ("agent", row.agent),
+                                        ("visitor", row.visitor), ("taken", row.taken),
+                                        ("unread", row.unread)) if v is not None}
+        room.history = [RoomMessage(**m.fields()) for m in stored.messages]
+        room._refs = {m.ref for m in stored.messages if m.ref}
+        return room
+
+    def record(self) -> RoomRecord:
+        """The room's row for the database (its messages are rows of their own)."""
+        about = self.about
+        return RoomRecord(
+            self.token, "desk" if "number" in about else "room", about.get("opened", self.opened),
+            self.expires_at, {"conv": self.conv.to_dict(), "max_guests": self.max_guests,
+                              "guests": sorted(self.guests), "notice": self.notice},
+            about.get("number"), about.get("agent"), about.get("visitor"), about.get("taken"),
+            about.get("unread", 0), self.closed, self.closed_at)
+
+    def kept(self) -> None:
+        """The room changed: its row is written (not by a door to another replica's talk)."""
+        if self.keeper is not None and self.relay is None:
+            self.keeper.room(self.record())
 
     # --- who may be here ----------------------------------------------------------------------
 
@@ -148,7 +194,9 @@ class Room:
             raise RoomError(refused)
         if guest not in self.guests and len(self.guests) >= self.max_guests:
             raise RoomError("full")
-        self.guests.add(guest)
+        if guest not in self.guests:
+            self.guests.add(guest)
+            self.kept()
         queue: asyncio.Queue[Event] = asyncio.Queue()
         old = self._queues.get(guest)
         if old is not None:  # the same guest on a new connection: the old one is replaced
@@ -175,12 +223,14 @@ class Room:
     def tell_guests(self, key: str) -> None:
         """A notice for the guests' pages (a key of the page words), kept for a reload."""
         self.notice = key
+        self.kept()
         self._to_guests({"type": "notice", "key": key})
 
     def close(self, key: str = "closed") -> None:
         """End the room; *key* says why ("closed", "left": the page words' keys)."""
         if self.closed is None:
             self.closed, self.closed_at = key, self.clock()
+            self.kept()
             self._to_guests({"type": "closed", "key": key, "text": ENGLISH[key]})
 
     # --- the guest's side ---------------------------------------------------------------------
@@ -202,23 +252,32 @@ class Room:
             self.conv.set_customer_language(code)
         except InputError:  # the agent's own language: nothing to set, both read it as is
             pass
+        self.kept()
         return self.conv.customer_language or code
 
-    async def guest_says(self, guest: str, text: str, payer: str) -> None:
+    async def guest_says(self, guest: str, text: str, payer: str,
+                         ref: str | None = None) -> None:
         """A guest's message: translated for the agent, shown on both sides. It is charged to
         *payer*, the guest's own allowance (their address, as the chat would charge them): a
-        room is not a fresh allowance, or each room opened would give a client its limit again."""
+        room is not a fresh allowance, or each room opened would give a client its limit again.
+        *ref*: the page's id for it; the page sends it again until it comes back as a message
+        (it went out while the server was away), and a second one is ignored."""
         if self.refusal() or guest not in self.guests:
             return
         typed = self.typing.stop("guest")  # they sent it: no longer typing
         if self.relay is not None:  # the room's talk is on another replica
-            self.relay.says(guest, text, payer)
+            self.relay.says(guest, text, payer, ref)
             return
+        if ref is not None:
+            if ref in self._refs:
+                return
+            self._refs.add(ref)
         try:
             if self.charge is not None:
                 await self.charge(payer, text)
         except RateLimitedError as err:
-            self._tell(guest, {"type": "error", "key": "rate_limited", "text": str(err)})
+            self._tell(guest, {"type": "error", "key": "rate_limited", "text": str(err),
+                               "ref": ref})
             return
         if typed and self.on_typing is not None:
             await self.on_typing(False)
@@ -229,9 +288,9 @@ class Room:
         try:
             message, _ = await self._translated(text, "customer", "guest")
         except InputError as err:  # empty, too long: said to the guest, nothing sent
-            self._tell(guest, {"type": "error", "key": "refused", "text": str(err)})
+            self._tell(guest, {"type": "error", "key": "refused", "text": str(err), "ref": ref})
             return
-        message = self._post(message)
+        message = self._post(replace(message, ref=ref))
         await self.to_agent(message)
         if self.conv.customer_language != before:  # detected: they write in another language
             self._to_guests({"type": "language", "code": self.conv.customer_language})
@@ -250,7 +309,7 @@ class Room:
         kind = event.get("type")
         if kind == "message":
             body = {k: v for k, v in event["message"].items()
-                    if k not in ("source_name", "target_name")}
+                    if k in RoomMessage.__dataclass_fields__}
             self.history.append(RoomMessage(**{**body, "warnings": tuple(body["warnings"])}))
         elif kind == "notice":
             self.notice = event.get("key")
@@ -276,6 +335,11 @@ class Room:
         self.notice = state["notice"]
         self.history = [RoomMessage(**{**m, "warnings": tuple(m["warnings"])})
                         for m in state["history"]]
+        self._refs = {m.ref for m in self.history if m.ref}
+        if self.keeper is not None:  # its talk is here now: every message of it, written here
+            for message in self.history:
+                self.keeper.message(self._message_record(message))
+        self.kept()
 
     # --- the agent's side ---------------------------------------------------------------------
 
@@ -318,6 +382,7 @@ class Room:
         held = self.held.pop(key, None)
         if held is not None and held.turn is not None:
             self.conv.drop_turn(held.turn)
+            self.kept()
         return held
 
     # --- both -----------------------------------------------------------------------------------
@@ -346,31 +411,137 @@ class Room:
         held reply is sent later), and each takes the next number then."""
         message = replace(message, seq=len(self.history) + 1)
         self.history.append(message)
+        if self.keeper is not None:
+            self.keeper.message(self._message_record(message))
+        self.kept()  # its transcript line, the language learnt
         self._to_guests(message.event())
         return message
 
+    def _message_record(self, m: RoomMessage) -> MessageRecord:
+        return MessageRecord(self.token, m.seq, m.who, m.original, m.source, m.translation,
+                             m.target, m.at, m.note, m.warnings, m.ref)
+
 
 class Rooms:
-    """Every open room of this process, by token (a long random one)."""
+    """Every open room of this process, by token (a long random one); with a *keeper*, a
+    cache of the deployment's rooms."""
 
-    def __init__(self, *, hours: float = 12.0, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, *, hours: float = 12.0, clock: Callable[[], float] = time.time,
+                 keeper: RoomKeeper | None = None) -> None:
         self.hours = hours
         self.clock = clock
+        self.keeper = keeper
         self._rooms: dict[str, Room] = {}
         # Several replicas (the desk): a room whose talk is on another replica, reached from
         # here for a visitor who landed here (None: a room is only this process's).
         self.reach_remote: Callable[[str], Awaitable[Room | None]] | None = None
+        # A stored room this process does not hold, held again (the desk sets it: it has the
+        # deployment's translation defaults); None: a room is revived with no translation.
+        self.reviver: Callable[[StoredRoom], Room] | None = None
+        # A room whose agent's tab closed: translated with these defaults meanwhile (the desk's)
+        self.defaults: Callable[[Conversation], Translate] | None = None
+        # Several replicas: say that a room is this replica's, and ask whether a live replica
+        # holds one (then it is not read back here: its link hops there).
+        self.claim: Callable[[str], None] | None = None
+        self.held_elsewhere: Callable[[str], Awaitable[bool]] | None = None
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> Rooms:
+        """The process's rooms, kept in the deployment's conversations database."""
+        return cls(hours=settings.room_hours, keeper=keep_rooms(settings))
+
+    async def close(self) -> None:
+        """Write what the database has not taken yet (for a while), then close it."""
+        if self.keeper is not None:
+            await self.keeper.close()
+
+    async def erase(self, tokens: list[str]) -> int:
+        """Erase these rooms: closed, out of the cache, nothing of theirs queued, their rows
+        and messages deleted (a message still being translated is never written); how many
+        the database held."""
+        wanted = set(tokens)
+        for token in wanted:
+            room = self._rooms.pop(token, None)
+            if room is not None:
+                room.keeper = None
+                room.close()
+        if self.keeper is None:
+            return 0
+        self.keeper.drop(wanted)
+        return await asyncio.to_thread(self.keeper.store.forget, sorted(wanted))
+
+    def let_go(self, room: Room) -> None:
+        """*room*'s agent's tab closed; the room stays open for their next tab (its guest's
+        messages are translated with the defaults and kept meanwhile)."""
+        async def unattended(message: RoomMessage) -> None:
+            """Kept in the room's history (and the database) for its agent's return."""
+
+        async def nowhere(*_: Any) -> Any:
+            raise RoomError("ended")
+        room.translate = self.defaults(room.conv) if self.defaults is not None else nowhere
+        room.to_agent, room.on_pending, room.on_typing = unattended, None, None
 
     def open(self, conv: Conversation, *, translate: Translate, to_agent: Deliver,
              charge: Charge | None = None,
-             on_pending: Callable[[], Awaitable[None]] | None = None) -> Room:
+             on_pending: Callable[[], Awaitable[None]] | None = None,
+             agent: str | None = None) -> Room:
+        """A new room; *agent*: whose it is (their tab finds it again after a restart)."""
         self._prune()
         token = secrets.token_urlsafe(24)  # 192 bits: not guessable, not enumerable
         room = Room(token, conv, translate=translate, to_agent=to_agent, charge=charge,
                     on_pending=on_pending, expires_at=self.clock() + self.hours * 3600,
                     clock=self.clock)
-        self._rooms[token] = room
+        if agent is not None:
+            room.about["agent"] = agent
+        self.hold(room)
+        room.kept()
         return room
+
+    def hold(self, room: Room) -> Room:
+        """*room* is this process's to talk in (and to write, with a keeper)."""
+        room.keeper = self.keeper
+        self._rooms[room.token] = room
+        if self.claim is not None:
+            self.claim(room.token)
+        return room
+
+    async def revive(self, token: str) -> Room | None:
+        """The stored room of *token*, held here again (None: none stored, or no keeper)."""
+        if self.keeper is None or not isinstance(token, str):
+            return None
+        if self.held_elsewhere is not None and await self.held_elsewhere(token):
+            return None
+        stored = await self.keeper.load(token)
+        if stored is None:
+            return None
+        if (room := self._rooms.get(token)) is not None:  # revived meanwhile
+            return room
+        if self.reviver is not None:
+            return self.hold(self.reviver(stored))
+
+        async def nowhere(*_: Any) -> Any:
+            raise RoomError("ended")
+        return self.hold(Room.revived(stored, translate=nowhere, to_agent=nowhere,
+                                      clock=self.clock))
+
+    async def owned_by(self, agent: str) -> Room | None:
+        """The open room *agent* opened (their latest), here or stored (after a restart)."""
+        mine = [r for r in self._rooms.values() if r.about.get("agent") == agent
+                and "number" not in r.about and r.refusal_key() is None]
+        if mine:
+            return max(mine, key=lambda r: r.opened)
+        if self.keeper is None:
+            return None
+        try:
+            tokens = await asyncio.to_thread(self.keeper.store.tokens, agent=agent, kind="room",
+                                           open_only=True)
+        except Exception:  # noqa: BLE001 - the database is away: no room to find again
+            return None
+        for token in reversed(tokens):
+            room = self._rooms.get(token) or await self.revive(token)
+            if room is not None and room.refusal_key() is None:
+                return room
+        return None
 
     def adopt(self, state: dict[str, Any], *, translate: Translate, to_agent: Deliver,
               charge: Charge | None = None) -> Room:
@@ -381,10 +552,10 @@ class Rooms:
             room = Room(state["token"], Conversation.from_dict(state["conv"]),
                         translate=translate, to_agent=to_agent, charge=charge,
                         expires_at=state["expires_at"], clock=self.clock)
-            self._rooms[room.token] = room
+        self.hold(room)
         room.translate, room.to_agent, room.charge = translate, to_agent, charge
-        room.restore(state)
         room.relay = None
+        room.restore(state)
         return room
 
     async def reach(self, token: str) -> Room:
@@ -392,12 +563,15 @@ class Rooms:
         try:
             return self.get(token)
         except RoomError as err:
-            if err.known or self.reach_remote is None or not isinstance(token, str):
+            if err.known:
                 raise
-            room = await self.reach_remote(token)
-            if room is None:
+            if self.reach_remote is not None and isinstance(token, str):
+                room = await self.reach_remote(token)
+                if room is not None:
+                    return self.get(room.token)
+            if await self.revive(token) is None:
                 raise
-            return self.get(room.token)
+            return self.get(token)
 
     def stub(self, state: dict[str, Any], relay: GuestRelay) -> Room:
         """A door here to a room whose talk is on another replica: its guests' sockets connect
@@ -408,6 +582,7 @@ class Rooms:
         room = self._rooms.get(state["token"]) or Room(
             state["token"], Conversation.from_dict(state["conv"]), translate=nowhere,
             to_agent=nowhere, expires_at=state["expires_at"], clock=self.clock)
+        room.keeper = None  # the talk's replica writes it
         room.restore(state)
         room.relay = relay
         self._rooms[room.token] = room

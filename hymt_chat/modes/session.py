@@ -43,6 +43,7 @@ from hymt_chat.service.metrics import Metrics
 from hymt_chat.service.ratelimit import RateLimiter
 from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
+from hymt_chat.store.audit import AuditLog
 from hymt_chat.text import values
 
 __all__ = ["BUTTONS", "KEPT_JOBS", "Job", "Kept", "Services", "Session", "Upload"]
@@ -60,7 +61,7 @@ _JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hymt_job", de
 
 @dataclass(frozen=True, slots=True)
 class Services:
-    """The process-wide parts a session uses (one of each, built once by the app)."""
+    """The parts of the app's Runtime a session uses (one of each, built once by the app)."""
 
     settings: Settings
     translator: Translator  # wrapped by the metrics, so every translation is counted
@@ -70,6 +71,7 @@ class Services:
     max_files: int = 5  # per message; Chainlit enforces its own cap only in the browser
     rooms: Rooms | None = None  # the agents' rooms (None: no rooms in this process)
     desk: Desk | None = None  # the support desk's queue (None: no desk in this process)
+    audit_log: AuditLog | None = None  # who read, corrected, took over (None: not recorded)
 
     def __post_init__(self) -> None:
         # Load the detector's profiles and the value tables now, at the app's start, not inside

@@ -140,14 +140,6 @@ def file_answer_markdown(name: str, output: str, meta: str, summary: str = "") -
     return f"{head}\n\n*{escape_markdown(meta)}*"
 
 
-def help_message(state: ChatState) -> str:
-    return (
-        f"Translating {state.pair}. Type or paste text, or upload a file (.txt, .md, .srt, .docx, "
-        ".pptx, .xlsx, .html, .xlf, .odt, .epub…). "
-        "Commands: /to <language>, /swap, /detect <text>, /reset."
-    )
-
-
 DEMO_NOTICE = (
     "Demo model: this server runs a small stand-in model (Qwen2.5-Coder-0.5B) so the app works on "
     "a CPU. Its translations are NOT Hunyuan-MT-7B quality; point hymt-chat at Hunyuan-MT-7B on a "
@@ -289,6 +281,12 @@ def best_meta(meta: str, note: str, *, downgraded: bool) -> str:
 # The room: the customer on their own phone.
 
 ROOM_CLOSED = "The room is closed: its link no longer works."
+
+
+def room_again(messages: int) -> str:
+    """A signed-in agent's new tab found their room still open (a reload, a restart)."""
+    return (f"Your room is still open ({messages} message(s) so far): its guest's messages "
+            "come here again.")
 CUSTOMER_TYPING = "The customer is typing…"  # the agent's own room (public/desk.js shows it)
 
 

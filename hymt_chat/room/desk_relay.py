@@ -12,6 +12,11 @@ conversation to the replica of the agent who takes it — not only the sticky co
   events to A (``guest_event``: the agent's typing among them), which shows them on the
   visitor's page. A further take-over moves the talk
   again and tells the door (``relay_to``).
+* ``hymt:room:<token>``: the replica that holds a room (the desk's and the agents' own).
+* ``hymt:desk:alive:<replica>``: each replica's heartbeat (expiring). A conversation whose
+  replica's heartbeat is gone (it died) is read back from the database by the replica that
+  needs it — a visitor's reconnect, its agent's inbox or take — and is that replica's from then
+  on (``Desk.orphaned``), without waiting for the dead one to answer.
 
 One listener task per process (:meth:`DeskRelay.run`); a message that cannot be handled is
 logged, never fatal to the listener.
@@ -25,7 +30,7 @@ import json
 import logging
 import secrets
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 
@@ -35,9 +40,12 @@ from hymt_chat.modes.room import Room, Rooms
 __all__ = ["DeskRelay"]
 
 _log = logging.getLogger(__name__)
+T = TypeVar("T")
 _NEXT, _TICKETS, _TOKENS = "hymt:desk:next", "hymt:desk:tickets", "hymt:desk:tokens"
 _ALL, _TO = "hymt:desk:all", "hymt:desk:to:"
 _TAKE_SECONDS = 30.0  # how long a take waits for the other replica's hand-over
+_ALIVE, _BEAT, _ALIVE_SECONDS = "hymt:desk:alive:", 5.0, 15  # heartbeat: key, every, lasts
+_ROOM = "hymt:room:"  # + token: the replica that holds that room (expires after the room)
 
 
 class _ToTalk:
@@ -46,9 +54,9 @@ class _ToTalk:
     def __init__(self, relay: DeskRelay, token: str, to: str) -> None:
         self.relay, self.token, self.to = relay, token, to
 
-    def says(self, guest: str, text: str, payer: str) -> None:
+    def says(self, guest: str, text: str, payer: str, ref: str | None = None) -> None:
         self.relay.send(self.to, {"op": "says", "token": self.token, "guest": guest,
-                                  "text": text, "payer": payer})
+                                  "text": text, "payer": payer, "ref": ref})
 
     def language(self, code: str) -> None:
         self.relay.send(self.to, {"op": "language", "token": self.token, "code": code})
@@ -70,6 +78,7 @@ class DeskRelay:
         self._ready = asyncio.Event()
         desk.remote = self
         rooms.reach_remote = self.reach
+        rooms.claim, rooms.held_elsewhere = self.claim, self.held_elsewhere
 
     # --- the desk's Remote ------------------------------------------------------------------
 
@@ -107,18 +116,60 @@ class DeskRelay:
                 await self.redis.publish(_ALL, json.dumps({"op": "waiting", "row": row}))
         self._spawn(write())
 
+    async def alive(self, replica: str) -> bool:
+        """Is *replica*'s heartbeat there (it did not die)?"""
+        return replica == self.replica or bool(await self.redis.exists(_ALIVE + replica))
+
+    async def _answer(self, answer: asyncio.Future[T], owner: str) -> T:
+        """*owner*'s answer, waited for while its heartbeat lasts, at most
+        :data:`_TAKE_SECONDS` (TimeoutError): a dead replica is not waited for in full."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _TAKE_SECONDS
+        while True:
+            left = deadline - loop.time()
+            try:
+                return await asyncio.wait_for(asyncio.shield(answer), min(1.0, max(left, 0)))
+            except TimeoutError:
+                if left <= 1.0 or not await self.alive(owner):
+                    raise
+
+    def claim(self, token: str) -> None:
+        """Room *token* is this replica's (its agent's own room, or a desk conversation)."""
+        async def write() -> None:
+            await self.redis.set(_ROOM + token, self.replica,
+                                 ex=int(self.rooms.hours * 3600) + 3600)
+        self._spawn(write())
+
+    async def held_elsewhere(self, token: str) -> bool:
+        """Does another replica, alive, hold room *token*? (Redis away: taken as yes, so that
+        no room is ever held by two replicas at once.)"""
+        try:
+            owner = await self.redis.get(_ROOM + token)
+            return owner is not None and owner != self.replica and await self.alive(owner)
+        except Exception:  # noqa: BLE001 - unknown: not read back here
+            _log.exception("could not ask Redis which replica holds a room")
+            return True
+
+    async def orphaned(self, number: int) -> str | None:
+        """The token of conversation *number* when the replica that held it died."""
+        raw = await self.redis.hget(_TICKETS, str(number))  # type: ignore[misc]
+        row = json.loads(raw) if raw else None
+        if row is None or await self.alive(row["owner"]):
+            return None
+        return str(row["token"])
+
     async def take(self, number: int, agent: str) -> bool:
         raw = await self.redis.hget(_TICKETS, str(number))  # type: ignore[misc]
         if raw is None:
             return False
         owner = json.loads(raw)["owner"]
-        if owner == self.replica:
+        if owner == self.replica or not await self.alive(owner):
             return False
         done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._adopted[number] = done
         self.send(owner, {"op": "take", "number": number, "agent": agent, "to": self.replica})
         try:
-            return await asyncio.wait_for(done, _TAKE_SECONDS)
+            return await self._answer(done, owner)
         except TimeoutError:
             _log.warning("replica %s did not hand over conversation #%d", owner, number)
             return False
@@ -131,13 +182,13 @@ class DeskRelay:
         number = await self.redis.hget(_TOKENS, token)  # type: ignore[misc]
         raw = await self.redis.hget(_TICKETS, number) if number else None  # type: ignore[misc]
         owner = json.loads(raw)["owner"] if raw else None
-        if owner is None or owner == self.replica:
-            return None
+        if owner is None or owner == self.replica or not await self.alive(owner):
+            return None  # a dead replica's: the database has it (Rooms.revive)
         answer: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
         self._doorways[token] = answer
         self.send(owner, {"op": "door", "token": token, "from": self.replica})
         try:
-            state = await asyncio.wait_for(answer, _TAKE_SECONDS)
+            state = await self._answer(answer, owner)
         except TimeoutError:
             return None
         finally:
@@ -182,8 +233,10 @@ class DeskRelay:
         delay = 0.5
         while True:
             pubsub = self.redis.pubsub()
+            beat = asyncio.get_running_loop().create_task(self._beat())
             try:
                 await pubsub.subscribe(_ALL, _TO + self.replica)
+                await beat_once(self)
                 self._ready.set()
                 delay = 0.5
                 async for message in pubsub.listen():
@@ -196,8 +249,16 @@ class DeskRelay:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
             finally:
+                beat.cancel()
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def _beat(self) -> None:
+        """This replica's heartbeat, while it listens."""
+        while True:
+            await asyncio.sleep(_BEAT)
+            with contextlib.suppress(Exception):  # Redis away: the listener reconnects
+                await beat_once(self)
 
     async def _handle(self, data: str) -> None:
         try:
@@ -275,7 +336,8 @@ class DeskRelay:
     async def _on_says(self, message: dict[str, Any]) -> None:
         room = self._room(message["token"])
         if room is not None and room.relay is None:
-            self._spawn(room.guest_says(message["guest"], message["text"], message["payer"]))
+            self._spawn(room.guest_says(message["guest"], message["text"], message["payer"],
+                                        message.get("ref")))
 
     async def _on_typing(self, message: dict[str, Any]) -> None:
         room = self._room(message["token"])
@@ -287,3 +349,8 @@ class DeskRelay:
         if room is not None and room.relay is None:
             code = room.set_guest_language(message["code"])
             room.relayed({"type": "language", "code": code}, None)  # told at the door too
+
+
+async def beat_once(relay: DeskRelay) -> None:
+    """One heartbeat: *relay*'s replica is alive for the next few seconds."""
+    await relay.redis.set(_ALIVE + relay.replica, "1", ex=_ALIVE_SECONDS)

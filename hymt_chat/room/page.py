@@ -6,7 +6,9 @@ the guest's language — the one they write in once known, else their browser's
 the guest picks the language they write in, and the page then speaks that. Over the websocket
 a guest can say things, pick a language and say that they are typing — nothing else: no
 command, glossary, history or other room is reachable from here. A guest's messages are charged
-to the guest's own allowance, their address (as the chat would charge them).
+to the guest's own allowance, their address (as the chat would charge them). Each carries the
+page's id for it: the page sends it again after a reconnect until it comes back as a message
+(the server was away), and the room takes each id once.
 
 A frame that is not a JSON object (a list, a string, binary, broken JSON) is answered with a
 close that says so (:func:`read_object`), never a traceback; the same for the counter's socket.
@@ -39,6 +41,7 @@ __all__ = ["HELLO_SECONDS", "BadFrame", "browser_language", "mount", "read_objec
            "refused_page", "render_page", "socket_payer"]
 
 _GUEST_KEY = re.compile(r"\A[0-9a-f]{16,64}\Z")
+_MESSAGE_ID = re.compile(r"\A[A-Za-z0-9_-]{8,64}\Z")  # the page's id for a message it sends
 _ROOM_TOKEN = re.compile(r"\A[A-Za-z0-9_-]{32}\Z")  # secrets.token_urlsafe(24)
 _AFFINITY = re.compile(r"\A[A-Za-z0-9_.-]{1,64}\Z")  # HAProxy's and ingress-nginx's values
 HELLO_SECONDS = 20.0  # a connection that does not say hello in time is closed
@@ -219,7 +222,9 @@ async def _serve(websocket: WebSocket, room: Room, payer: str) -> None:
         while not sender.done():
             incoming = await read_object(websocket)
             if incoming.get("type") == "say" and isinstance(incoming.get("text"), str):
-                await saying.start(room.guest_says(guest, incoming["text"], payer))
+                ref = incoming.get("id")
+                ref = ref if isinstance(ref, str) and _MESSAGE_ID.match(ref) else None
+                await saying.start(room.guest_says(guest, incoming["text"], payer, ref))
             elif incoming.get("type") == "typing":  # throttled by the room
                 await room.guest_typing(guest)
             elif incoming.get("type") == "language":

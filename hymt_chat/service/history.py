@@ -32,10 +32,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 __all__ = [
     "COLUMNS",
+    "ERASED",
     "METADATA",
     "WRITES",
     "adapt_sqlite",
     "ensure_schema",
+    "refuse_erased",
     "skip_writes_when",
     "sqlite_path",
 ]
@@ -129,6 +131,17 @@ sa.Table(
     sa.Column("comment", _TEXT),
 )
 
+# Our own table beside Chainlit's: the threads an erasure removed. A tab still open on one
+# would write it back (Chainlit saves the session into the thread when the tab goes), so the
+# data layer refuses writes to these ids (:func:`refuse_erased`). An id is a random UUID: it
+# names no one.
+OWN_METADATA = sa.MetaData()
+ERASED = sa.Table(
+    "erased_threads", OWN_METADATA,
+    sa.Column("id", _TEXT, primary_key=True),
+    sa.Column("erasedAt", _TEXT),
+)
+
 COLUMNS: dict[str, tuple[str, ...]] = {
     name: tuple(col.name for col in table.columns) for name, table in METADATA.tables.items()
 }
@@ -216,6 +229,7 @@ async def ensure_schema(url: str) -> list[str]:
             if path is not None:
                 await conn.exec_driver_sql("PRAGMA journal_mode=WAL")
             await conn.run_sync(METADATA.create_all, checkfirst=True)
+            await conn.run_sync(OWN_METADATA.create_all, checkfirst=True)
             return await conn.run_sync(_add_missing_columns)
     finally:
         await engine.dispose()
@@ -250,3 +264,49 @@ def skip_writes_when(layer_cls: L, skip: Callable[[], bool]) -> L:
     methods = {name: make(name) for name in WRITES if hasattr(layer_cls, name)}
     selective = type(f"Selective{layer_cls.__name__}", (layer_cls,), methods)
     return selective  # type: ignore[return-value]
+
+
+
+def _first(args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> Any:
+    return args[0] if args else kwargs.get(name)
+
+
+def _field(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
+_THREAD_OF: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {
+    "update_thread": lambda a, k: _first(a, k, "thread_id"),
+    "create_step": lambda a, k: _field(_first(a, k, "step_dict"), "threadId"),
+    "update_step": lambda a, k: _field(_first(a, k, "step_dict"), "threadId"),
+    "create_element": lambda a, k: _field(_first(a, k, "element"), "thread_id"),
+    "upsert_feedback": lambda a, k: _field(_first(a, k, "feedback"), "threadId"),
+}
+
+
+def refuse_erased(layer_cls: L) -> L:
+    """A subclass of a Chainlit data layer class whose writes to an erased thread (one in
+    ``erased_threads``) do nothing: an erasure that races a live tab is not undone when the
+    tab writes its next step or saves its session on leaving. One primary-key look-up a write
+    (the layer's own ``execute_sql``, which answers None when the table is not there yet)."""
+
+    def make(name: str, thread_of: Callable[[tuple[Any, ...], dict[str, Any]], Any]
+             ) -> Callable[..., Any]:
+        original = getattr(layer_cls, name)
+
+        @functools.wraps(original)
+        async def write(self: Any, *args: Any, **kwargs: Any) -> Any:
+            thread = thread_of(args, kwargs)
+            if thread:
+                rows = await self.execute_sql(
+                    'SELECT "id" FROM erased_threads WHERE "id" = :id', {"id": str(thread)})
+                if isinstance(rows, list) and rows:
+                    return None
+            return await original(self, *args, **kwargs)
+
+        return write
+
+    methods = {name: make(name, of) for name, of in _THREAD_OF.items()
+               if hasattr(layer_cls, name)}
+    guarded = type(f"Guarded{layer_cls.__name__}", (layer_cls,), methods)
+    return guarded  # type: ignore[return-value]

@@ -1,5 +1,8 @@
 """Structured logs: one JSON object per line, with the request id, in a rotating file.
 
+Personal data (e-mail addresses, phones, cards, IBANs, order numbers) is written as
+placeholders unless ``HYMT_LOG_PII=keep``; links and bare numbers stay (hosts, sizes).
+
 ``configure_logging(settings)`` installs the handlers once per process (calling it again
 replaces them). ``with request_context():`` gives everything logged inside it — including the
 tasks it starts and the policy's events — the same ``request_id``; a front end opens one per
@@ -27,6 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pythonjsonlogger.json import JsonFormatter  # python-json-logger >= 3.1, as pyproject pins
+
+from hymt_chat.text.personal import LOG_KINDS, redact
 
 if TYPE_CHECKING:
     from hymt_chat.engine.policy import PolicyEvent
@@ -89,14 +94,17 @@ class RequestIdFilter(logging.Filter):
 
 
 class JsonLineFormatter(JsonFormatter):
-    """time, level, logger, message, request_id, then any ``extra=`` fields."""
+    """time, level, logger, message, request_id, then any ``extra=`` fields; with *redact*,
+    personal data in the message, the fields and a traceback as placeholders (``[email-1]``:
+    :mod:`hymt_chat.text.personal`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, redact: bool = True) -> None:
         super().__init__(
             "%(levelname)s %(name)s %(message)s %(request_id)s",
             rename_fields={"levelname": "level", "name": "logger"},
             json_ensure_ascii=False,
         )
+        self.redact = redact
 
     def add_fields(
         self, log_record: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]
@@ -105,6 +113,13 @@ class JsonLineFormatter(JsonFormatter):
             timespec="milliseconds"
         )
         super().add_fields(log_record, record, message_dict)
+        if self.redact:
+            for name, value in log_record.items():
+                if isinstance(value, str) and name not in _PLAIN_FIELDS:
+                    log_record[name] = redact(value, LOG_KINDS).text
+
+
+_PLAIN_FIELDS = frozenset({"time", "level", "logger", "request_id"})
 
 
 def default_log_file(settings: Settings) -> Path:
@@ -151,7 +166,7 @@ def configure_logging(
         ))
     if stream is not None:
         handlers.append(logging.StreamHandler(stream))
-    formatter = JsonLineFormatter()
+    formatter = JsonLineFormatter(redact=settings is None or settings.log_pii == "mask")
     for handler in handlers:
         setattr(handler, _MARK, True)
         handler.setFormatter(formatter)

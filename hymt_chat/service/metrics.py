@@ -41,19 +41,18 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import generate_latest
 
-from hymt_chat.engine.fidelity import CheckEvent, add_check_hook, remove_check_hook
-from hymt_chat.engine.policy import Policy, PolicyEvent, get_policy
-from hymt_chat.engine.recall import MemoryEvent, add_memory_hook, remove_memory_hook
+from hymt_chat.engine.fidelity import CheckEvent
+from hymt_chat.engine.policy import Policy, PolicyEvent
+from hymt_chat.engine.recall import Memory, MemoryEvent
 from hymt_chat.errors import HymtError, ModelBusyError, reason_by_label, reason_label, reason_of
 from hymt_chat.lang.languages import get_language
-from hymt_chat.settings import Shared
 from hymt_chat.sidecar.endpoint import read_state
 
 if TYPE_CHECKING:
     from hymt_chat.engine.translator import Translation, Translator
     from hymt_chat.settings import Settings
 
-__all__ = ["InstrumentedTranslator", "Metrics", "PolicyHook", "get_metrics", "outcome_of"]
+__all__ = ["InstrumentedTranslator", "Metrics", "PolicyHook", "outcome_of"]
 
 NAMESPACE = "hymt"
 # A translation is one message or one document piece: from well under a second on a free A10
@@ -250,15 +249,17 @@ class Metrics:
     def observe_memory(self, event: MemoryEvent) -> None:
         self.memory.labels(event.outcome).inc()
 
-    def attach_checks(self) -> None:
-        """Count this process's answer checks and memory look-ups (once; :meth:`detach_checks`
+    def attach_checks(self, translator: Translator, memory: Memory | None) -> None:
+        """Count *translator*'s answer checks and *memory*'s look-ups (:meth:`detach_checks`
         undoes it)."""
-        add_check_hook(self.observe_check)
-        add_memory_hook(self.observe_memory)
+        translator.check_hooks.add(self.observe_check)
+        if memory is not None:
+            memory.hooks.add(self.observe_memory)
 
-    def detach_checks(self) -> None:
-        remove_check_hook(self.observe_check)
-        remove_memory_hook(self.observe_memory)
+    def detach_checks(self, translator: Translator, memory: Memory | None) -> None:
+        translator.check_hooks.remove(self.observe_check)
+        if memory is not None:
+            memory.hooks.remove(self.observe_memory)
 
     def instrument(self, translator: Translator) -> InstrumentedTranslator:
         """*translator*, counting and timing every translate() call."""
@@ -334,17 +335,3 @@ class InstrumentedTranslator:
             result.source, result.target, outcome, time.monotonic() - started
         )
         return result
-
-
-_METRICS: Shared[Metrics] = Shared()
-
-
-def get_metrics(settings: Settings) -> Metrics:
-    """The process-wide metrics, observing the process-wide policy (built on first use)."""
-    return _METRICS.get(lambda: _with_checks(Metrics(settings, get_policy(settings))))
-
-
-def _with_checks(metrics: Metrics) -> Metrics:
-    """The process-wide metrics also count the answer checks (hymt_chat.engine.fidelity)."""
-    metrics.attach_checks()
-    return metrics

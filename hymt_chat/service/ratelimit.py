@@ -26,12 +26,11 @@ from limits.storage import MemoryStorage, Storage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
 from hymt_chat.errors import RateLimitedError
-from hymt_chat.settings import Shared
 
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
 
-__all__ = ["Cost", "RateLimiter", "client_address", "get_rate_limiter"]
+__all__ = ["Cost", "RateLimiter", "client_address", "limit_storage", "limiter_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +65,7 @@ class RateLimiter:
             if given.strip():
                 self._items += [(item, kind) for item in parse_many(given.strip())]
         self.shared = bool(storage.strip())
-        self._limiter = (MovingWindowRateLimiter(_storage(storage)) if self._items else None)
+        self._limiter = (MovingWindowRateLimiter(limit_storage(storage)) if self._items else None)
 
     @property
     def enabled(self) -> bool:
@@ -110,8 +109,9 @@ class RateLimiter:
         return max(0.0, stats.reset_time - time.time())  # limits keeps wall-clock timestamps
 
 
-def _storage(uri: str) -> Storage:
-    """The windows' storage; a Redis that does not answer stops the app at start, said."""
+def limit_storage(uri: str) -> Storage:
+    """The moving windows' storage of every limiter (*uri*: ``HYMT_REDIS_URL``; empty: this
+    process); a Redis that does not answer stops the app at start, said."""
     if not uri.strip():
         return MemoryStorage()
     if uri.strip().startswith("async+"):  # the limiter here is synchronous
@@ -131,11 +131,7 @@ def client_address(peer: str | None) -> str:
     return peer or "unknown"
 
 
-_RATE_LIMITER: Shared[RateLimiter] = Shared()
-
-
-def get_rate_limiter(settings: Settings) -> RateLimiter:
-    """The process-wide limiter, built from ``settings.rate_limit`` on first use."""
-    return _RATE_LIMITER.get(lambda: RateLimiter(settings.rate_limit, settings.rate_limit_chars,
-                                                 storage=settings.redis_url,
-                                                 calls=settings.rate_limit_calls))
+def limiter_for(settings: Settings) -> RateLimiter:
+    """The chat's limiter: ``HYMT_RATE_LIMIT`` and its characters and calls, in Redis when set."""
+    return RateLimiter(settings.rate_limit, settings.rate_limit_chars, storage=settings.redis_url,
+                       calls=settings.rate_limit_calls)

@@ -15,9 +15,9 @@ from collections.abc import Awaitable, Callable
 
 from hymt_chat.engine.families import note_served_model
 from hymt_chat.service.health import ModelState, Probe, probe_model
-from hymt_chat.settings import Settings, Shared
+from hymt_chat.settings import Settings
 
-__all__ = ["Readiness", "get_readiness"]
+__all__ = ["Readiness", "readiness_for"]
 
 _log = logging.getLogger(__name__)
 
@@ -120,15 +120,8 @@ class Readiness:
             self._task = None
 
 
-_READINESS: Shared[Readiness] = Shared()
-
-
-def get_readiness(settings: Settings) -> Readiness:
-    """The process-wide readiness of the model the app talks to."""
-    return _READINESS.get(lambda: _new_readiness(settings))
-
-
-def _new_readiness(settings: Settings) -> Readiness:
+def readiness_for(settings: Settings) -> Readiness:
+    """The readiness of the model *settings* name (the app's: its Runtime builds one)."""
     def probe() -> Awaitable[Probe]:
         # The served model is asked for once (it is what the demo notice needs).
         return probe_model(settings, with_model=readiness.model_root is None)

@@ -30,7 +30,6 @@ from fastapi.responses import JSONResponse, Response
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Match
 
-from hymt_chat.engine.window import window_report
 from hymt_chat.service import http_guard, web_guard
 from hymt_chat.service.health import health_response
 from hymt_chat.service.loop_watch import LoopWatch, StartWatch
@@ -253,7 +252,8 @@ def _one_cors_layer(send: Any) -> Any:
 
 
 def add_routes(server: FastAPI, settings: Settings, *, readiness: Readiness, metrics: Metrics,
-               demo: Callable[[], bool], notice: str, sign_in: bool) -> None:
+               window: Callable[[], dict[str, object]], demo: Callable[[], bool], notice: str,
+               sign_in: bool) -> None:
     """``/health`` (readiness, and the window of model calls), ``/metrics`` (token or local
     only), ``/hymt/status`` (banner); the event loop's stalls measured from the server's start
     into the metrics."""
@@ -263,7 +263,7 @@ def add_routes(server: FastAPI, settings: Settings, *, readiness: Readiness, met
     async def health() -> JSONResponse:
         status, body = health_response(await readiness.refresh())
         # How many model calls this process keeps in flight, and where that comes from.
-        return JSONResponse({**body, "window": window_report(settings)}, status_code=status)
+        return JSONResponse({**body, "window": window()}, status_code=status)
 
     to_front(server)
 

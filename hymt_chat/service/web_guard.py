@@ -41,12 +41,11 @@ from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from limits import RateLimitItem, parse
-from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 from starlette.datastructures import Headers
 from starlette.formparsers import MultiPartException, MultiPartParser
 
-from hymt_chat.service.ratelimit import client_address
+from hymt_chat.service.ratelimit import client_address, limit_storage
 
 __all__ = ["API_PATHS", "LIBRE_ENDPOINTS", "LIBRE_ROOT", "Guard", "LoginThrottle", "SignedUser",
            "host_allowed", "is_libre", "origin_allowed", "signed_in"]
@@ -101,8 +100,7 @@ class LoginThrottle:
         """*storage*: a ``limits`` storage URI (``HYMT_REDIS_URL``); empty: this process."""
         self._limits = (("name", parse(per_name)), ("address", parse(per_address)))
         self.shared = bool(storage.strip())
-        self._window = MovingWindowRateLimiter(
-            storage_from_string(storage.strip()) if self.shared else MemoryStorage())
+        self._window = MovingWindowRateLimiter(limit_storage(storage))
         self._clock = clock
 
     def _keys(self, name: str, address: str) -> list[tuple[RateLimitItem, str]]:

@@ -61,7 +61,7 @@ KV_BYTES_PER_TOKEN = 2 * 32 * 8 * 128 * 2  # K and V x 32 layers x 8 KV heads x 
 RUNTIME_OVERHEAD_GIB = 1.5  # CUDA context, activations, graphs: 1.55 GiB measured (a10 profile)
 # The profiles size the KV cache for seqs x 2k tokens (and one full context): a segment of at
 # most ~1,500 characters, the template and its translation. Measured on the a10 profile
-# (benchmarks/results/gpu.md): 40,672 tokens, and 16 full 4k contexts at once were queued by
+# (docs/results/gpu.md): 40,672 tokens, and 16 full 4k contexts at once were queued by
 # vLLM, not refused.
 TYPICAL_SEQ_TOKENS = 2048
 

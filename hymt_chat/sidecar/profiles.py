@@ -4,7 +4,7 @@ Sizes assume Hunyuan-MT-7B: BF16 weights 14.17 GiB (measured); 32 layers x 8 KV 
 head_dim 128 gives 2 x 32 x 8 x 128 x 2 bytes = 128 KiB of KV cache per token in BF16. A
 translation request is short (a segment of at most ~1,500 characters plus its translation: about
 2k tokens), so seqs x 2k tokens, and one full context, is the KV budget each GPU profile is
-sized against; vLLM queues what does not fit (measured: benchmarks/results/gpu.md).
+sized against; vLLM queues what does not fit (measured: docs/results/gpu.md).
 """
 
 from __future__ import annotations

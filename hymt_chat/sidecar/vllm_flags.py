@@ -5,7 +5,7 @@ when the server cannot run as planned without it.
 Read from vLLM's own sources (``vllm/engine/arg_utils.py`` and ``cli_args.py`` of the sdists
 0.6.2, 0.6.3, 0.7.0-0.7.3, 0.8.0-0.8.5, 0.10.0, 0.26.0-0.29.0 and 0.33.0) and checked against
 two real parsers: 0.32.0 (the CPU build here, ``tests/test_vllm_flags.py``) and 0.26.0 (the
-lent H200, ``benchmarks/results/gpu.md``). No flag passed here has an older spelling in any of
+lent H200, ``docs/results/gpu.md``). No flag passed here has an older spelling in any of
 those releases, so each gap is a drop or a refusal, never a rename. 0.6.2 is the oldest release
 read: "since 0.6.2" means "in 0.6.2 or earlier".
 """

@@ -29,7 +29,7 @@ from hymt_chat.errors import HymtError
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
 
-__all__ = ["Database", "database_location", "open_database", "open_error", "sync_url"]
+__all__ = ["Database", "database_location", "open_database", "open_error", "scrub", "sync_url"]
 
 _LIBPQ_SSLMODES = frozenset({"disable", "allow", "prefer", "require", "verify-ca",
                              "verify-full"})
@@ -90,7 +90,7 @@ def open_database(where: Path | str, metadata: sa.MetaData, *, schema_lock: int,
         path = Path(url.database or "")
         _owner_only_file(path)
         engine = sa.create_engine(url, connect_args={"timeout": connect_timeout})
-        sa.event.listen(engine, "connect", _wal)
+        sa.event.listen(engine, "connect", _pragmas)
         insert: Callable[..., Any] = sqlite.insert
     else:
         engine = sa.create_engine(url, pool_pre_ping=True,
@@ -147,6 +147,17 @@ def _owner_only_file(path: Path) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
 
 
-def _wal(dbapi_connection: Any, _record: Any) -> None:
-    """WAL: readers (look-ups) never wait for a writer."""
+def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+    """WAL: readers (look-ups) never wait for a writer. Secure delete: a removed row's bytes
+    are overwritten, not left in a free page (an erased e-mail address is gone from the file)."""
     dbapi_connection.execute("PRAGMA journal_mode=WAL")
+    dbapi_connection.execute("PRAGMA secure_delete=ON")
+
+
+def scrub(db: Database) -> None:
+    """After an erasure on SQLite: the write-ahead log, which still holds the pages as they
+    were, is folded into the file and emptied (PostgreSQL: nothing; its dump holds live rows)."""
+    if db.path is None:
+        return
+    with db.engine.connect() as conn:
+        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -97,6 +97,12 @@ class DocumentJobs:
         self._engine.dispose()
 
     @_db_errors
+    def sweep(self, before: float) -> int:
+        """Remove the jobs made before *before* (epoch seconds), results and all: retention."""
+        with self._engine.begin() as db:
+            return db.execute(sa.delete(JOBS).where(JOBS.c.created < before)).rowcount
+
+    @_db_errors
     def create(self, owner: str, name: str, parts: int) -> tuple[str, str]:
         """A queued job of *owner*: its ``(document_id, document_key)``; expired jobs go."""
         now = self._clock()

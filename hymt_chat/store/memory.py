@@ -12,6 +12,13 @@ first (a look-up that finds an entry marks it used), down to 90 % of the cap so 
 runs once per many writes, not at each; team entries are never evicted — an import that would
 take the team's entries past the cap is refused whole (:class:`MemoryFullError`).
 
+**Personal data** (``pii``, HYMT_MEMORY_PII): ``mask`` keeps a pair with its e-mail addresses,
+phones, cards, IBANs, links and order numbers as placeholders (``[email-1]``, the same in the
+segment and the translation; the engine puts the looked-up text's own values back), ``skip``
+keeps no pair that holds any, ``keep`` keeps them in clear (:mod:`hymt_chat.text.personal`).
+A pair whose translation still holds a value the segment's placeholders do not cover is not
+kept under ``mask``.
+
 Every method is one transaction through :mod:`hymt_chat.store.database`; a database failure is
 :class:`MemoryStoreError` (the engine then translates without the memory).
 """
@@ -23,13 +30,20 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import sqlalchemy as sa
 
 from hymt_chat.errors import HymtError, InputError
-from hymt_chat.store.database import database_location, db_errors, open_database, open_error
+from hymt_chat.store.database import (
+    database_location,
+    db_errors,
+    open_database,
+    open_error,
+    scrub,
+)
 from hymt_chat.text.cleanup import clean_text
+from hymt_chat.text.personal import find_personal, redact_pair
 
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
@@ -43,6 +57,7 @@ __all__ = [
     "MemoryFullError",
     "MemoryStore",
     "MemoryStoreError",
+    "PiiPolicy",
     "Stats",
     "TeamEntry",
     "line_pairs",
@@ -52,6 +67,7 @@ __all__ = [
 ]
 
 MACHINE, IMPORTED, CORRECTED = "machine", "imported", "corrected"
+PiiPolicy = Literal["mask", "skip", "keep"]
 ORIGINS = (MACHINE, IMPORTED, CORRECTED)
 RANK = {MACHINE: 0, IMPORTED: 1, CORRECTED: 2}
 EVICT_EVERY = 256  # machine writes between two looks at the size
@@ -160,11 +176,14 @@ class MemoryStore:
     """The memory's rows; safe from several threads and replicas (one transaction a call)."""
 
     def __init__(self, where: Path | str, *, max_entries: int = 200_000,
-                 clock: Callable[[], float] = time.time, connect_timeout: float = 3) -> None:
+                 clock: Callable[[], float] = time.time, connect_timeout: float = 3,
+                 pii: PiiPolicy = "mask") -> None:
         self._clock = clock
         self.max_entries = max_entries
+        self.pii = pii
         db = open_database(where, METADATA, schema_lock=_SCHEMA_LOCK,
                            connect_timeout=connect_timeout)
+        self._db = db
         self._engine, self._insert, self.location = db.engine, db.insert, db.location
         self._writes = 0
 
@@ -183,10 +202,24 @@ class MemoryStore:
                            .values(used=self._clock(), hits=ENTRIES.c.hits + 1))
         return {row.key: _entry(row) for row in rows}
 
+    def kept_pair(self, segment: str, translation: str) -> tuple[str, str] | None:
+        """The pair as the ``pii`` policy keeps it, or None: not kept."""
+        if self.pii == "keep":
+            return segment, translation
+        if self.pii == "skip":
+            personal = find_personal(segment) or find_personal(translation)
+            return None if personal else (segment, translation)
+        return redact_pair(segment, translation)
+
     @_db_errors
     def put(self, key: str, source: str, target: str, segment: str, translation: str,
             model: str) -> None:
-        """A model's checked answer (the same key again: the newer answer)."""
+        """A model's checked answer (the same key again: the newer answer); not kept when the
+        ``pii`` policy says so."""
+        pair = self.kept_pair(segment, translation)
+        if pair is None:
+            return
+        segment, translation = pair
         now = self._clock()
         new = self._insert(ENTRIES).values(
             key=key, rank=RANK[MACHINE], origin=MACHINE, source=source, target=target,
@@ -218,6 +251,57 @@ class MemoryStore:
             return 0
         with self._engine.begin() as db:
             return db.execute(sa.delete(ENTRIES).where(ENTRIES.c.key.in_(keys))).rowcount
+
+    @_db_errors
+    def holding(self, texts: Sequence[str], segments: Sequence[str] = ()) -> list[Entry]:
+        """Entries holding any of *texts* (in the segment or the translation), and the model's
+        answers to any of *segments* (the segments of erased messages)."""
+        return [_entry(row) for row in self._select_holding(texts, segments)]
+
+    @_db_errors
+    def erase(self, texts: Sequence[str], segments: Sequence[str] = ()) -> int:
+        """Remove what :meth:`holding` finds; the agents' corrections of a common segment
+        stay unless they hold one of *texts*."""
+        keys = [row.key for row in self._select_holding(texts, segments)]
+        removed = 0
+        for start in range(0, len(keys), _BATCH):
+            with self._engine.begin() as db:
+                removed += db.execute(sa.delete(ENTRIES).where(
+                    ENTRIES.c.key.in_(keys[start:start + _BATCH]))).rowcount
+        if removed:
+            scrub(self._db)
+        return removed
+
+    @_db_errors
+    def unsign(self, author: str) -> int:
+        """An agent's corrections stay the team's, without their name."""
+        with self._engine.begin() as db:
+            return db.execute(sa.update(ENTRIES).where(ENTRIES.c.author == author)
+                              .values(author=None)).rowcount
+
+    @_db_errors
+    def sweep(self, origins: Sequence[str], before: float) -> int:
+        """Remove entries of *origins* made before *before* (epoch seconds): retention."""
+        with self._engine.begin() as db:
+            return db.execute(sa.delete(ENTRIES).where(
+                ENTRIES.c.origin.in_(list(origins)), ENTRIES.c.created < before)).rowcount
+
+    def _select_holding(self, texts: Sequence[str], segments: Sequence[str]) -> list[Any]:
+        wanted = [t for t in texts if t.strip()]
+        found: dict[str, Any] = {}
+        with self._engine.connect() as db:
+            for text in wanted:
+                like = [sa.func.lower(column).contains(text.lower(), autoescape=True)
+                        for column in (ENTRIES.c.segment, ENTRIES.c.translation)]
+                for row in db.execute(sa.select(ENTRIES).where(sa.or_(*like))):
+                    found[row.key] = row
+            unique = sorted({s for s in segments if s.strip()})
+            for start in range(0, len(unique), _BATCH):
+                for row in db.execute(sa.select(ENTRIES).where(
+                        ENTRIES.c.origin == MACHINE,
+                        ENTRIES.c.segment.in_(unique[start:start + _BATCH]))):
+                    found[row.key] = row
+        return list(found.values())
 
     @_db_errors
     def evict(self) -> int:
@@ -288,11 +372,18 @@ class MemoryStore:
 
     def _upsert_team(self, db: sa.Connection, entries: list[TeamEntry]) -> None:
         now = self._clock()
-        rows = [{"key": team_key(e.source, e.target, e.segment), "rank": RANK[e.origin],
-                     "origin": e.origin, "source": e.source, "target": e.target, "segment": e.segment,
-                     "translation": e.translation, "model": "", "author": e.author,
-                     "created": e.created if e.created is not None else now, "used": now, "hits": 0}
-                for e in entries]
+        rows = []
+        for e in entries:
+            pair = self.kept_pair(e.segment, e.translation)
+            if pair is None:
+                continue
+            rows.append({"key": team_key(e.source, e.target, e.segment), "rank": RANK[e.origin],
+                         "origin": e.origin, "source": e.source, "target": e.target,
+                         "segment": pair[0], "translation": pair[1], "model": "",
+                         "author": e.author, "used": now, "hits": 0,
+                         "created": e.created if e.created is not None else now})
+        if not rows:
+            return
         new = self._insert(ENTRIES)
         db.execute(new.on_conflict_do_update(
             index_elements=[ENTRIES.c.key],
@@ -306,11 +397,12 @@ def _entry(row: sa.Row[Any]) -> Entry:
 
 
 def open_memory_store(where: Path | str, *, max_entries: int = 200_000,
-                      connect_timeout: float = 3) -> MemoryStore:
+                      connect_timeout: float = 3, pii: PiiPolicy = "mask") -> MemoryStore:
     """The store at *where* (:func:`memory_location`); HymtError with the reason when it
     cannot be opened (the password of a URL is never in the message)."""
     try:
-        return MemoryStore(where, max_entries=max_entries, connect_timeout=connect_timeout)
+        return MemoryStore(where, max_entries=max_entries, connect_timeout=connect_timeout,
+                           pii=pii)
     except HymtError:
         raise
     except (OSError, sa.exc.SQLAlchemyError, ImportError) as err:

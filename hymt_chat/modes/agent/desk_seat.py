@@ -27,6 +27,7 @@ from hymt_chat.modes.room import RoomMessage, Rooms, Translate
 from hymt_chat.modes.screen import Button, Reply
 from hymt_chat.service.ratelimit import RateLimiter
 from hymt_chat.settings import Settings
+from hymt_chat.store.audit import audit_quietly
 
 if TYPE_CHECKING:
     from hymt_chat.modes.agent.session import AgentSession
@@ -164,6 +165,7 @@ class DeskSeat:
         except HymtError as err:
             await self.session.say_error(err)
             return
+        await self._audit("take_over", ticket)
         await self.switch(ticket)
 
     async def open(self, number: int) -> None:
@@ -172,7 +174,13 @@ class DeskSeat:
             await self.session.say(f"#{number} is not one of your open conversations: "
                                    f"/desk take {number} first.")
             return
+        await self._audit("read", ticket)
         await self.switch(ticket)
+
+    async def _audit(self, action: str, ticket: Ticket) -> None:
+        await audit_quietly(self.session.services.audit_log,
+                            f"agent:{self.agent.removeprefix('user:')}", action,
+                            f"room {ticket.room.token}", f"desk #{ticket.number}")
 
     async def switch(self, ticket: Ticket) -> None:
         """*ticket* becomes current: its latest messages, and the agent's replies go there."""
@@ -180,7 +188,7 @@ class DeskSeat:
             self.current.shown_to.discard(self)
         self.current = ticket
         ticket.shown_to.add(self)
-        ticket.unread = 0
+        self.desk.read(ticket)
         history = ticket.room.history[-_SHOWN_ON_SWITCH:]
         await self.session.say(f"Now with {_label(ticket)}: your messages go to this visitor "
                                f"({len(ticket.room.history)} so far).")

@@ -7,6 +7,9 @@ a translation (the button under a turn, then the corrected text as the next mess
 :mod:`~hymt_chat.modes.agent.corrections`); the translation memory keeps it for next time.
 A reply for a room (or a desk conversation) whose checks found something is held: the agent
 sends it anyway or edits it (:data:`HOLD_BUTTONS`); the customer sees nothing before.
+A signed-in agent's room outlives their tab and the server: their next tab takes it back
+(:meth:`AgentSession.shown`); an anonymous agent's room ends with their tab (nobody could find
+it again).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from hymt_chat.modes.screen import (
 )
 from hymt_chat.modes.session import KEPT_JOBS, Job, Kept, Services, Session, Upload
 from hymt_chat.modes.typing import SHOWN
+from hymt_chat.store.audit import audit_quietly
 from hymt_chat.text.cleanup import clean_text
 
 __all__ = ["HOLD_BUTTONS", "AgentSession"]
@@ -99,9 +103,37 @@ class AgentSession(Session):
         await self._controls()  # the thread shows the banner already; the desk: shown()
 
     async def shown(self) -> None:
-        if self.seat is not None:
-            with not_stored():  # said afresh at each reload, never piled up in the thread
+        with not_stored():  # said afresh at each reload, never piled up in the thread
+            if self.seat is not None:
                 await self.seat.sit()  # a reload: the agent's desk conversations are here again
+            await self._room_again()
+
+    def _signed_in(self) -> bool:
+        return self.user_key.startswith("user:")
+
+    async def _room_again(self) -> None:
+        """A signed-in agent's open room (after a reload, a closed tab or a restart) is this
+        tab's again: its conversation, its guest's messages, its link."""
+        rooms = self.services.rooms
+        if self.room is not None or rooms is None or not self._signed_in():
+            return
+        room = await rooms.owned_by(self.user_key)
+        if room is None:
+            return
+        self._bind_room(room)
+        await self.say(wording.room_again(len(room.history)))
+        demo = self.services.demo()
+        for message in room.history[-10:]:
+            await self.show(Reply(wording.room_message_markdown(message, demo=demo)))
+        await self._show_link(room)
+
+    def _bind_room(self, room: Room) -> None:
+        """*room* talks through this tab: its conversation is the tab's."""
+        self.conv = room.conv
+        room.translate, room.to_agent = self._room_translate, self._from_guest
+        room.charge, room.on_pending = self._charge_guest, self._guest_writing
+        room.on_typing = self._guest_typing
+        self.room = room
 
     async def start(self) -> None:
         await self._controls()
@@ -130,6 +162,9 @@ class AgentSession(Session):
         await self.show(Reply(f"**{wording.escape_markdown(self.conv.banner())}**"))
 
     async def save(self) -> None:
+        room = self.talking_room()
+        if room is not None:  # its glossary, tone, languages: kept with the room too
+            room.kept()
         if self._save is not None:
             await self._save(self.conv.to_dict())
 
@@ -271,9 +306,8 @@ class AgentSession(Session):
                 return
             room = rooms.open(self.conv, translate=self._room_translate,
                               to_agent=self._from_guest, charge=self._charge_guest,
-                              on_pending=self._guest_writing)
-            room.on_typing = self._guest_typing
-            self.room = room
+                              on_pending=self._guest_writing, agent=self.user_key)
+            self._bind_room(room)
         await self._show_link(room)
 
     async def _show_link(self, room: Room) -> None:
@@ -499,12 +533,22 @@ class AgentSession(Session):
         except HymtError as err:  # the cap: said as it is
             await self.say_error(err)
             return
+        if saved:
+            room = self.talking_room()
+            agent = self.user_key.removeprefix("user:")
+            await audit_quietly(self.services.audit_log, f"agent:{agent}", "correct",
+                                f"room {room.token}" if room is not None
+                                else f"session {self.id}", f"into {item.target}")
         await self.say(wording.correction_saved_message(item.target) if saved
                        else wording.CORRECTION_NOT_SAVED)
 
     def end(self) -> None:
         if self.seat is not None:
             self.seat.stand()  # the agent keeps their desk conversations for a reload
-        if self.room is not None:
-            self.room.close("left")
+        room = self.room
+        if room is not None and room.to_agent == self._from_guest:  # not another tab's now
+            if self._signed_in() and self.services.rooms is not None:
+                self.services.rooms.let_go(room)  # theirs again at their next tab
+            else:
+                room.close("left")
         super().end()

@@ -96,7 +96,6 @@ desk_page.mount(server, RUNTIME.desk, SETTINGS, PAGE_WORDS)  # /desk: visitors s
 RELAY = DeskRelay(RUNTIME.desk, RUNTIME.rooms, SETTINGS.redis_url) if SETTINGS.redis_url else None
 RELAY_TASK: list[asyncio.Task[None]] = []  # the relay's listener, held for the process
 api.mount(server, SERVICES.translator, SETTINGS, metrics=RUNTIME.metrics)  # LibreTranslate, DeepL
-# The chat page in the reader's language: Chainlit's strings and ours, profiles, starters, readme.
 CHAT_WORDS = chat_words.mount(server, SERVICES.translator, SETTINGS.cache_dir, cl_config.root)
 
 # --- sessions ---------------------------------------------------------------------------------

@@ -41,6 +41,7 @@
       return;
     }
     el.firstChild.textContent = text;
+    el.lastChild.setAttribute("aria-label", say("banner_hide", "Hide"));
     el.title = title || text;
     el.setAttribute("data-kind", kind);
   }
@@ -91,23 +92,32 @@
           setTimeout(poll, 30000);
           return;  // the size notice stays until the next send attempt
         }
-        if (s.vllm === "starting" || s.vllm === "restarting") {
-          show("wait", s.vllm === "restarting"
-            ? say("banner_restarting", "Translation model restarting\u2026 you can type now: " +
-              "messages are translated as soon as it is ready.")
-            : say("banner_warming", "Translation model warming up\u2026 you can type now: " +
-              "messages are translated as soon as it is ready."));
-        } else if (s.vllm === "down") {
-          show("down", say("banner_down", "The translation model is not reachable right now."));
-        } else if (s.demo) {
-          show("demo", say("banner_demo", "Demo model \u2014 a small stand-in, not Hunyuan-MT " +
-            "quality"), words.banner_demo ? null : s.notice);
-        } else {
-          hide();
-        }
+        render(s);
         setTimeout(poll, s.vllm === "ready" ? 30000 : 3000);
       })
       .catch(function () { setTimeout(poll, 5000); });
+  }
+
+  var shown = null;  // the last state shown: said again when the page's words come
+
+  function render(s) {
+    var el = document.getElementById("hymt-banner");
+    if (el && el.getAttribute("data-kind") === "limit") return;
+    shown = s;
+    if (s.vllm === "starting" || s.vllm === "restarting") {
+      show("wait", s.vllm === "restarting"
+        ? say("banner_restarting", "Translation model restarting\u2026 you can type now: " +
+          "messages are translated as soon as it is ready.")
+        : say("banner_warming", "Translation model warming up\u2026 you can type now: " +
+          "messages are translated as soon as it is ready."));
+    } else if (s.vllm === "down") {
+      show("down", say("banner_down", "The translation model is not reachable right now."));
+    } else if (s.demo) {
+      show("demo", say("banner_demo", "Demo model \u2014 a small stand-in, not Hunyuan-MT " +
+        "quality"), words.banner_demo ? null : s.notice);
+    } else {
+      hide();
+    }
   }
 
   // The kiosk's script (config.toml takes one custom_js): it stays idle unless the page shows a
@@ -133,21 +143,28 @@
         img.alt = document.title;  // the product's name, not the word "logo"
       });
       document.querySelectorAll(".sr-only").forEach(function (span) {
-        var key = ENGLISH[span.textContent];
-        if (key && words[key]) span.textContent = words[key];
+        var text = span.firstChild, key = ENGLISH[span.textContent];
+        // The text node's value, not a new node: React still owns and updates the same one.
+        if (key && words[key] && text && text.nodeType === 3 && !text.nextSibling) {
+          text.nodeValue = words[key];
+        }
       });
     });
   }
 
-  function begin() {  // the words first (English if they cannot be had), then the state
+  function begin() {  // the state at once; the words as soon as they come (English till then)
+    poll();
     fetch(base + "/hymt/words?language=" + encodeURIComponent(lang), { cache: "no-store" })
       .then(function (r) { return r.json(); })
-      .then(function (w) { words = w.words || {}; lang = w.lang || lang; })
+      .then(function (w) {
+        words = w.words || {};
+        lang = w.lang || lang;
+        if (shown) render(shown);
+      })
       .catch(function () { /* English words */ })
       .then(function () {
         relabel();
         new MutationObserver(relabel).observe(document.body, { childList: true, subtree: true });
-        poll();
       });
   }
 

@@ -31,7 +31,7 @@ from hymt_chat.modes.runtime import Runtime
 from hymt_chat.modes.screen import storing
 from hymt_chat.modes.session import BUTTONS, Session, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
-from hymt_chat.room import counter, desk_page
+from hymt_chat.room import chat_words, counter, desk_page
 from hymt_chat.room import page as room_page
 from hymt_chat.room.desk_relay import DeskRelay
 from hymt_chat.room.words import PageWords
@@ -39,7 +39,7 @@ from hymt_chat.service import auth, history, logs, web
 from hymt_chat.service.nonblocking import drop_blocking_sleep
 from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
-from presenter import NO_UPLOADS, Screen, first_naming, name_thread, own_stop
+from presenter import Screen, first_naming, name_thread, own_stop, profiles_shown, starters_shown
 
 # Chainlit sleeps 1 ms in every Message/Step constructor, on the event loop (benchmarks/app_ceiling).
 drop_blocking_sleep(*(importlib.import_module(f"chainlit.{m}") for m in ("message", "step")))
@@ -83,6 +83,7 @@ desk_page.mount(server, RUNTIME.desk, SETTINGS, PAGE_WORDS)  # /desk: visitors s
 RELAY = DeskRelay(RUNTIME.desk, RUNTIME.rooms, SETTINGS.redis_url) if SETTINGS.redis_url else None
 RELAY_TASK: list[asyncio.Task[None]] = []  # the relay's listener, held for the process
 api.mount(server, SERVICES.translator, SETTINGS, metrics=RUNTIME.metrics)  # LibreTranslate, DeepL
+CHAT_WORDS = chat_words.mount(server, SERVICES.translator, SETTINGS.cache_dir, cl_config.root)
 
 # --- sessions ---------------------------------------------------------------------------------
 
@@ -113,7 +114,8 @@ async def _save_agent(state: dict[str, Any]) -> None:
 def _open(thread: ThreadDict | None = None) -> Session:
     """The tab's session, of its profile's mode (a resumed agent thread keeps its talk)."""
     profile = modes.profile_name(edge.session_get("chat_profile"))
-    args = {"session_id": cl.context.session.id, "user_key": _user_key()}
+    args: dict[str, Any] = {"session_id": cl.context.session.id, "user_key": _user_key(),
+                            "page": CHAT_WORDS.page_text(chat_words.environ_language(_environ()))}
     session: Session
     if profile == modes.AGENT_PROFILE:
         conv = modes.agent_state_of(thread.get("metadata") if thread else None)
@@ -149,11 +151,7 @@ def _unkept() -> bool:
 @cl.set_chat_profiles
 async def chat_profiles(user: cl.User | None = None,
                         language: str | None = None) -> list[cl.ChatProfile]:
-    return [cl.ChatProfile(name=p.name, markdown_description=p.description, icon=p.icon or None,
-                           default=p.name == modes.TRANSLATOR_PROFILE,
-                           starters=None if p.starters else [],  # [] hides the starters
-                           config_overrides=None if p.uploads else NO_UPLOADS)
-            for p in modes.PROFILES]
+    return profiles_shown(CHAT_WORDS.settings_text(language))
 
 
 if AGENTS:  # registering Chainlit's auth callback makes sign-in compulsory: only with agents
@@ -208,7 +206,7 @@ if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history ne
 
 @cl.set_starters
 async def starters(user: cl.User | None = None, language: str | None = None) -> list[cl.Starter]:
-    return [cl.Starter(label=label, message=message) for label, message in wording.STARTERS]
+    return starters_shown(CHAT_WORDS.settings_text(language))
 
 
 @cl.on_chat_start

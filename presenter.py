@@ -16,14 +16,31 @@ from socketio import AsyncServer
 
 import chainlit_edge as edge
 from hymt_chat.modes import kiosk, wording
+from hymt_chat.modes import profiles as modes
+from hymt_chat.modes.chat_words import PageText
 from hymt_chat.modes.screen import Button, Choice, Field, Reply
 
-__all__ = ["NO_UPLOADS", "Screen", "first_naming", "name_thread", "own_stop"]
+__all__ = ["NO_UPLOADS", "Screen", "first_naming", "name_thread", "own_stop", "profiles_shown",
+           "starters_shown"]
 
 # A profile's config overrides for a mode that takes no file: no paperclip on its page.
 NO_UPLOADS = ChainlitConfigOverrides(features=FeaturesSettings(
     spontaneous_file_upload=SpontaneousFileUploadFeature(enabled=False)))
 _NAMED = "hymt_named"  # the user session's key: the tab's thread has its name
+
+
+def profiles_shown(page: PageText) -> list[cl.ChatProfile]:
+    """The profile picker, in the page's language (a profile's name stays its identity)."""
+    return [cl.ChatProfile(name=p.name, display_name=page[p.key],
+                           markdown_description=page[f"{p.key}_about"], icon=p.icon or None,
+                           default=p.name == modes.TRANSLATOR_PROFILE,
+                           starters=None if p.starters else [],  # [] hides the starters
+                           config_overrides=None if p.uploads else NO_UPLOADS)
+            for p in modes.PROFILES]
+
+
+def starters_shown(page: PageText) -> list[cl.Starter]:
+    return [cl.Starter(label=label, message=message) for label, message in page.starters()]
 
 
 def first_naming() -> bool:

@@ -7,6 +7,12 @@
   var script = document.currentScript;
   var base = script && script.src ? script.src.replace(/\/public\/banner\.js.*$/, "") : "";
   var dismissed = {};
+  // The page's words in its language (GET /hymt/words: the reader's choice, else the browser's).
+  var words = {}, lang = navigator.language || "en";
+
+  function say(key, english) {
+    return words[key] || english;
+  }
 
   function banner() {
     var el = document.getElementById("hymt-banner");
@@ -18,7 +24,7 @@
       var close = document.createElement("button");
       close.type = "button";
       close.textContent = "\u00d7";
-      close.setAttribute("aria-label", "Hide");
+      close.setAttribute("aria-label", say("banner_hide", "Hide"));
       close.addEventListener("click", function () {
         dismissed[el.getAttribute("data-kind")] = true;
         el.removeAttribute("data-kind");
@@ -54,6 +60,7 @@
       return;
     }
     el.firstChild.textContent = text;
+    el.lastChild.setAttribute("aria-label", say("banner_hide", "Hide"));
     el.title = title || text;
     el.setAttribute("data-kind", kind);
   }
@@ -72,9 +79,10 @@
     var size = input ? Array.from(input.value || input.textContent || "").length : 0;
     if (!maxChars || size <= maxChars) return false;
     dismissed.limit = false;
-    show("limit", "This text is " + size.toLocaleString("en") + " characters; the limit is " +
-      maxChars.toLocaleString("en") + ". Split it into parts, or send it as a file. " +
-      "Nothing was sent; your text is still in the box.");
+    show("limit", say("banner_limit", "This text is {{size}} characters; the limit is " +
+      "{{limit}}. Split it into parts, or send it as a file. Nothing was sent; your text is " +
+      "still in the box.").replace("{{size}}", size.toLocaleString(lang))
+      .replace("{{limit}}", maxChars.toLocaleString(lang)));
     return true;
   }
 
@@ -103,19 +111,32 @@
           setTimeout(poll, 30000);
           return;  // the size notice stays until the next send attempt
         }
-        if (s.vllm === "starting" || s.vllm === "restarting") {
-          show("wait", "Translation model " + (s.vllm === "restarting" ? "restarting" : "warming up") +
-            "\u2026 you can type now: messages are translated as soon as it is ready.");
-        } else if (s.vllm === "down") {
-          show("down", "The translation model is not reachable right now.");
-        } else if (s.demo) {
-          show("demo", "Demo model \u2014 a small stand-in, not Hunyuan-MT quality", s.notice);
-        } else {
-          hide();
-        }
+        render(s);
         setTimeout(poll, s.vllm === "ready" ? 30000 : 3000);
       })
       .catch(function () { setTimeout(poll, 5000); });
+  }
+
+  var shown = null;  // the last state shown: said again when the page's words come
+
+  function render(s) {
+    var el = document.getElementById("hymt-banner");
+    if (el && el.getAttribute("data-kind") === "limit") return;
+    shown = s;
+    if (s.vllm === "starting" || s.vllm === "restarting") {
+      show("wait", s.vllm === "restarting"
+        ? say("banner_restarting", "Translation model restarting\u2026 you can type now: " +
+          "messages are translated as soon as it is ready.")
+        : say("banner_warming", "Translation model warming up\u2026 you can type now: " +
+          "messages are translated as soon as it is ready."));
+    } else if (s.vllm === "down") {
+      show("down", say("banner_down", "The translation model is not reachable right now."));
+    } else if (s.demo) {
+      show("demo", say("banner_demo", "Demo model \u2014 a small stand-in, not Hunyuan-MT " +
+        "quality"), words.banner_demo ? null : s.notice);
+    } else {
+      hide();
+    }
   }
 
   // The kiosk's script (config.toml takes one custom_js): it stays idle unless the page shows a
@@ -136,9 +157,59 @@
   c.src = base + "/public/composer.js";
   document.head.appendChild(c);
 
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", poll);
-  } else {
+  // The few strings Chainlit's page writes in English whatever its language: in the page's.
+  var ENGLISH = { "Toggle theme": "script_theme", "Close": "script_close" };
+  var relabelling = false;
+
+  function relabel() {
+    if (relabelling) return;
+    relabelling = true;
+    requestAnimationFrame(function () {
+      relabelling = false;
+      document.querySelectorAll("img.logo[alt=logo]").forEach(function (img) {
+        img.alt = document.title;  // the product's name, not the word "logo"
+      });
+      document.querySelectorAll(".sr-only").forEach(function (span) {
+        var text = span.firstChild, key = ENGLISH[span.textContent];
+        // The text node's value, not a new node: React still owns and updates the same one.
+        if (key && words[key] && text && text.nodeType === 3 && !text.nextSibling) {
+          text.nodeValue = words[key];
+        }
+      });
+    });
+  }
+
+  function begin() {  // the state at once; the words as soon as they come (English till then)
     poll();
+    fetch(base + "/hymt/words?language=" + encodeURIComponent(lang), { cache: "no-store" })
+      .then(function (r) { return r.json(); })
+      .then(function (w) {
+        words = w.words || {};
+        lang = w.lang || lang;
+        if (shown) render(shown);
+      })
+      .catch(function () { /* English words */ })
+      .then(function () {
+        relabel();
+        new MutationObserver(relabel).observe(document.body, { childList: true, subtree: true });
+      });
+  }
+
+  // The reader picked the page's language in the settings: the page again, in it (the
+  // server keeps ?lang= as the reader's choice).
+  window.addEventListener("message", function (e) {
+    var d = e.data;
+    if (e.source !== window || !d || d.hymt !== "page_language" || typeof d.code !== "string") {
+      return;
+    }
+    var query = new URLSearchParams(location.search);
+    query.set("lang", d.code);
+    location.search = query.toString();
+  });
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", begin);
+  } else {
+    begin();
   }
 })();

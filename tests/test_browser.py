@@ -161,7 +161,7 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifa
                                                           wording.TRANSLATOR_PLACEHOLDER)
 
     # Pick the target in the chat settings; the chat confirms it.
-    choose_target(page, "French (fr) · 法语")
+    choose_target(page, "French")
     expect(page.get_by_text("Now translating Auto-detect → French.")).to_be_visible(timeout=15_000)
 
     # A message: the translation comes back as text, with the meta line.

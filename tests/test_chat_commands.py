@@ -138,10 +138,10 @@ def test_picker_choices_have_readable_names():
     targets = language_choices(include_auto=False)
     sources = language_choices(include_auto=True)
     assert len(targets) == 38 and len(sources) == 39
-    assert targets["Traditional Chinese (zh-Hant) · 繁体中文"] == "zh-Hant"
+    assert targets["Chinese (Traditional)"] == "zh-Hant"  # CLDR's English name, no gloss
     assert next(iter(sources.items())) == ("Auto-detect", AUTO)
     assert set(targets.values()) == set(CODES)
-    assert language_label("yue") == "Cantonese (yue) · 粤语"
+    assert language_label("yue") == "Cantonese (yue)"
 
 
 def test_meta_line():

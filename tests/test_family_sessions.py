@@ -36,7 +36,7 @@ async def test_the_tone_picker_and_command_reach_the_style_instruction(stub, tmp
     session = AgentSession(_services(stub, tmp_path, model_family="hy-mt2"), screen,
                            session_id="a1", user_key="user:bob")
     await session.start()
-    tone = screen.panels[-1][-1]
+    tone = next(f for f in screen.panels[-1] if f.id == "tone")
     assert (tone.id, tone.value, set(tone.items.values())) == (
         "tone", "neutral", {"neutral", "formal", "friendly"})
     await session.message("/customer Spanish", None)

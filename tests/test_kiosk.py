@@ -168,6 +168,8 @@ def test_more_lists_every_other_language_once():
     shown = {code for code, _ in KIOSK_LANGUAGES}
     more = [b.value for b in more_buttons()]
     assert sorted(more + sorted(shown)) == sorted(CODES) and len(set(more)) == len(more)
+    labels = {b.value: b.label for b in more_buttons()}
+    assert labels["th"] == "ไทย" and labels["uk"] == "Українська"  # in itself, no gloss
 
 
 def test_every_language_has_a_speech_tag():

@@ -44,7 +44,8 @@ async def _settled(session: Any) -> None:
 async def test_a_message_is_translated_and_its_source_remembered(stub, tmp_path):
     session, screen = _translator(services(stub, tmp_path))
     await session.start()
-    assert [f.id for f in screen.panels[-1]] == ["source", "target"]  # no Chimera here
+    # no Chimera here; the page's own language last
+    assert [f.id for f in screen.panels[-1]] == ["source", "target", "page_language"]
     assert [c[0] for c in screen.command_menus[-1]] == ["to", "swap", "detect", "reset"]
     await session.message("Bonjour tout le monde, comment allez-vous aujourd'hui ?", None)
     answer = screen.last().markdown
@@ -209,7 +210,7 @@ async def test_the_agent_session_routes_and_saves_the_conversation(stub, tmp_pat
     await session.start()
     assert "Agent\\: English" in screen.texts[0]
     assert [f.id for f in screen.panels[-1]] == ["agent_language", "back_translate",
-                                                 "use_context", "tone"]
+                                                 "use_context", "tone", "page_language"]
     assert all(isinstance(f, Toggle) for f in screen.panels[-1][1:3])
     await session.message("/customer Spanish", None)
     assert saved and saved[-1]["customer_language"] == "es"

@@ -7,6 +7,7 @@ import struct
 import tomllib
 from pathlib import Path
 
+from hymt_chat.modes.chat_words import STATIC
 from hymt_chat.modes.documents import DOCUMENT_TYPES, MAX_FILE_BYTES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,30 +41,28 @@ def _keys(tree, prefix=""):
             yield f"{prefix}{key}"
 
 
-def test_ui_translations_are_complete_for_english_and_chinese():
+def test_ui_translations_are_chainlits_for_every_language_it_ships():
+    """The app's wording of Chainlit's strings is served over these files, in the page's
+    language (hymt_chat/modes/chat_words.py, tests/test_chat_words.py)."""
     shipped = Path(importlib.util.find_spec("chainlit").origin).parent / "translations"
-    for lang in ("en-US", "zh-CN"):
-        ours = json.loads((ROOT / ".chainlit" / "translations" / f"{lang}.json").read_text("utf-8"))
-        default = json.loads((shipped / f"{lang}.json").read_text("utf-8"))
-        assert set(_keys(ours)) == set(_keys(default)), lang
-    en = json.loads((ROOT / ".chainlit" / "translations" / "en-US.json").read_text("utf-8"))
-    assert "document" in en["chat"]["input"]["placeholder"]  # not only .txt, .md and .srt
+    ours = ROOT / ".chainlit" / "translations"
+    assert {p.name for p in ours.glob("*.json")} == {p.name for p in shipped.glob("*.json")}
+    for path in shipped.glob("*.json"):
+        mine = json.loads((ours / path.name).read_text("utf-8"))
+        assert set(_keys(mine)) == set(_keys(json.loads(path.read_text("utf-8")))), path.name
 
 
 def test_agents_sign_in_with_a_name_not_an_email_address():
     """Chainlit's sign-in form labels its first field from ``auth.login.form.email``; agents
-    sign in with the name HYMT_AGENTS lists, whatever the page's language."""
-    shipped = Path(importlib.util.find_spec("chainlit").origin).parent / "translations"
-    for lang, name in (("en-US", "name"), ("zh-CN", "名字"), ("fr-FR", "nom"), ("ja", "名前")):
-        words = json.loads((ROOT / ".chainlit" / "translations" / f"{lang}.json")
-                           .read_text("utf-8"))["auth"]["login"]["form"]["email"]
-        assert name in words["label"], (lang, words)
-    for path in sorted((ROOT / ".chainlit" / "translations").glob("*.json")):
-        words = json.loads(path.read_text("utf-8"))["auth"]["login"]["form"]["email"]
-        theirs = json.loads((shipped / path.name).read_text("utf-8"))["auth"]["login"]["form"]
-        assert words["label"] != theirs["email"]["label"], path.name  # not Chainlit's e-mail
-        assert "@" not in words["placeholder"] and "alice" in words["placeholder"], path.name
-        assert "mail" not in json.dumps(words, ensure_ascii=False).lower(), path.name
+    sign in with the name HYMT_AGENTS lists, whatever the page's language (the page's words
+    go over Chainlit's files: hymt_chat/modes/chat_words.py)."""
+    for code, name in (("en", "name"), ("zh", "名字"), ("fr", "nom"), ("ja", "名前")):
+        assert name in STATIC[code]["auth.login.form.email.label"], code
+    for code, words in STATIC.items():
+        shown = {k: v for k, v in words.items() if k.startswith("auth.login.form.email.")}
+        assert "@" not in shown["auth.login.form.email.placeholder"], code
+        assert "alice" in shown["auth.login.form.email.placeholder"], code
+        assert "mail" not in json.dumps(shown, ensure_ascii=False).lower(), code
 
 
 def test_logos_and_favicon_are_real_pngs():
@@ -75,8 +74,15 @@ def test_logos_and_favicon_are_real_pngs():
 
 
 def test_welcome_says_plainly_when_it_is_the_demo_model():
-    welcome = (ROOT / "chainlit.md").read_text(encoding="utf-8")
+    """In every readme (the page shows the one in its language; chainlit.md only stops
+    Chainlit from writing its own)."""
+    welcome = (ROOT / "chainlit_en-US.md").read_text(encoding="utf-8")
     assert "Demo model" in welcome and "not* Hunyuan-MT" in welcome
+    said = {"zh-CN": "演示模型", "fr-FR": "Modèle de démonstration", "ja": "デモモデル"}
+    assert {p.stem.removeprefix("chainlit_") for p in ROOT.glob("chainlit_*.md")} == {
+        "en-US", *said}
+    for tag, demo in said.items():
+        assert demo in (ROOT / f"chainlit_{tag}.md").read_text(encoding="utf-8"), tag
 
 
 FEEDBACK_CLASSES = ("positive-feedback-on", "positive-feedback-off", "negative-feedback-on",

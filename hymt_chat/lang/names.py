@@ -1,4 +1,5 @@
-"""How languages are named to people: English names, picker labels, the list of all 38.
+"""How languages are named to people: English names, picker labels in the reader's language,
+the list of all 38.
 
 Pure and tiny, so that every layer (the agent's glossary, transcripts, the wording) can name a
 language the same way.
@@ -6,6 +7,7 @@ language the same way.
 
 from __future__ import annotations
 
+from hymt_chat.lang.endonyms import names_in
 from hymt_chat.lang.languages import LANGUAGES, Language, find_language
 
 __all__ = ["AUTO", "AUTO_LABEL", "language_choices", "language_label", "language_list",
@@ -28,7 +30,8 @@ def language_name(code: str | None) -> str:
 
 
 def language_label(lang: Language | str) -> str:
-    """Readable picker label: "Traditional Chinese (zh-Hant) · 繁体中文"."""
+    """A language named for an English sentence, with the code that /to takes:
+    "Traditional Chinese (zh-Hant)"."""
     if isinstance(lang, str):
         if lang == AUTO:
             return AUTO_LABEL
@@ -36,13 +39,16 @@ def language_label(lang: Language | str) -> str:
         if found is None:
             return lang
         lang = found
-    return f"{lang.english} ({lang.code}) · {lang.chinese}"
+    return f"{lang.english} ({lang.code})"
 
 
-def language_choices(*, include_auto: bool) -> dict[str, str]:
-    """Picker items, label -> value, in the official table order (Auto-detect first if asked)."""
-    items = {AUTO_LABEL: AUTO} if include_auto else {}
-    items.update({language_label(lang): lang.code for lang in LANGUAGES})
+def language_choices(*, include_auto: bool, reader: str = "en",
+                     auto_label: str = AUTO_LABEL) -> dict[str, str]:
+    """Picker items, label -> value, in the official table order (*auto_label* first if
+    asked): each language named in the *reader*'s language (CLDR), as the page speaks it."""
+    items = {auto_label: AUTO} if include_auto else {}
+    names = names_in(reader)
+    items.update({names[lang.code]: lang.code for lang in LANGUAGES})
     return items
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hymt_chat.engine.recall import MemoryUse, memory_use
+from hymt_chat.lang.endonyms import endonym
 from hymt_chat.lang.languages import LANGUAGES, get_language
 
 if TYPE_CHECKING:
@@ -104,9 +105,10 @@ def kiosk_buttons(*, include_more: bool = True) -> list[KioskButton]:
 
 
 def more_buttons() -> list[KioskButton]:
-    """Every other language of the 38, under its English and Chinese names."""
+    """Every other language of the 38, each named in itself (as the big buttons are): a
+    stranger finds their own, whatever the screen's language."""
     shown = {code for code, _ in KIOSK_LANGUAGES}
-    return [KioskButton(lang.code, f"{lang.english} · {lang.chinese}", speech_lang(lang.code))
+    return [KioskButton(lang.code, endonym(lang.code), speech_lang(lang.code))
             for lang in LANGUAGES if lang.code not in shown]
 
 

@@ -16,6 +16,7 @@ from hymt_chat.errors import HymtError
 from hymt_chat.lang.languages import get_language
 from hymt_chat.lang.names import AUTO
 from hymt_chat.modes import kiosk, wording
+from hymt_chat.modes.chat_words import PageText
 from hymt_chat.modes.screen import Button, Reply, Screen, Shown
 from hymt_chat.modes.session import Job, Kept, Services, Session, Upload
 from hymt_chat.modes.warnings import with_warnings
@@ -33,8 +34,8 @@ def _buttons(choices: list[kiosk.KioskButton]) -> tuple[Button, ...]:
 
 class KioskSession(Session):
     def __init__(self, services: Services, screen: Screen, *, session_id: str,
-                 user_key: str) -> None:
-        super().__init__(services, screen, session_id=session_id, user_key=user_key)
+                 user_key: str, page: PageText | None = None) -> None:
+        super().__init__(services, screen, session_id=session_id, user_key=user_key, page=page)
         self.idle = self.settings.kiosk_idle_seconds
         self.timer = kiosk.IdleTimer(self.idle)
         self.watcher: asyncio.Task[None] | None = None

@@ -36,24 +36,18 @@ AGENT_STATE = "agent_state"  # key in the user session and in the thread's metad
 
 @dataclass(frozen=True, slots=True)
 class Profile:
-    name: str
-    description: str  # Markdown, shown when hovering the profile picker
+    name: str  # its identity (threads, settings); shown as the page's word of *key*
+    key: str  # its words in hymt_chat.modes.chat_words: *key* its name, *key*_about its
+    # Markdown description (shown when hovering the profile picker)
     icon: str  # a file under public/ or a URL ("" for none)
     starters: bool  # show the Translator's starters (the others show none)
     uploads: bool = True  # the composer's paperclip (a mode that takes no file shows none)
 
 
 PROFILES: tuple[Profile, ...] = (
-    Profile(TRANSLATOR_PROFILE,
-            "Translate text and files between 38 languages: pick the languages, paste, done.",
-            "", True),
-    Profile(AGENT_PROFILE,
-            "Live support in two languages: paste the customer's messages and type your "
-            "replies; each is translated the right way, with a glossary, a check before "
-            "sending and a transcript to download.", "", False, uploads=False),
-    Profile(KIOSK_PROFILE,
-            "A public screen: big language buttons, the translation read aloud, and a fresh "
-            "start after a short idle time. Nothing is kept.", "", False, uploads=False),
+    Profile(TRANSLATOR_PROFILE, "translator", "", True),
+    Profile(AGENT_PROFILE, "agent", "", False, uploads=False),
+    Profile(KIOSK_PROFILE, "kiosk", "", False, uploads=False),
 )
 _NAMES = frozenset(p.name for p in PROFILES)
 

@@ -30,7 +30,9 @@ from hymt_chat.errors import (
     RateLimitedError,
 )
 from hymt_chat.lang import detect
+from hymt_chat.lang.languages import find_language
 from hymt_chat.modes import documents, wording
+from hymt_chat.modes.chat_words import PAGE_LANGUAGE, PageText
 from hymt_chat.modes.cost import priced
 from hymt_chat.modes.desk import Desk
 from hymt_chat.modes.progress import Progress
@@ -150,8 +152,9 @@ class Session:
     Everything waits for the model to be ready."""
 
     def __init__(self, services: Services, screen: Screen, *, session_id: str,
-                 user_key: str) -> None:
+                 user_key: str, page: PageText | None = None) -> None:
         self.services = services
+        self.page = page or PageText()  # the page's language and its words (pickers, commands)
         self.settings = services.settings
         self.translator = services.translator
         self.screen = screen
@@ -187,6 +190,15 @@ class Session:
 
     async def settings_changed(self, values: Mapping[str, Any]) -> None:
         """The settings panel changed (a mode without settings ignores it)."""
+
+    async def page_language_changed(self, values: Mapping[str, Any]) -> bool:
+        """Did the reader pick another language for the page? Then the tab's own script
+        loads the page again in it (``public/banner.js``), and the other settings wait."""
+        chosen = find_language(str(values.get(PAGE_LANGUAGE) or ""))
+        if chosen is None or chosen.code == self.page.language:
+            return False
+        await self.screen.signal({"hymt": PAGE_LANGUAGE, "code": chosen.code})
+        return True
 
     async def message(self, text: str, command: str | None, *, uploads: Sequence[Upload] = (),
                       shown: Shown | None = None) -> None:

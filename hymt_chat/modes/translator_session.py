@@ -18,9 +18,10 @@ from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.translator import Translation, Translator, plan_translation
 from hymt_chat.errors import HymtError, InputTooLongError, NotTextError
 from hymt_chat.lang.detect import detect_language
-from hymt_chat.lang.names import AUTO, language_choices, language_name
+from hymt_chat.lang.names import AUTO, language_name
 from hymt_chat.modes import chat, documents, wording
 from hymt_chat.modes.chat import ChatState
+from hymt_chat.modes.chat_words import PageText
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.screen import (
     Attachment,
@@ -45,8 +46,8 @@ QUICK_TARGETS = ("zh", "en", "es", "fr", "ja", "de")  # offered when the text is
 
 class TranslatorSession(Session):
     def __init__(self, services: Services, screen: Screen, *, session_id: str,
-                 user_key: str) -> None:
-        super().__init__(services, screen, session_id=session_id, user_key=user_key)
+                 user_key: str, page: PageText | None = None) -> None:
+        super().__init__(services, screen, session_id=session_id, user_key=user_key, page=page)
         self.state = ChatState.new(self.settings.default_target)
         self.best = False
 
@@ -54,7 +55,9 @@ class TranslatorSession(Session):
 
     async def start(self) -> None:
         await self.send_pickers()
-        await self.screen.commands(chat.COMMANDS, wording.TRANSLATOR_PLACEHOLDER)
+        await self.screen.commands([(cid, self.page[f"command_{cid}"], icon)
+                                    for cid, _, icon in chat.COMMANDS],
+                                   wording.TRANSLATOR_PLACEHOLDER)
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
         """A thread reopened: its pickers as they were (an unknown value keeps the default)."""
@@ -67,22 +70,24 @@ class TranslatorSession(Session):
 
     async def send_pickers(self) -> None:
         fields: list[Field] = [
-            Choice("source", "Translate from", language_choices(include_auto=True),
+            Choice("source", self.page["from"], self.page.choices(include_auto=True),
                    self.state.source),
-            Choice("target", "Translate into", language_choices(include_auto=False),
+            Choice("target", self.page["into"], self.page.choices(include_auto=False),
                    self.state.target),
         ]
         if await self.services.best_available():
-            fields.append(Toggle("best", wording.best_label(self._stand_in()), self.best,
-                                 "Several candidate translations fused into one: slower; "
-                                 "text messages only"))
-        await self.screen.settings(fields)
+            stand_in = self._stand_in()
+            fields.append(Toggle("best", wording.best_label(True) if stand_in else self.page["best"],
+                                 self.best, self.page["best_tip"]))
+        await self.screen.settings([*fields, self.page.page_choice()])
 
     def _stand_in(self) -> bool:
         """Does the demo model play Hunyuan-MT-Chimera (Best quality says so)?"""
         return chimera.fusion_stand_in(self.settings, demo=self.services.demo())
 
     async def settings_changed(self, values: Mapping[str, Any]) -> None:
+        if await self.page_language_changed(values):
+            return
         self.best = bool(values.get("best"))
         try:
             changed = self.state.set_languages(values.get("source"), values.get("target"))

@@ -223,17 +223,6 @@ def partial_answer_markdown(text: str, error: str) -> str:
     return f"{literal_block(text)}\n\n{escape_markdown(error)} {RETRY_REST_HINT}"
 
 
-# (label, message): real phrases in several languages for a first try.
-STARTERS: tuple[tuple[str, str], ...] = (
-    ("中文 · 会议改到下午三点", "你好！明天的会议改到下午三点，请准时参加。"),
-    ("Español · ¿Dónde está la estación?",
-     "Disculpe, ¿dónde está la estación de tren más cercana?"),
-    ("日本語 · お問い合わせ", "お問い合わせありがとうございます。担当者より折り返しご連絡いたします。"),
-    ("Français · livraison", "Votre colis sera livré demain entre 9 h et 12 h."),
-    ("Deutsch · Passwort", "Ich habe mein Passwort vergessen. Können Sie mir bitte helfen?"),
-)
-
-
 # --------------------------------------------------------------------------------------------
 # Showing text literally
 # --------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from hymt_chat.errors import InputError
 from hymt_chat.lang.languages import find_language
+from hymt_chat.lang.page_locale import browser_language
 from hymt_chat.modes import documents
 from hymt_chat.modes.room import Room, RoomError, Rooms
 from hymt_chat.room.inflight import InFlight
@@ -82,24 +83,6 @@ async def read_object(websocket: WebSocket) -> dict[str, Any]:
 def socket_payer(websocket: WebSocket) -> str:
     """Whose allowance a socket's messages draw from: its client's address."""
     return peer_key(websocket.client.host if websocket.client else None)
-
-
-def browser_language(accept_language: str | None) -> str | None:
-    """The first of the browser's languages that we translate ("es-ES,es;q=0.9" -> "es")."""
-    tags: list[tuple[float, int, str]] = []
-    for item in (accept_language or "").split(","):
-        tag, _, q = item.strip().partition(";q=")
-        try:
-            weight = float(q) if q else 1.0
-        except ValueError:
-            weight = 0.0
-        if tag and tag != "*" and weight > 0:
-            tags.append((-weight, len(tags), tag))
-    for _, _, tag in sorted(tags):
-        lang = find_language(tag)
-        if lang is not None:
-            return lang.code
-    return None
 
 
 @functools.cache

@@ -125,6 +125,11 @@ class Tab:
         return await self._first(lambda: next((t for t in texts if self.said(t)), None),
                                  timeout, f"none of {texts}")
 
+    async def event(self, name: str, timeout: float = 60) -> object:
+        """The data of the first event *name* the app sent (waited for, as :meth:`wait`)."""
+        return await self._first(lambda: next((d for e, d in self.events if e == name), None),
+                                 timeout, f"no {name} event")
+
     async def _first(self, found: Callable[[], T | None], timeout: float, missing: str) -> T:
         """What *found* returns once it is not None, polled until *timeout* seconds."""
         deadline = time.monotonic() + timeout

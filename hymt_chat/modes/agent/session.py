@@ -25,12 +25,12 @@ from urllib.parse import quote
 import segno
 
 from hymt_chat.errors import HymtError
-from hymt_chat.lang.names import language_choices
 from hymt_chat.modes import warnings, wording
 from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.corrections import Correctable, review
 from hymt_chat.modes.agent.desk_seat import DESK_BUTTONS, DeskSeat
+from hymt_chat.modes.chat_words import PageText
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import HeldReply, Room, RoomError, RoomMessage, Translate
 from hymt_chat.modes.screen import (
@@ -75,8 +75,9 @@ class _Hold:
 class AgentSession(Session):
     def __init__(self, services: Services, screen: Screen, *, session_id: str, user_key: str,
                  conversation: Conversation | None = None, save: Save | None = None,
-                 page_url: str = "", affinity: str | None = None) -> None:
-        super().__init__(services, screen, session_id=session_id, user_key=user_key)
+                 page_url: str = "", affinity: str | None = None,
+                 page: PageText | None = None) -> None:
+        super().__init__(services, screen, session_id=session_id, user_key=user_key, page=page)
         self.conv = conversation or Conversation(self.settings.default_target)
         options = turns.AgentOptions.from_settings(self.settings)
         self.back_translate = options.back_translate
@@ -145,16 +146,20 @@ class AgentSession(Session):
     async def _controls(self) -> None:
         """The settings panel and the command menu: a new tab's and a resumed one's."""
         await self.send_settings()
-        await self.screen.commands(turns.AGENT_COMMANDS, wording.AGENT_PLACEHOLDER)
+        await self.screen.commands([(cid, self.page[f"command_{cid}"], icon)
+                                    for cid, _, icon in turns.AGENT_COMMANDS],
+                                   wording.AGENT_PLACEHOLDER)
 
     async def send_settings(self) -> None:
         await self.screen.settings([
-            Choice("agent_language", "Your language (the agent's)",
-                   language_choices(include_auto=False), self.conv.agent_language),
-            Toggle("back_translate", "Check before sending (back-translate my replies)",
-                   self.back_translate),
-            Toggle("use_context", "Send the last few turns as context", self.use_context),
-            Choice("tone", "Tone of my replies", TONE_CHOICES, self.conv.tone),
+            Choice("agent_language", self.page["agent_language"],
+                   self.page.choices(include_auto=False), self.conv.agent_language),
+            Toggle("back_translate", self.page["back_translate"], self.back_translate),
+            Toggle("use_context", self.page["use_context"], self.use_context),
+            Choice("tone", self.page["tone"],
+                   {self.page[f"tone_{tone}"]: tone for tone in TONE_CHOICES.values()},
+                   self.conv.tone),
+            self.page.page_choice(),
         ])
 
     async def banner(self) -> None:
@@ -168,6 +173,8 @@ class AgentSession(Session):
             await self._save(self.conv.to_dict())
 
     async def settings_changed(self, values: Mapping[str, Any]) -> None:
+        if await self.page_language_changed(values):
+            return
         self.back_translate = bool(values.get("back_translate"))
         self.use_context = bool(values.get("use_context"))
         tone = values.get("tone")

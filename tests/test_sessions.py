@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from hymt_chat.modes import wording
+from hymt_chat.modes.chat_words import ENGLISH
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.kiosk_session import PICK, KioskSession
 from hymt_chat.modes.screen import Choice, Reply, Toggle
@@ -195,7 +196,7 @@ async def test_best_quality_names_the_demo_model_when_it_plays_chimera(stub, tmp
     session, screen = _translator(services(stub, tmp_path, fusion_model="chimera"))
     await session.start()
     assert [f.label for f in screen.panels[-1] if isinstance(f, Toggle)] == [
-        wording.best_label(False)]
+        ENGLISH["best"]]  # the page's own word when a real Chimera fuses
 
 
 async def test_the_agent_session_routes_and_saves_the_conversation(stub, tmp_path):

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from hymt_chat.modes import wording
-from hymt_chat.modes.chat_words import ENGLISH
 from hymt_chat.modes.agent.session import AgentSession
+from hymt_chat.modes.chat_words import ENGLISH
 from hymt_chat.modes.kiosk_session import PICK, KioskSession
 from hymt_chat.modes.screen import Choice, Reply, Toggle
 from hymt_chat.modes.session import Services, Upload

@@ -26,6 +26,7 @@ import srt
 from playwright.sync_api import Browser, Page, expect
 
 from hymt_chat.modes import wording
+from hymt_chat.modes.chat_words import ENGLISH
 from tests.conftest import free_port
 from tests.support import pdf_files
 from tests.support.browser import (
@@ -158,7 +159,7 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifa
     page.keyboard.press("Escape")
     page.set_viewport_size({"width": 1100, "height": 900})
     expect(page.locator("#chat-input")).to_have_attribute("placeholder",
-                                                          wording.TRANSLATOR_PLACEHOLDER)
+                                                          ENGLISH["chat.input.placeholder"])
 
     # Pick the target in the chat settings; the chat confirms it.
     choose_target(page, "French")
@@ -468,7 +469,7 @@ def test_support_agent_translates_both_ways_and_downloads_the_transcript(
     page.screenshot(path=str(DOCS_SHOTS / "agent.png"))
     # The composer takes the customer's message or the reply: it says so, and has no paperclip.
     expect(page.locator("#chat-input")).to_have_attribute("placeholder",
-                                                          wording.AGENT_PLACEHOLDER)
+                                                          ENGLISH["placeholder_agent"])
     expect(page.locator("input[type=file]")).to_have_count(0)
     send(page, "/transcript")  # typed in full: Enter sends it (not only a command chip)
     link = page.locator("a.inline-file[download$='.csv']")
@@ -574,7 +575,7 @@ def test_kiosk_big_buttons_read_aloud_and_idle_reset(browser, kiosk_app):
     expect(welcome.locator("li")).to_have_count(len(wording.WELCOME_LINES))
     expect(page.locator("input[type=file]")).to_have_count(0)
     expect(page.locator("#chat-input")).to_have_attribute("placeholder",
-                                                          wording.KIOSK_PLACEHOLDER)
+                                                          ENGLISH["placeholder_kiosk"])
     assert ".srt" not in page.locator("body").inner_text()
     page.screenshot(path=str(DOCS_SHOTS / "kiosk.png"))
     spanish.click()

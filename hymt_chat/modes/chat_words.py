@@ -22,6 +22,9 @@ __all__ = ["ENGLISH", "PAGE_LANGUAGE", "STARTERS", "STATIC", "PageText", "chainl
 PAGE_LANGUAGE = "page_language"  # the settings' field, and the page script's message
 
 ENGLISH: dict[str, str] = {
+    # each mode's own placeholder in the composer (the Translator's is Chainlit's string)
+    "placeholder_agent": "The customer's message, or your reply",
+    "placeholder_kiosk": "Type your text, in any language",
     # Chainlit's strings, worded for a translator
     # agents sign in with the name HYMT_AGENTS lists, not an e-mail address
     "auth.login.form.email.label": "Your name",
@@ -93,6 +96,8 @@ ENGLISH: dict[str, str] = {
 STATIC: dict[str, dict[str, str]] = {
     "en": ENGLISH,
     "zh": {
+        "placeholder_agent": "客户的消息，或您的回复",
+        "placeholder_kiosk": "输入您的文字，任何语言均可",
         "auth.login.form.email.label": "您的名字",
         "auth.login.form.email.required": "请输入登录用的名字",
         "auth.login.form.email.placeholder": "例如 alice",
@@ -153,6 +158,8 @@ STATIC: dict[str, dict[str, str]] = {
         "page_language": "页面语言",
     },
     "fr": {
+        "placeholder_agent": "Le message du client, ou votre réponse",
+        "placeholder_kiosk": "Tapez votre texte, dans n'importe quelle langue",
         "auth.login.form.email.label": "Votre nom",
         "auth.login.form.email.required": "Saisissez le nom avec lequel vous vous connectez",
         "auth.login.form.email.placeholder": "p. ex. alice",
@@ -227,6 +234,8 @@ STATIC: dict[str, dict[str, str]] = {
         "page_language": "Langue de la page",
     },
     "ja": {
+        "placeholder_agent": "お客様のメッセージ、またはあなたの返信",
+        "placeholder_kiosk": "テキストを入力してください。どの言語でも構いません",
         "auth.login.form.email.label": "お名前",
         "auth.login.form.email.required": "サインインに使う名前を入力してください",
         "auth.login.form.email.placeholder": "例: alice",
@@ -290,6 +299,8 @@ STATIC: dict[str, dict[str, str]] = {
         "page_language": "ページの言語",
     },
     "es": {
+        "placeholder_agent": "El mensaje del cliente, o su respuesta",
+        "placeholder_kiosk": "Escriba su texto, en cualquier idioma",
         "auth.login.form.email.label": "Su nombre",
         "auth.login.form.email.required": "Escriba el nombre con el que inicia sesión",
         "auth.login.form.email.placeholder": "p. ej. alice",
@@ -365,6 +376,8 @@ STATIC: dict[str, dict[str, str]] = {
         "page_language": "Idioma de la página",
     },
     "de": {
+        "placeholder_agent": "Die Nachricht des Kunden oder Ihre Antwort",
+        "placeholder_kiosk": "Geben Sie Ihren Text ein, in jeder Sprache",
         "auth.login.form.email.label": "Ihr Name",
         "auth.login.form.email.required": "Geben Sie den Namen ein, mit dem Sie sich anmelden",
         "auth.login.form.email.placeholder": "z. B. alice",

@@ -55,7 +55,7 @@ class KioskSession(Session):
 
     async def start(self) -> None:
         await self.screen.settings([])  # nothing to set on a kiosk
-        await self.screen.commands((), wording.KIOSK_PLACEHOLDER)
+        await self.screen.commands((), self.page["placeholder_kiosk"])
         self.touch(activity=False)
         await self.welcome()
 

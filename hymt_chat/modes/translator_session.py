@@ -57,7 +57,7 @@ class TranslatorSession(Session):
         await self.send_pickers()
         await self.screen.commands([(cid, self.page[f"command_{cid}"], icon)
                                     for cid, _, icon in chat.COMMANDS],
-                                   wording.TRANSLATOR_PLACEHOLDER)
+                                   self.page["chat.input.placeholder"])
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
         """A thread reopened: its pickers as they were (an unknown value keeps the default)."""

@@ -120,9 +120,6 @@ UNEXPECTED_ERROR = "Something went wrong on our side."
 
 # What each mode's empty composer says it takes (public/composer.js puts it in the box): one
 # line on a phone (the paperclip's tooltip lists the document kinds).
-TRANSLATOR_PLACEHOLDER = "Type or paste text, or attach a document"
-AGENT_PLACEHOLDER = "The customer's message, or your reply"
-KIOSK_PLACEHOLDER = "Type your text, in any language"
 STOPPED = "Stopped: this text was not translated. It is kept — press Retry to translate it."
 KEPT_HINT = "Your text was kept — press Retry."
 """Added by the chat page where it offers Retry (the core's sentences name no button)."""

@@ -47,8 +47,12 @@ def open_chat(browser: Browser, url: str, dialogs: list[str] | None = None) -> P
 
 
 def send(page: Page, text: str) -> None:
+    """Type *text* and press Enter once the composer takes it: Chainlit ignores Enter while its
+    chat is ``disabled`` (a task of the tab still running, the chat's start among them), and
+    shows that as a disabled send button (or its Stop button)."""
     page.click("#chat-input")
     page.keyboard.type(text)
+    page.wait_for_selector("#chat-submit:not([disabled])")
     page.keyboard.press("Enter")
 
 

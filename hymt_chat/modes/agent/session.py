@@ -148,7 +148,7 @@ class AgentSession(Session):
         await self.send_settings()
         await self.screen.commands([(cid, self.page[f"command_{cid}"], icon)
                                     for cid, _, icon in turns.AGENT_COMMANDS],
-                                   wording.AGENT_PLACEHOLDER)
+                                   self.page["placeholder_agent"])
 
     async def send_settings(self) -> None:
         await self.screen.settings([

@@ -246,18 +246,25 @@ class Session:
             return await line.become(reply)
         return await self.screen.send(reply)
 
+    async def read_upload(self, upload: Upload) -> documents.Document | None:
+        """The uploaded file as a document, read off the event loop; None when it cannot be
+        read, said to the user in one sentence."""
+        try:
+            return await asyncio.to_thread(documents.read_upload, upload.path, upload.name,
+                                           max_chars=self.settings.max_input_chars)
+        except (HymtError, OSError) as err:
+            await self.say_error(err if isinstance(err, HymtError) else NotTextError(
+                "The uploaded file could not be read; please upload it again."))
+            return None
+
     async def text_in_pictures(self, uploads: Sequence[Upload]) -> str | None:
         """The text OCR finds in the pictures sent (a customer's screenshot, a sign held up at
         the kiosk), paragraphs in reading order, to be translated as a message; None, said,
         for anything else (the modes that take pictures as messages)."""
         found = []
         for upload in uploads:
-            try:
-                doc = await asyncio.to_thread(documents.read_upload, upload.path, upload.name,
-                                              max_chars=self.settings.max_input_chars)
-            except (HymtError, OSError) as err:
-                await self.say_error(err if isinstance(err, HymtError) else NotTextError(
-                    "The uploaded file could not be read; please upload it again."))
+            doc = await self.read_upload(upload)
+            if doc is None:
                 return None
             if doc.kind not in formats.PICTURES:
                 await self.say(f"{wording.escape_markdown(doc.name)}: here a picture's text "

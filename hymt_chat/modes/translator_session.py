@@ -16,7 +16,7 @@ from hymt_chat.engine import chimera
 from hymt_chat.engine.policy import segment_parallelism
 from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.translator import Translation, Translator, plan_translation
-from hymt_chat.errors import HymtError, InputTooLongError, NotTextError
+from hymt_chat.errors import HymtError, InputTooLongError
 from hymt_chat.lang.detect import detect_language
 from hymt_chat.lang.names import AUTO, language_name
 from hymt_chat.modes import chat, documents, wording
@@ -191,12 +191,8 @@ class TranslatorSession(Session):
             return None
         jobs = []
         for upload in uploads:
-            try:
-                doc = await asyncio.to_thread(documents.read_upload, upload.path, upload.name,
-                                              max_chars=self.settings.max_input_chars)
-            except (HymtError, OSError) as err:
-                await self.say_error(err if isinstance(err, HymtError) else NotTextError(
-                    "The uploaded file could not be read; please upload it again."))
+            doc = await self.read_upload(upload)
+            if doc is None:
                 return None
             jobs.append(Job("file", doc=doc))
         return jobs

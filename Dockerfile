@@ -43,7 +43,7 @@ RUN groupadd --gid 10001 app \
     && install -d -m 0755 /app /app/.files
 COPY --from=build /opt/venv /opt/venv
 WORKDIR /app
-COPY app.py presenter.py chainlit*.md ./
+COPY app.py presenter.py chainlit_edge.py chainlit*.md ./
 COPY .chainlit ./.chainlit
 COPY public ./public
 USER 10001:10001

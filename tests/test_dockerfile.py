@@ -123,3 +123,22 @@ def test_dockerignore_lets_in_only_what_the_image_copies():
     for src in sources:  # everything the Dockerfile copies is in the context
         src = src.rstrip("/")
         assert any(fnmatch.fnmatch(r, src) or r.startswith(src + "/") for r in rels), src
+
+
+def test_the_image_copies_every_module_of_ours_that_app_py_imports():
+    """app.py imports its sibling modules by name: one left out of the image is a container that
+    exits at start with ModuleNotFoundError, which only the Docker test would otherwise see."""
+    import ast
+    tree = ast.parse((ROOT / "app.py").read_text())
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    siblings = {name for name in imported if (ROOT / f"{name}.py").is_file()}
+    assert {"presenter", "chainlit_edge"} <= siblings
+    copied = {src for word, args in _instructions() if word == "COPY" and "--from" not in args
+              for src in args.split()[:-1]}
+    rels = {p.relative_to(ROOT).as_posix() for p in _context_files()}
+    for name in siblings:
+        assert f"{name}.py" in copied, f"the Dockerfile does not copy {name}.py"
+        assert f"{name}.py" in rels, f".dockerignore keeps {name}.py out of the context"

@@ -203,8 +203,10 @@ class Screen:
             self.jobs.add(line)
         return line
 
-    def forget_context(self) -> None:
+    def forget(self) -> None:
         cl.chat_context.clear()
+        self.latest = None  # a closed session is kept an hour: not its last reply with it
+        self.jobs.clear()
 
     async def signal(self, data: dict[str, object]) -> None:
         await cl.send_window_message(data)  # the page posts it to itself: public/desk.js

@@ -90,7 +90,7 @@ class KioskSession(Session):
                 log.debug("kiosk reset: could not remove a message", exc_info=True)
         self.on_screen, self.target, self.text = [], None, None
         self.kept = Kept()
-        self.screen.forget_context()
+        self.screen.forget()
         await self.welcome()
 
     def end(self) -> None:

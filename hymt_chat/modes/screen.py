@@ -137,8 +137,9 @@ class Screen(Protocol):
         """A progress line; with *cancel*, a background job's, shown with that button."""
         ...
 
-    def forget_context(self) -> None:
-        """Drop the chat's message list (Chainlit keeps one per session)."""
+    def forget(self) -> None:
+        """Let go of what was shown: the chat's message list (Chainlit keeps one per session)
+        and the messages kept to draw job lines under."""
         ...
 
     async def signal(self, data: dict[str, object]) -> None:

@@ -483,7 +483,7 @@ class Session:
         for task in self.jobs.values():
             task.cancel()
         self.kept = Kept()
-        self.screen.forget_context()
+        self.screen.forget()
 
     # --- running a translation --------------------------------------------------------------
 

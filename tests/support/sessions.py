@@ -76,7 +76,7 @@ class RecordingScreen:
         self.lines.append(Line(cancel, screen=self))
         return self.lines[-1]
 
-    def forget_context(self) -> None:
+    def forget(self) -> None:
         self.forgotten += 1
 
     async def signal(self, data: dict[str, object]) -> None:

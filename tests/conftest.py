@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from hymt_chat.sidecar.endpoint import Endpoint
 from hymt_chat.sidecar.launch import plan_launch
 from hymt_chat.sidecar.supervisor import Supervisor
 from tests.support.engine_double import EngineDouble, running_double
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -25,12 +25,6 @@ ARTIFACTS = ROOT / "test-artifacts"
 # --enable-log-requests: one log line per request with the sampling vLLM used
 # (tests/test_e2e_families.py reads it).
 TIGHT_ADMISSION = "--max-num-seqs 2 --max-num-queued-reqs 4 --enable-log-requests"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass

@@ -29,8 +29,8 @@ from hymt_chat.cli.main import main
 from hymt_chat.errors import AccessDeniedError, HymtError, RateLimitedError
 from hymt_chat.service.ratelimit import Cost
 from hymt_chat.settings import Settings
-from tests.conftest import free_port
 from tests.support.key_replica import charge_burst
+from tests.support.ports import free_port
 from tests.support.postgres import fresh_database, libpq
 from tests.support.redis_server import redis_server
 

@@ -29,8 +29,8 @@ from libretranslatepy import LibreTranslateAPI
 
 from hymt_chat.engine.chimera import chimera_available
 from hymt_chat.settings import Settings
-from tests.conftest import free_port
 from tests.support.api_server import ApiApp, api_app
+from tests.support.ports import free_port
 from tests.support.stub_model import StubModel, echo_source
 
 PROTONENSTRAHL = "Protonenstrahl"  # deepl-python tests/conftest.py:487, example_text["DE"]

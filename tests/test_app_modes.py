@@ -21,8 +21,8 @@ from hymt_chat.modes.profiles import (
 )
 from hymt_chat.modes.wording import best_meta
 from hymt_chat.service.auth import hash_password
-from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
+from tests.support.ports import free_port
 from tests.support.stub_model import StubModel
 from tests.support.tabs import CONNECT_WAIT
 

@@ -27,7 +27,6 @@ from playwright.sync_api import Browser, Page, expect
 
 from hymt_chat.modes import wording
 from hymt_chat.modes.chat_words import ENGLISH
-from tests.conftest import free_port
 from tests.support import pdf_files
 from tests.support.browser import (
     ANSWER,
@@ -42,6 +41,7 @@ from tests.support.chainlit_app import app_env, running_app
 from tests.support.double_app import double_app
 from tests.support.engine_double import EngineDouble, echo_source, running_double
 from tests.support.phrasebook import phrasebook, target_code
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.slow
 

@@ -23,8 +23,8 @@ from playwright.sync_api import Page, expect
 from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.modes.guest_words import STATIC
 from hymt_chat.service.auth import hash_password
-from tests.conftest import free_port
 from tests.support.browser import new_page
+from tests.support.ports import free_port
 from tests.support.tabs import Tab, app, open_room
 
 # What the page shows and says, as a reader (or a screen reader) gets it: the text of the page

@@ -58,11 +58,11 @@ from hymt_chat.settings import Settings
 from hymt_chat.sidecar.private import write_private
 from hymt_chat.sidecar.proxy import plan_proxy
 from hymt_chat.sidecar.supervisor import Supervisor
-from tests.conftest import free_port
 from tests.support.browser import new_page
 from tests.support.double_app import double_app
 from tests.support.engine_double import EngineDouble, echo_source, running_double
 from tests.support.phrasebook import phrasebook
+from tests.support.ports import free_port
 from tests.support.postgres import fresh_database
 from tests.support.redis_server import redis_server
 from tests.test_desk_browser import _Site

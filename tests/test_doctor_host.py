@@ -19,7 +19,7 @@ from hymt_chat.sidecar import doctor
 from hymt_chat.sidecar.doctor import Gpu, HostReadings
 from hymt_chat.sidecar.launch import auto_profile
 from hymt_chat.sidecar.profiles import PROFILES, merge_flags, parse_flags
-from tests.conftest import free_port
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 A10 = Gpu("NVIDIA A10", 23028, 22800, "8.6")

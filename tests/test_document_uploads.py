@@ -22,9 +22,9 @@ from lxml import etree
 from hymt_chat.modes.session import Upload
 from hymt_chat.modes.translator_session import TranslatorSession
 from hymt_chat.settings import Settings
-from tests.conftest import free_port
 from tests.support.api_server import ApiApp, api_app
 from tests.support.office_files import XLIFF12, docx_letter, pptx_sheet, upper
+from tests.support.ports import free_port
 from tests.support.sessions import RecordingScreen, services
 from tests.support.stub_model import StubModel, echo_source
 

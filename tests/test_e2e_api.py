@@ -25,10 +25,10 @@ import pytest
 import srt
 from libretranslatepy import LibreTranslateAPI
 
-from tests.conftest import free_port
 from tests.support.api_server import ApiApp, api_app
 from tests.support.engine_double import EngineDouble, running_double
 from tests.support.phrasebook import phrasebook
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.usefixtures("patient_deepl")
 

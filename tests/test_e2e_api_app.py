@@ -12,10 +12,11 @@ import deepl
 import httpx
 import pytest
 
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.engine_double import EngineDouble
 from tests.support.phrasebook import phrasebook, source_text
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.usefixtures("patient_deepl")
 

@@ -29,9 +29,9 @@ from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.translator import Translator
 from hymt_chat.lang.detect import detect_language
 from hymt_chat.sidecar.endpoint import Endpoint
-from tests.conftest import free_port
 from tests.support.engine_double import EngineDouble
 from tests.support.phrasebook import source_text
+from tests.support.ports import free_port
 
 FRENCH = ("Bonjour, je voudrais réserver une table pour deux personnes ce soir, et si possible "
           "près de la fenêtre, s'il vous plaît.")

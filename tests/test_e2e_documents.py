@@ -15,10 +15,10 @@ import docx
 import pytest
 
 from hymt_chat.modes.documents import load_document
-from tests.conftest import free_port
 from tests.support.api_server import api_app
 from tests.support.engine_double import EngineDouble
 from tests.support.phrasebook import phrasebook
+from tests.support.ports import free_port
 
 PARAGRAPHS = [
     ("Votre commande est ", "prête", " et partira demain matin."),

@@ -35,11 +35,12 @@ from hymt_chat.engine.recall import Memory
 from hymt_chat.engine.translator import Translator
 from hymt_chat.service.auth import hash_password
 from hymt_chat.store.memory import CORRECTED
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT
 from tests.support.browser import ANSWER, new_page, send
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.engine_double import EngineDouble, running_double
 from tests.support.phrasebook import phrasebook
+from tests.support.ports import free_port
 from tests.support.postgres import fresh_database
 from tests.support.tabs import Tab
 

@@ -19,8 +19,9 @@ import pytest
 
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.router import router_binary
-from tests.conftest import Server, free_port
+from tests.conftest import Server
 from tests.support.kube_api import kube_api, ready_pod
+from tests.support.ports import free_port
 from tests.test_k8s_manifests import _docs, _pod_labels, _router_argv
 
 pytestmark = pytest.mark.slow

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from hymt_chat.settings import Settings
-from tests.conftest import free_port
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent

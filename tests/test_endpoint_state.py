@@ -21,7 +21,7 @@ from hymt_chat.sidecar.endpoint import (
     state_file,
     write_state,
 )
-from tests.conftest import free_port
+from tests.support.ports import free_port
 from tests.support.stub_model import StubModel
 
 

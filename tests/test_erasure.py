@@ -206,7 +206,7 @@ def test_a_text_too_short_to_name_anyone_is_refused(
 def test_a_database_that_does_not_answer_is_one_sentence(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     monkeypatch.setenv("HYMT_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("HYMT_DATABASE_URL",

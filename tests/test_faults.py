@@ -25,8 +25,8 @@ from hymt_chat.errors import (
     ModelUnavailableError,
 )
 from hymt_chat.settings import Settings
-from tests.conftest import free_port
 from tests.support.fake_server import BUSY, OK, Reply, busy, fake_server
+from tests.support.ports import free_port
 
 FRENCH = "Bonjour, je voudrais réserver une table pour deux personnes ce soir."
 SLACK = 10.0  # past a deadline: "stopped there, not much later" on a busy 2-core machine

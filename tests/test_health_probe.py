@@ -20,7 +20,7 @@ from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
 from hymt_chat.sidecar.probe import HealthCheck
 from hymt_chat.sidecar.supervisor import Supervisor
-from tests.conftest import free_port
+from tests.support.ports import free_port
 
 
 @contextmanager

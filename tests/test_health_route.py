@@ -11,8 +11,8 @@ import pytest
 
 from hymt_chat.service.health import health_response, is_demo_model, model_state
 from hymt_chat.settings import Settings
-from tests.conftest import free_port as _free_port
 from tests.support.chainlit_app import app_env, running_app
+from tests.support.ports import free_port as _free_port
 
 
 @pytest.fixture(scope="module")

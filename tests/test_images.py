@@ -31,9 +31,9 @@ from packaging.utils import canonicalize_name
 
 from hymt_chat.sidecar import deploy
 from hymt_chat.sidecar.profiles import ALIASES
-from tests.conftest import free_port
 from tests.support.compose_env import interpolate
 from tests.support.docker_engine import Container, Engine, base_standin, container, engine
+from tests.support.ports import free_port
 from tests.support.tabs import Tab
 
 ROOT = Path(__file__).resolve().parent.parent

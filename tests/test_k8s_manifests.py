@@ -28,7 +28,7 @@ from hymt_chat.sidecar import deploy
 from hymt_chat.sidecar.capacity import engine_slots
 from hymt_chat.sidecar.profiles import ENTRYPOINT, PROFILES, get_profile, parse_flags
 from hymt_chat.sidecar.router import plan_router
-from tests.conftest import free_port
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "deploy" / "k8s"

@@ -38,7 +38,7 @@ from hymt_chat.store.memory import (
     line_pairs,
     memory_location,
 )
-from tests.conftest import free_port
+from tests.support.ports import free_port
 from tests.support.postgres import fresh_database
 from tests.support.stub_model import StubModel, echo_source
 

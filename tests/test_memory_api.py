@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from hymt_chat.settings import Settings
-from tests.conftest import free_port
 from tests.support.api_server import ApiApp, api_app
+from tests.support.ports import free_port
 from tests.support.stub_model import StubModel, echo_source
 
 TEXT = "Thank you for waiting, your order is on its way."

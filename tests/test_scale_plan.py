@@ -22,7 +22,7 @@ from hymt_chat.sidecar.profiles import LaunchSpec
 from hymt_chat.sidecar.proxy import plan_proxy
 from hymt_chat.sidecar.redis_server import plan_redis
 from hymt_chat.sidecar.supervisor import Supervisor, start_together
-from tests.conftest import free_port
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

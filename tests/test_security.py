@@ -15,7 +15,7 @@ import httpx
 import socketio
 
 from hymt_chat.service.auth import hash_password
-from tests.conftest import free_port
+from tests.support.ports import free_port
 from tests.support.tabs import Tab, app
 
 LIMITED = "You are sending more than allowed"

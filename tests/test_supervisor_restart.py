@@ -18,7 +18,7 @@ from pathlib import Path
 
 from hymt_chat.sidecar.profiles import LaunchSpec
 from hymt_chat.sidecar.supervisor import Supervisor
-from tests.conftest import free_port
+from tests.support.ports import free_port
 
 SERVER = r"""
 import http.server, os, subprocess, sys

@@ -20,9 +20,9 @@ import httpx
 
 from hymt_chat.modes.kiosk import KIOSK_PROFILE
 from hymt_chat.service.web import FILES_ROOT, own_files
-from tests.conftest import free_port
 from tests.support.browser_client import element, file_link, send_files, upload
 from tests.support.chainlit_app import app_env, running_app
+from tests.support.ports import free_port
 from tests.support.stub_model import StubModel
 from tests.support.tabs import Tab, marked
 

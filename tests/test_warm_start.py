@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import socket
 import sys
 
 import pytest
@@ -18,14 +17,9 @@ from hymt_chat.sidecar.launch import plan_launch
 from hymt_chat.sidecar.profiles import LaunchSpec
 from hymt_chat.sidecar.supervisor import Supervisor
 from hymt_chat.sidecar.warm import WarmUp, warm_batches
+from tests.support.ports import free_port
 
 OFFICIAL = {"temperature": 0.7, "top_p": 0.6, "top_k": 20, "repetition_penalty": 1.05}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_batches_cover_one_row_the_triton_sampler_and_its_multiples_of_16():

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.engine_double import EngineDouble
+from tests.support.ports import free_port
 
 __all__ = ["double_app"]
 

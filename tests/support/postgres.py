@@ -28,7 +28,7 @@ def postgres_bin() -> Path | None:
 def postgres_server() -> Iterator[str]:
     """Yield ``postgresql+asyncpg://hymt@127.0.0.1:PORT/postgres`` (the form HYMT_DATABASE_URL
     takes) once the cluster accepts connections; stop and delete it afterwards."""
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     bindir = postgres_bin()
     if bindir is None:

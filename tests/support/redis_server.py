@@ -11,7 +11,7 @@ from pathlib import Path
 from hymt_chat.sidecar.probe import RedisPing
 from hymt_chat.sidecar.redis_server import plan_redis
 from hymt_chat.sidecar.supervisor import Supervisor
-from tests.conftest import free_port
+from tests.support.ports import free_port
 
 
 @contextlib.contextmanager

@@ -17,8 +17,8 @@ from types import TracebackType
 from typing import Any
 
 from hymt_chat.settings import Settings
-from tests.conftest import free_port
 from tests.support.engine_double import EngineDouble, running_double
+from tests.support.ports import free_port
 
 __all__ = ["Restartable"]
 

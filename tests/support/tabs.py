@@ -17,8 +17,8 @@ from typing import TypeVar
 import aiohttp
 import socketio
 
-from tests.conftest import free_port
 from tests.support.chainlit_app import app_env, running_app
+from tests.support.ports import free_port
 from tests.support.stub_model import StubModel, echo_source
 
 __all__ = ["Tab", "app", "marked", "open_room", "room_events", "room_ws_url"]

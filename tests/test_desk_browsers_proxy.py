@@ -70,7 +70,7 @@ from tests.test_desk_browser import _Site
 pytestmark = pytest.mark.slow
 
 PASSWORD = "correct horse battery"
-WAIT = 60_000  # ms: generous, for a busy 2-core machine; every wait ends on an event
+WAIT = 120_000  # ms: generous, for a busy 2-core machine; every wait ends on an event
 # Replica 2's "model": what alice writes, in the visitors' languages, and back (her answers'
 # back-translation check, on there: a reply whose back-translation differs is held until she
 # sends it anyway, and the visitor would see nothing), and the visitors' words.
@@ -366,6 +366,8 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 alice.reload()
                 expect(alice.get_by_text("You hold 1 conversation(s): #2 · Japanese.")
                        ).to_be_visible(timeout=WAIT)
+                expect(alice.get_by_text("Now with #2 · Japanese").last).to_be_visible(
+                    timeout=WAIT)
                 assert relay.told("take", two, number=2, agent="user:alice") == [one, two]
                 assert relay.owner(2) == (one, "user:alice")
                 _say(alice, "It arrives on Friday.")
@@ -388,6 +390,8 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 alice.reload()
                 expect(alice.get_by_text("You hold 1 conversation(s): #2 · Japanese.")
                        ).to_be_visible(timeout=WAIT)
+                expect(alice.get_by_text("Now with #2 · Japanese").last).to_be_visible(
+                    timeout=WAIT)
                 expect(alice.get_by_text("Now with #2 · Japanese: your messages go to this "
                                          "visitor (4 so far).")).to_be_visible(timeout=WAIT)
                 _say(alice, "Your parcel is on its way.")

@@ -101,9 +101,12 @@ class DeskSeat:
         for ticket in held:
             self._bind(ticket)
         if held:
+            # Current before the first word is shown: a reply typed while the tab says what it
+            # holds goes to that visitor, not to the agent's own translation.
+            self._make_current(held[-1])
             names = ", ".join(_label(t) for t in held)
             await self.session.say(f"You hold {len(held)} conversation(s): {names}.")
-            await self.switch(held[-1])
+            await self._show_current(held[-1])
         elif await self.desk.inbox(self.agent):  # of every replica
             await self.inbox()
 
@@ -188,11 +191,17 @@ class DeskSeat:
 
     async def switch(self, ticket: Ticket) -> None:
         """*ticket* becomes current: its latest messages, and the agent's replies go there."""
+        self._make_current(ticket)
+        await self._show_current(ticket)
+
+    def _make_current(self, ticket: Ticket) -> None:
         if self.current is not None:
             self.current.shown_to.discard(self)
         self.current = ticket
         ticket.shown_to.add(self)
         self.desk.read(ticket)
+
+    async def _show_current(self, ticket: Ticket) -> None:
         history = ticket.room.history[-_SHOWN_ON_SWITCH:]
         await self.session.say(f"Now with {_label(ticket)}: your messages go to this visitor "
                                f"({len(ticket.room.history)} so far).")

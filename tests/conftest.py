@@ -75,6 +75,17 @@ def engine() -> Iterator[EngineDouble]:
         yield double
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """A store's database, once per backend: a SQLite file in *tmp_path*, or a fresh database
+    on the session's PostgreSQL (an asyncpg URL, as HYMT_DATABASE_URL has it)."""
+    if request.param == "sqlite":
+        return tmp_path / "store.db"
+    from tests.support.postgres import fresh_database
+
+    return fresh_database(request.getfixturevalue("postgres_url"))
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """HYMT_TEST_POSTGRES_URL, else ONE throwaway PostgreSQL cluster for the session (about 3 s
@@ -121,15 +132,10 @@ def patient_deepl(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(deepl.http_client, "min_connection_timeout", 300.0)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def keys_at(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
-    """Where a test's API key store lives, once per backend: a SQLite file in *tmp_path*, or a
-    fresh database on the session's PostgreSQL (an asyncpg URL, as HYMT_DATABASE_URL has it)."""
-    if request.param == "sqlite":
-        return tmp_path / "keys.db"
-    from tests.support.postgres import fresh_database
-
-    return fresh_database(request.getfixturevalue("postgres_url"))
+@pytest.fixture
+def keys_at(where: Path | str) -> Path | str:
+    """Where a test's API key store lives, once per backend (:func:`where`)."""
+    return where
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m reads the marks

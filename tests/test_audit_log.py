@@ -14,14 +14,6 @@ import sqlalchemy as sa
 from hymt_chat.cli.main import main
 from hymt_chat.store.audit import AuditLog, subject_label, write_csv
 from hymt_chat.store.database import sync_url
-from tests.support.postgres import fresh_database
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def where(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
-    if request.param == "sqlite":
-        return tmp_path / "audit.db"
-    return fresh_database(request.getfixturevalue("postgres_url"))
 
 
 def test_rows_are_appended_read_and_never_changed(where: Path | str) -> None:

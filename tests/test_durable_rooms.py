@@ -28,7 +28,6 @@ from hymt_chat.store.conversations import (
     MessageRecord,
     RoomRecord,
 )
-from tests.support.postgres import fresh_database
 from tests.support.sessions import RecordingScreen, services
 from tests.support.stub_model import StubModel
 
@@ -55,14 +54,6 @@ class FlakyStore(ConversationStore):
             self.lose_answers -= 1
             raise ConversationStoreError("The conversations' database is not answering "
                                          "(OperationalError).")
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def where(request: pytest.FixtureRequest, tmp_path):
-    """The conversations' database, once per backend (a fresh PostgreSQL database per test)."""
-    if request.param == "sqlite":
-        return tmp_path / "conversations.db"
-    return fresh_database(request.getfixturevalue("postgres_url"))
 
 
 @pytest.fixture

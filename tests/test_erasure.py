@@ -19,10 +19,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 
 from hymt_chat.cli.main import main
-from hymt_chat.service.history import METADATA
 from hymt_chat.service.web import FILES_ROOT
 from hymt_chat.settings import Settings
 from hymt_chat.store.conversations import (
@@ -31,9 +29,8 @@ from hymt_chat.store.conversations import (
     RoomRecord,
     conversations_location,
 )
-from hymt_chat.store.database import sync_url
 from hymt_chat.store.memory import CORRECTED, MemoryStore, TeamEntry, memory_location
-from tests.support.history_rows import write_conversation
+from tests.support.history_rows import step_outputs, write_conversation
 from tests.support.postgres import fresh_database, libpq, postgres_bin
 
 EMAIL, PHONE = "anna.berg@example.com", "+49 170 1234567"
@@ -103,16 +100,6 @@ def _bytes_found(folder: Path, text: str) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file() and text.encode() in p.read_bytes()]
 
 
-def _thread_names(settings: Settings) -> list[str]:
-    engine = sa.create_engine(sync_url(settings.history_url))
-    try:
-        with engine.connect() as db:
-            steps = METADATA.tables["steps"]
-            return sorted(r.output for r in db.execute(sa.select(steps.c.output)))
-    finally:
-        engine.dispose()
-
-
 async def test_forget_a_text_removes_every_trace_and_audits_it(
         deployment: Settings, capsys: pytest.CaptureFixture[str]) -> None:
     await _customer(deployment)
@@ -125,7 +112,7 @@ async def test_forget_a_text_removes_every_trace_and_audits_it(
     assert EMAIL not in _dump(deployment)
     assert _bytes_found(deployment.cache_dir, EMAIL) == []
     assert not (deployment.cache_dir / FILES_ROOT / "4242-abcd" / "0b6f3c1e-session-anna").exists()
-    assert _thread_names(deployment) == sorted(t for _, t in OTHER)  # Bruno's is kept
+    assert step_outputs(deployment) == sorted(t for _, t in OTHER)  # Bruno's is kept
     rooms = ConversationStore(conversations_location(deployment))
     assert rooms.load("room-anna") is None and rooms.load("room-bruno") is not None
     rooms.close()
@@ -161,7 +148,7 @@ async def test_forget_an_agent_removes_their_threads_and_unsigns_corrections(
     await write_conversation(settings.history_url, agent="bob", said=[("customer", "Ciao.")])
     assert main(["forget", "--agent", "alice"]) == 0
     assert "corrections unsigned" in capsys.readouterr().out
-    assert _thread_names(settings) == ["Ciao."]
+    assert step_outputs(settings) == ["Ciao."]
     store = MemoryStore(memory_location(settings))
     assert [(e.segment, e.author) for e in store.entries((CORRECTED,))] == [("Hola.", None)]
     store.close()
@@ -228,7 +215,7 @@ async def test_an_agents_name_in_someone_elses_sentence_is_not_erased_with_them(
               "stub")
     store.close()
     assert main(["forget", "--agent", "alice"]) == 0
-    assert _thread_names(settings) == ["Alice in Wonderland, por favor."]
+    assert step_outputs(settings) == ["Alice in Wonderland, por favor."]
     store = MemoryStore(memory_location(settings))
     assert [e.key for e in store.entries(("machine",))] == ["k"]
     store.close()
@@ -258,4 +245,4 @@ async def test_a_tab_still_open_on_an_erased_thread_cannot_write_it_back(
     finally:
         await layer.close()
     assert EMAIL not in _dump(deployment)
-    assert _thread_names(deployment) == sorted([*(t for _, t in OTHER), "Bruno again."])
+    assert step_outputs(deployment) == sorted([*(t for _, t in OTHER), "Bruno again."])

@@ -60,14 +60,6 @@ def stub() -> Iterator[StubModel]:
         yield model
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def where(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
-    """The memory's database, once per backend (a fresh PostgreSQL database per test)."""
-    if request.param == "sqlite":
-        return tmp_path / "memory.db"
-    return fresh_database(request.getfixturevalue("postgres_url"))
-
-
 def _settings(stub: StubModel, tmp_path: Path, **overrides: object) -> Settings:
     return Settings(base_url=stub.base_url, api_key="k", model="stub", cache_dir=tmp_path,
                     **overrides)  # type: ignore[arg-type]

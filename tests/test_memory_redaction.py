@@ -19,7 +19,6 @@ from hymt_chat.engine.translator import Translator
 from hymt_chat.settings import Settings
 from hymt_chat.store.database import sync_url
 from hymt_chat.store.memory import CORRECTED, ENTRIES, MACHINE, MemoryStore, TeamEntry
-from tests.support.postgres import fresh_database
 from tests.support.stub_model import StubModel, echo_source
 
 EMAIL, PHONE = "anna.berg@example.com", "+49 170 1234567"
@@ -39,13 +38,6 @@ def english(prompt: str) -> str:
 def stub() -> Iterator[StubModel]:
     with StubModel(english) as model:
         yield model
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def where(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
-    if request.param == "sqlite":
-        return tmp_path / "memory.db"
-    return fresh_database(request.getfixturevalue("postgres_url"))
 
 
 def _translator(stub: StubModel, tmp_path: Path, where: Path | str, pii: str) -> Translator:

@@ -21,7 +21,7 @@ from hymt_chat.settings import Settings
 from hymt_chat.store.audit import AuditLog
 from hymt_chat.store.database import sync_url
 from hymt_chat.store.memory import CORRECTED, MACHINE, MemoryStore, TeamEntry, memory_location
-from tests.support.history_rows import write_conversation
+from tests.support.history_rows import step_outputs, write_conversation
 from tests.support.postgres import fresh_database
 
 NOW = 1_800_000_000.0  # the injected clock: 2027-01-15
@@ -34,16 +34,6 @@ def database_url(request: pytest.FixtureRequest) -> str | None:
     return fresh_database(request.getfixturevalue("postgres_url"))
 
 
-def _said(settings: Settings) -> list[str]:
-    engine = sa.create_engine(sync_url(settings.history_url))
-    try:
-        with engine.connect() as db:
-            steps = METADATA.tables["steps"]
-            return sorted(r.output for r in db.execute(sa.select(steps.c.output)))
-    finally:
-        engine.dispose()
-
-
 async def test_a_31_day_old_conversation_goes_and_a_29_day_old_one_stays(
         tmp_path: Path, database_url: str | None) -> None:
     settings = Settings(cache_dir=tmp_path, database_url=database_url, retention_days=30)
@@ -54,7 +44,7 @@ async def test_a_31_day_old_conversation_goes_and_a_29_day_old_one_stays(
     audit = AuditLog(tmp_path / "audit.db", clock=lambda: NOW)
     removed = sweep(settings, now=NOW, audit=audit)
     assert removed["history threads"] == 1 and removed["history steps"] == 2
-    assert _said(settings) == ["recent"]
+    assert step_outputs(settings) == ["recent"]
     assert sweep(settings, now=NOW)["history threads"] == 0  # nothing more: idempotent
     assert [(e.actor, e.action) for e in audit.entries()] == [("command:retention", "retention")]
 
@@ -71,7 +61,7 @@ async def test_a_conversation_active_lately_is_kept_however_old_it_is(tmp_path: 
                                            createdAt="2027-01-14T00:00:00.000000Z"))
     engine.dispose()
     sweep(settings, now=NOW)
-    assert _said(settings) == ["opened long ago", "still here"]
+    assert step_outputs(settings) == ["opened long ago", "still here"]
 
 
 def test_per_kind_days_override_and_the_team_has_its_own() -> None:

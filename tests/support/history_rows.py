@@ -1,17 +1,21 @@
 """A conversation written into the history by Chainlit's own SQLAlchemy data layer (as the app
-writes it), at a time the test chooses: for the erasure, export and retention tests."""
+writes it), at a time the test chooses, and what the history holds read back: for the erasure,
+export and retention tests."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
 
+import sqlalchemy as sa
 from chainlit.context import init_http_context
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.message import Message
 from chainlit.user import User
 
-from hymt_chat.service.history import adapt_sqlite, ensure_schema
+from hymt_chat.service.history import METADATA, adapt_sqlite, ensure_schema
+from hymt_chat.settings import Settings
+from hymt_chat.store.database import sync_url
 
 
 def chainlit_time(epoch: float) -> str:
@@ -49,3 +53,14 @@ async def write_conversation(url: str, *, agent: str, said: list[tuple[str, str]
         return thread_id
     finally:
         await layer.close()
+
+
+def step_outputs(settings: Settings) -> list[str]:
+    """Every step's text in the history, sorted."""
+    engine = sa.create_engine(sync_url(settings.history_url))
+    try:
+        with engine.connect() as db:
+            steps = METADATA.tables["steps"]
+            return sorted(r.output for r in db.execute(sa.select(steps.c.output)))
+    finally:
+        engine.dispose()

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 import pytest
 import srt
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from hymt_chat.modes import wording
 from hymt_chat.modes.chat_words import ENGLISH
@@ -35,6 +35,7 @@ from tests.support.browser import (
     covered_controls,
     new_page,
     open_chat,
+    open_profile,
     send,
 )
 from tests.support.chainlit_app import app_env, running_app
@@ -435,20 +436,6 @@ def test_a_model_that_is_down_gets_one_clear_message_and_retry_sends_the_text_ag
 
 
 # --- chat profiles: Support agent and Kiosk ----------------------------------------------------
-
-
-def open_profile(browser: Browser, url: str, profile: str, ready: str,
-                 init_script: str | None = None) -> Page:
-    """A page on the app switched to *profile* (Chainlit's profile picker), once *ready* shows."""
-    page = new_page(browser, viewport={"width": 1100, "height": 900}, accept_downloads=True)
-    if init_script:
-        page.add_init_script(init_script)
-    page.goto(url)
-    page.wait_for_selector("#starters button:not([disabled])", timeout=60_000)  # Translator
-    page.click("#chat-profiles")
-    page.click(f"[data-test='select-item:{profile}']")
-    expect(page.get_by_text(ready).first).to_be_visible(timeout=30_000)
-    return page
 
 
 def test_support_agent_translates_both_ways_and_downloads_the_transcript(

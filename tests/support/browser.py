@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Browser, BrowserContext, Page
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 __all__ = ["ANSWER", "CHROMIUM", "CHROMIUM_ARGS", "DOCS_SHOTS", "answers", "covered_controls",
-           "new_page", "open_chat", "send"]
+           "new_page", "open_chat", "open_profile", "send"]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -43,6 +43,21 @@ def open_chat(browser: Browser, url: str, dialogs: list[str] | None = None) -> P
     page.goto(url)
     # Starters are enabled once the socket is connected and the session started.
     page.wait_for_selector("#starters button:not([disabled])", timeout=60_000)
+    return page
+
+
+def open_profile(browser: Browser, url: str, profile: str, ready: str,
+                 init_script: str | None = None) -> Page:
+    """A page on the app switched to *profile* (Chainlit's profile picker), once *ready* shows;
+    its waits are the page's own (:func:`new_page`)."""
+    page = new_page(browser, viewport={"width": 1100, "height": 900}, accept_downloads=True)
+    if init_script:
+        page.add_init_script(init_script)
+    page.goto(url)
+    page.wait_for_selector("#starters button:not([disabled])")  # the Translator, started
+    page.click("#chat-profiles")
+    page.click(f"[data-test='select-item:{profile}']")
+    expect(page.get_by_text(ready).first).to_be_visible()
     return page
 
 

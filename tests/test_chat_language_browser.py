@@ -1,6 +1,7 @@
 """The chat page in one language, on the real DOM (Debian's chromium, Playwright): a French
 browser sees no English string, a Japanese one no English and no Chinese string — Chainlit's
-own strings and the app's alike (composer, buttons, profile picker, starters, pickers).
+own strings and the app's alike (composer, buttons, profile picker, starters, pickers, and a
+translation's own meta line).
 
 What the page shows is read as a reader gets it: the rendered text, the title, placeholders
 and labels. Two things on it are not the page's words: the product's name, and the starters'
@@ -20,7 +21,7 @@ from hymt_chat.lang.endonyms import names_in
 from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.modes.chat_words import ENGLISH, STARTERS, STATIC
 from hymt_chat.room.chat_words import flat
-from tests.support.browser import new_page
+from tests.support.browser import ANSWER, new_page, send
 from tests.support.tabs import app
 
 pytestmark = pytest.mark.slow
@@ -76,6 +77,10 @@ def test_a_french_browser_sees_the_chat_page_in_french_only(browser, chat_url):
     assert page.locator("html").get_attribute("lang") == "fr"
     expect(page.locator("#chat-input")).to_have_attribute(
         "placeholder", STATIC["fr"]["chat.input.placeholder"])
+    # A translation's own lines speak French too: its meta line names the languages in French.
+    send(page, "Bonjour à tous, merci de votre patience.")
+    expect(page.locator(ANSWER).last).to_have_text("EN:Bonjour à tous, merci de votre patience.")
+    expect(page.get_by_text(re.compile(r"^Français → Anglais · "))).to_be_visible()
     page.click("#chat-settings-open-modal")  # the pickers
     expect(page.get_by_text(STATIC["fr"]["from"], exact=True)).to_be_visible()
     seen = _seen(page)

@@ -73,7 +73,7 @@ def test_every_table_says_every_word_and_each_replaces_a_string_chainlit_has():
             assert check_words(code, words, ENGLISH) == words, code
     # Latin letters only in the commands' own syntax (/to, /glossary add …), which is typed.
     # (nor in the {{slots}} filled in, nor in the sign-in example, a name typed in Latin letters)
-    japanese = " ".join(re.sub(r"\{\{\w+\}\}", "", v) for k, v in STATIC["ja"].items()
+    japanese = " ".join(re.sub(r"\{\{\w+\}\}|/\w+", "", v) for k, v in STATIC["ja"].items()
                         if not k.startswith("command_")
                         and k != "auth.login.form.email.placeholder")
     assert not re.search(r"[A-Za-z]", japanese)
@@ -204,3 +204,25 @@ async def test_the_reader_picks_the_pages_language_in_the_settings(tmp_path):
         await session.settings_changed({PAGE_LANGUAGE: "ja", "target": "es"})
         assert screen.signals == [{"hymt": PAGE_LANGUAGE, "code": "ja"}]
         assert session.state.target == "de"  # the rest waits for the page in Japanese
+
+
+def test_a_translations_own_lines_speak_the_pages_language():
+    """The progress line, the answer's meta line and the same-language notice in the page's
+    words, languages named in its language; an English page reads as it always did."""
+    from types import SimpleNamespace
+
+    from hymt_chat.modes import wording
+
+    fr, en = PageText("fr", STATIC["fr"]), PageText()
+    done = SimpleNamespace(source="de", target="en", seconds=1.5, segments=3, remembered=())
+    assert wording.format_meta(done, page=fr, demo=True) == (
+        "Allemand → Anglais · 1.5 s · 3 parties · modèle de démonstration")
+    assert wording.format_meta(done, page=en) == "German → English · 1.5 s · 3 parts"
+    assert wording.progress_label(1, 4, 30.0, fr) == (
+        "parties traduites : 1 sur 4 · encore environ 30 s")
+    assert wording.progress_label(1, 4, 30.0) == "1 of 4 parts · about 30 s left"
+    assert wording.same_language_message("en", can_swap=False, page=fr).startswith(
+        "Ce texte est déjà en anglais : ")
+    ja = PageText("ja", STATIC["ja"])
+    assert wording.progress_label(2, 5, None, ja) == "5 件中 2 件"
+    assert ja.name_of(None) == "不明な言語" and ja.name_of("fr") == "フランス語"

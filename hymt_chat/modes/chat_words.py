@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 
 from hymt_chat.lang.endonyms import endonym, names_in
 from hymt_chat.lang.languages import LANGUAGES
-from hymt_chat.lang.names import language_choices
+from hymt_chat.lang.names import language_choices, language_name
 from hymt_chat.modes.screen import Choice
 
 __all__ = ["ENGLISH", "PAGE_LANGUAGE", "STARTERS", "STATIC", "PageText", "chainlit_keys"]
 
 PAGE_LANGUAGE = "page_language"  # the settings' field, and the page script's message
+_CAPITALISED = frozenset({"en", "de"})  # languages whose names are capitalised in a sentence
 
 ENGLISH: dict[str, str] = {
     # each mode's own placeholder in the composer (the Translator's is Chainlit's string)
@@ -91,6 +92,27 @@ ENGLISH: dict[str, str] = {
     "script_theme": "Toggle theme",
     "script_close": "Close",
     "page_language": "Page language",
+    # the translation's own lines: progress, the answer's meta line, its buttons
+    "translating": "Translating",
+    "translating_best": "Translating · best quality",
+    "translating_rest": "Translating the rest",
+    "parts_done": "{{done}} of {{total}} parts",
+    "time_left": "about {{left}} left",
+    "parts_count": "{{count}} parts",
+    "unknown_language": "Unknown language",
+    "from_memory": "from memory",
+    "demo_model": "demo model",
+    "retry": "Retry",
+    "retry_tip": "Send the same text again",
+    "cancel": "Cancel",
+    "cancel_tip": "Stop this translation (your other work goes on)",
+    "stopped": "Stopped: this text was not translated. It is kept — press Retry to translate it.",
+    "kept_hint": "Your text was kept — press Retry.",
+    "swap_translate": "Swap languages and translate",
+    "already_in": "This text is already in {{language}}, so the model was not asked.",
+    "swap_hint": "Swap the languages to translate it the other way, or pick a target with "
+                 "/to <language>.",
+    "pick_hint": "Pick the language to translate into below, or with /to <language>.",
 }
 
 STATIC: dict[str, dict[str, str]] = {
@@ -156,6 +178,25 @@ STATIC: dict[str, dict[str, str]] = {
         "script_theme": "切换主题",
         "script_close": "关闭",
         "page_language": "页面语言",
+        "translating": "正在翻译",
+        "translating_best": "正在翻译 · 最佳质量",
+        "translating_rest": "正在翻译其余部分",
+        "parts_done": "已完成 {{done}}/{{total}} 部分",
+        "time_left": "约剩 {{left}}",
+        "parts_count": "{{count}} 个部分",
+        "unknown_language": "未知语言",
+        "from_memory": "来自翻译记忆",
+        "demo_model": "演示模型",
+        "retry": "重试",
+        "retry_tip": "再次发送同一文本",
+        "cancel": "取消",
+        "cancel_tip": "停止此翻译（其他任务继续进行）",
+        "stopped": "已停止：此文本未翻译。文本已保留——按“重试”即可翻译。",
+        "kept_hint": "您的文本已保留——请按“重试”。",
+        "swap_translate": "交换语言并翻译",
+        "already_in": "此文本已经是{{language}}，因此没有请求模型。",
+        "swap_hint": "交换语言可反向翻译，或用 /to <语言> 选择目标语言。",
+        "pick_hint": "请在下方选择目标语言，或使用 /to <语言>。",
     },
     "fr": {
         "placeholder_agent": "Le message du client, ou votre réponse",
@@ -232,6 +273,27 @@ STATIC: dict[str, dict[str, str]] = {
         "script_theme": "Changer de thème",
         "script_close": "Fermer",
         "page_language": "Langue de la page",
+        "translating": "Traduction en cours",
+        "translating_best": "Traduction en cours · meilleure qualité",
+        "translating_rest": "Traduction du reste",
+        "parts_done": "parties traduites : {{done}} sur {{total}}",
+        "time_left": "encore environ {{left}}",
+        "parts_count": "{{count}} parties",
+        "unknown_language": "Langue inconnue",
+        "from_memory": "depuis la mémoire",
+        "demo_model": "modèle de démonstration",
+        "retry": "Réessayer",
+        "retry_tip": "Renvoyer le même texte",
+        "cancel": "Annuler",
+        "cancel_tip": "Arrêter cette traduction (vos autres travaux continuent)",
+        "stopped": "Arrêté : ce texte n'a pas été traduit. Il est conservé — appuyez sur "
+                   "Réessayer pour le traduire.",
+        "kept_hint": "Votre texte a été conservé — appuyez sur Réessayer.",
+        "swap_translate": "Inverser les langues et traduire",
+        "already_in": "Ce texte est déjà en {{language}} : le modèle n'a pas été sollicité.",
+        "swap_hint": "Inversez les langues pour le traduire dans l'autre sens, ou "
+                     "choisissez une langue cible avec /to <langue>.",
+        "pick_hint": "Choisissez ci-dessous la langue cible, ou avec /to <langue>.",
     },
     "ja": {
         "placeholder_agent": "お客様のメッセージ、またはあなたの返信",
@@ -297,6 +359,25 @@ STATIC: dict[str, dict[str, str]] = {
         "script_theme": "テーマを切り替え",
         "script_close": "閉じる",
         "page_language": "ページの言語",
+        "translating": "翻訳中",
+        "translating_best": "翻訳中 · 最高品質",
+        "translating_rest": "残りを翻訳中",
+        "parts_done": "{{total}} 件中 {{done}} 件",
+        "time_left": "残り約 {{left}}",
+        "parts_count": "{{count}} 件に分割",
+        "unknown_language": "不明な言語",
+        "from_memory": "翻訳メモリから",
+        "demo_model": "デモモデル",
+        "retry": "再試行",
+        "retry_tip": "同じテキストをもう一度送信します",
+        "cancel": "キャンセル",
+        "cancel_tip": "この翻訳を停止します（他の作業は続きます）",
+        "stopped": "停止しました：このテキストは翻訳されていません。テキストは保持されています。「再試行」を押すと翻訳します。",
+        "kept_hint": "テキストは保持されています。「再試行」を押してください。",
+        "swap_translate": "言語を入れ替えて翻訳",
+        "already_in": "このテキストはすでに{{language}}のため、モデルには送信していません。",
+        "swap_hint": "言語を入れ替えて逆方向に翻訳するか、/to <言語> で翻訳先を選んでください。",
+        "pick_hint": "下で翻訳先の言語を選ぶか、/to <言語> を使ってください。",
     },
     "es": {
         "placeholder_agent": "El mensaje del cliente, o su respuesta",
@@ -374,6 +455,27 @@ STATIC: dict[str, dict[str, str]] = {
         "script_theme": "Cambiar el tema",
         "script_close": "Cerrar",
         "page_language": "Idioma de la página",
+        "translating": "Traduciendo",
+        "translating_best": "Traduciendo · máxima calidad",
+        "translating_rest": "Traduciendo el resto",
+        "parts_done": "{{done}} de {{total}} partes",
+        "time_left": "quedan unos {{left}}",
+        "parts_count": "{{count}} partes",
+        "unknown_language": "Idioma desconocido",
+        "from_memory": "de la memoria",
+        "demo_model": "modelo de demostración",
+        "retry": "Reintentar",
+        "retry_tip": "Enviar de nuevo el mismo texto",
+        "cancel": "Cancelar",
+        "cancel_tip": "Detener esta traducción (el resto de su trabajo continúa)",
+        "stopped": "Detenido: este texto no se tradujo. Se ha conservado; pulse Reintentar "
+                   "para traducirlo.",
+        "kept_hint": "Su texto se ha conservado; pulse Reintentar.",
+        "swap_translate": "Intercambiar idiomas y traducir",
+        "already_in": "Este texto ya está en {{language}}, así que no se consultó al modelo.",
+        "swap_hint": "Intercambie los idiomas para traducirlo en sentido contrario, o "
+                     "elija el idioma de destino con /to <idioma>.",
+        "pick_hint": "Elija abajo el idioma de destino, o con /to <idioma>.",
     },
     "de": {
         "placeholder_agent": "Die Nachricht des Kunden oder Ihre Antwort",
@@ -449,6 +551,28 @@ STATIC: dict[str, dict[str, str]] = {
         "script_theme": "Design wechseln",
         "script_close": "Schließen",
         "page_language": "Seitensprache",
+        "translating": "Wird übersetzt",
+        "translating_best": "Wird übersetzt · beste Qualität",
+        "translating_rest": "Rest wird übersetzt",
+        "parts_done": "{{done}} von {{total}} Teilen",
+        "time_left": "noch etwa {{left}}",
+        "parts_count": "{{count}} Teile",
+        "unknown_language": "Unbekannte Sprache",
+        "from_memory": "aus dem Übersetzungsspeicher",
+        "demo_model": "Demo-Modell",
+        "retry": "Erneut versuchen",
+        "retry_tip": "Denselben Text noch einmal senden",
+        "cancel": "Abbrechen",
+        "cancel_tip": "Diese Übersetzung stoppen (Ihre übrige Arbeit läuft weiter)",
+        "stopped": "Gestoppt: Dieser Text wurde nicht übersetzt. Er bleibt erhalten – "
+                   "drücken Sie „Erneut versuchen“, um ihn zu übersetzen.",
+        "kept_hint": "Ihr Text bleibt erhalten – drücken Sie „Erneut versuchen“.",
+        "swap_translate": "Sprachen tauschen und übersetzen",
+        "already_in": "Dieser Text ist bereits auf {{language}}, daher wurde das Modell "
+                      "nicht gefragt.",
+        "swap_hint": "Tauschen Sie die Sprachen, um in die andere Richtung zu übersetzen, "
+                     "oder wählen Sie die Zielsprache mit /to <Sprache>.",
+        "pick_hint": "Wählen Sie unten die Zielsprache oder nutzen Sie /to <Sprache>.",
     },
 }
 
@@ -477,6 +601,26 @@ class PageText:
 
     def __getitem__(self, key: str) -> str:
         return self.words.get(key) or ENGLISH[key]
+
+    def fill(self, key: str, **slots: object) -> str:
+        """The words of *key* with its ``{{slots}}`` filled in (the tables keep them as
+        i18next writes them, so that one check covers the page's strings and these)."""
+        said = self[key]
+        for name, value in slots.items():
+            said = said.replace("{{" + name + "}}", str(value))
+        return said
+
+    def name_of(self, code: str | None, *, in_text: bool = False) -> str:
+        """A language's name in the page's language ("Anglais" on a French page; "anglais"
+        *in_text*, inside a sentence, where only English and German write it capitalised)."""
+        if code is None:
+            return self["unknown_language"]
+        if self.language == "en":
+            return language_name(code)
+        name = names_in(self.language).get(code) or language_name(code)
+        if in_text and self.language not in _CAPITALISED:
+            name = name[:1].lower() + name[1:]
+        return name
 
     def choices(self, *, include_auto: bool) -> dict[str, str]:
         """A language picker's items, each language named in the page's language."""

@@ -155,7 +155,7 @@ class KioskSession(Session):
             await self.translate_rest(job)
             return
         assert job.target is not None  # a kiosk job is made for the language tapped
-        progress = self.progress("Translating")
+        progress = self.progress(self.page["translating"])
         result = await self.finished(progress, job, self.translator.translate(
             job.text, job.target, AUTO, user=self.id, on_progress=progress.progress,
             on_event=progress.event))
@@ -166,7 +166,7 @@ class KioskSession(Session):
                 wording.escape_markdown(wording.kiosk_same_message(result.target)),
                 _buttons(kiosk.kiosk_buttons())))
             return
-        meta = wording.format_meta(result, demo=self.services.demo())
+        meta = wording.format_meta(result, demo=self.services.demo(), page=self.page)
         await self.show(Reply(
             with_warnings(wording.answer_markdown(result.text, meta), result.warnings),
             (Button("kiosk_target", "Another language · 其他语言", {"target": PICK},

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from hymt_chat.engine.pacing import eta_seconds
 from hymt_chat.engine.policy import PolicyEvent
 from hymt_chat.modes import wording
+from hymt_chat.modes.chat_words import PageText
 from hymt_chat.modes.screen import ProgressView, Reply, Shown
 
 __all__ = ["Progress"]
@@ -30,8 +31,10 @@ class Progress:
 
     def __init__(self, view: ProgressView, title: str, *, always: bool = False,
                  base: int = 0, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+                 page: PageText | None = None) -> None:
         self.view = view
+        self.page = page or PageText()  # the language the line speaks
         self.title = title
         self.always = always  # files: shown from the start, not only at the first news
         self.base = base  # parts done before this run (Retry the rest): not this run's pace
@@ -52,7 +55,7 @@ class Progress:
         if self.total > 1:
             eta = None if self.note == wording.CANCELLED else eta_seconds(
                 self.done - self.base, self.total - self.base, self.clock() - self.started)
-            parts.append(wording.progress_label(self.done, self.total, eta))
+            parts.append(wording.progress_label(self.done, self.total, eta, self.page))
         if self.note:
             parts.append(self.note)
         return " · ".join(parts)

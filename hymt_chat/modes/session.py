@@ -286,20 +286,25 @@ class Session:
         text = str(err) if isinstance(err, HymtError) else wording.UNEXPECTED_ERROR
         buttons: tuple[Button, ...] = ()
         if retry is not None and (isinstance(err, ModelError) or not isinstance(err, HymtError)):
-            buttons = (Button("retry", "Retry", {"key": self.kept.keep(retry)}, "refresh-cw",
-                              "Send the same text again"),)
+            buttons = (self._retry_button(retry),)
             if "press Retry" not in text:
-                text = f"{text} {wording.KEPT_HINT}"
+                text = f"{text} {self.page['kept_hint']}"
         await self.say(text, buttons)
 
     def progress(self, title: str, *, always: bool = False, base: int = 0) -> Progress:
         """A job's progress line; a background job's is shown at once, with its Cancel."""
         job_id = _JOB.get()
         if job_id is None:
-            return Progress(self.screen.progress(), title, always=always, base=base)
-        cancel = Button("cancel_job", "Cancel", {"job": job_id}, "x",
-                        "Stop this translation (your other work goes on)")
-        return Progress(self.screen.progress(cancel), title, always=True, base=base)
+            return Progress(self.screen.progress(), title, always=always, base=base,
+                            page=self.page)
+        cancel = Button("cancel_job", self.page["cancel"], {"job": job_id}, "x",
+                        self.page["cancel_tip"])
+        return Progress(self.screen.progress(cancel), title, always=True, base=base,
+                        page=self.page)
+
+    def _retry_button(self, job: Job) -> Button:
+        return Button("retry", self.page["retry"], {"key": self.kept.keep(job)}, "refresh-cw",
+                      self.page["retry_tip"])
 
     # --- admission and the queue ------------------------------------------------------------
 
@@ -472,9 +477,7 @@ class Session:
             return
         self.stopped.discard(task)
         task.uncancel()  # the message is said; the task still ends cancelled (raised again)
-        await self.say(wording.STOPPED, (Button(
-            "retry", "Retry", {"key": self.kept.keep(job)}, "refresh-cw",
-            "Send the same text again"),))
+        await self.say(self.page["stopped"], (self._retry_button(job),))
 
     def end(self) -> None:
         """The tab closed: let go of everything kept at once (Chainlit keeps a closed session
@@ -521,11 +524,11 @@ class Session:
 
     async def translate_rest(self, job: Job) -> None:
         """Retry the rest of a text: only the parts marked missing are sent again."""
-        progress = self.progress("Translating the rest", base=job.done)
+        progress = self.progress(self.page["translating_rest"], base=job.done)
         result = await self.finished(progress, job, self.translator.translate_rest(
             job.partial, user=self.id, on_progress=progress.progress, on_event=progress.event))
         if result is not None:
-            meta = wording.format_meta(result, demo=self.services.demo())
+            meta = wording.format_meta(result, demo=self.services.demo(), page=self.page)
             await self.show(Reply(with_warnings(wording.answer_markdown(result.text, meta),
                                                 result.warnings)))
 

@@ -18,7 +18,7 @@ from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.translator import Translation, Translator, plan_translation
 from hymt_chat.errors import HymtError, InputTooLongError
 from hymt_chat.lang.detect import detect_language
-from hymt_chat.lang.names import AUTO, language_name
+from hymt_chat.lang.names import AUTO
 from hymt_chat.modes import chat, documents, wording
 from hymt_chat.modes.chat import ChatState
 from hymt_chat.modes.chat_words import PageText
@@ -219,7 +219,7 @@ class TranslatorSession(Session):
             await self._same_language(job)
             return
         best = self.best and await self.services.best_available()
-        progress = self.progress("Translating · best quality" if best else "Translating")
+        progress = self.progress(self.page["translating_best" if best else "translating"])
         fused: chimera.BestTranslation | None = None
         if best:
             fused = await self.finished(progress, job, self._translate_best(job.text, progress))
@@ -234,7 +234,7 @@ class TranslatorSession(Session):
                 return
             result = plain
         state.remember(result.source)
-        meta = wording.format_meta(result, demo=self.services.demo())
+        meta = wording.format_meta(result, demo=self.services.demo(), page=self.page)
         if fused is not None:
             note = wording.best_meta(meta, chimera.best_note(fused, stand_in=self._stand_in()),
                                      downgraded=fused.downgraded)
@@ -269,13 +269,14 @@ class TranslatorSession(Session):
         can_swap = state.source != AUTO or state.previous not in (None, state.target)
         key = self.kept.keep(job)
         if can_swap:
-            buttons: tuple[Button, ...] = (Button("swap", "Swap languages and translate",
+            buttons: tuple[Button, ...] = (Button("swap", self.page["swap_translate"],
                                                   {"key": key}, "arrow-left-right"),)
         else:
-            buttons = tuple(Button("translate_into", language_name(code),
+            buttons = tuple(Button("translate_into", self.page.name_of(code),
                                    {"key": key, "target": code})
                             for code in QUICK_TARGETS if code != state.target)
-        await self.say(wording.same_language_message(state.target, can_swap=can_swap), buttons)
+        await self.say(wording.same_language_message(state.target, can_swap=can_swap,
+                                                     page=self.page), buttons)
 
     # --- files ------------------------------------------------------------------------------
 
@@ -346,7 +347,7 @@ class TranslatorSession(Session):
         name = documents.output_name(doc.name, target)
         result = Translation(out, job.source, target, job.detected, False,
                              max(1, progress.total), progress.seconds)
-        meta = wording.format_meta(result, demo=self.services.demo())
+        meta = wording.format_meta(result, demo=self.services.demo(), page=self.page)
         data = await asyncio.to_thread(doc.encode, out, target)  # a zip for office files
         body = wording.file_answer_markdown(doc.name, name, meta, documents.file_summary(doc))
         if doc.kind in formats.PICTURES:

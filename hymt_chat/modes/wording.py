@@ -10,6 +10,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hymt_chat.lang.names import language_label, language_list, language_name
+from hymt_chat.modes.chat_words import PageText
+
+_ENGLISH_PAGE = PageText()
 
 if TYPE_CHECKING:
     from hymt_chat.engine.policy import PolicyEvent
@@ -56,28 +59,26 @@ def memory_note(remembered: Sequence[str], parts: int) -> str | None:
     return note
 
 
-def format_meta(result: Translation, *, demo: bool = False) -> str:
-    """The small line under an answer: "Chinese → English · 0.8 s" (+ parts, memory, demo)."""
-    source = language_name(result.source) if result.source else "Unknown language"
-    parts = [f"{source} → {language_name(result.target)}", format_duration(result.seconds)]
+def format_meta(result: Translation, *, demo: bool = False,
+                page: PageText = _ENGLISH_PAGE) -> str:
+    """The small line under an answer: "Chinese → English · 0.8 s" (+ parts, memory, demo),
+    in the *page*'s language."""
+    parts = [f"{page.name_of(result.source)} → {page.name_of(result.target)}",
+             format_duration(result.seconds)]
     total = result.segments + len(result.remembered)
     if total > 1:
-        parts.append(f"{total} parts")
+        parts.append(page.fill("parts_count", count=total))
     note = memory_note(result.remembered, total)
     if note:
-        parts.append(note)
+        parts.append(page["from_memory"] if note == "from memory" else note)
     if demo:
-        parts.append("demo model")
+        parts.append(page["demo_model"])
     return " · ".join(parts)
 
 
-def same_language_message(target: str, *, can_swap: bool) -> str:
-    hint = (
-        "Swap the languages to translate it the other way, or pick a target with /to <language>."
-        if can_swap
-        else "Pick the language to translate into below, or with /to <language>."
-    )
-    return f"This text is already in {language_name(target)}, so the model was not asked. {hint}"
+def same_language_message(target: str, *, can_swap: bool, page: PageText = _ENGLISH_PAGE) -> str:
+    hint = page["swap_hint"] if can_swap else page["pick_hint"]
+    return f"{page.fill('already_in', language=page.name_of(target, in_text=True))} {hint}"
 
 
 def settings_changed_message(state: ChatState) -> str:
@@ -120,8 +121,8 @@ UNEXPECTED_ERROR = "Something went wrong on our side."
 
 # What each mode's empty composer says it takes (public/composer.js puts it in the box): one
 # line on a phone (the paperclip's tooltip lists the document kinds).
-STOPPED = "Stopped: this text was not translated. It is kept — press Retry to translate it."
-KEPT_HINT = "Your text was kept — press Retry."
+STOPPED = _ENGLISH_PAGE["stopped"]
+KEPT_HINT = _ENGLISH_PAGE["kept_hint"]
 """Added by the chat page where it offers Retry (the core's sentences name no button)."""
 
 
@@ -172,12 +173,14 @@ def describe_event(event: PolicyEvent) -> str | None:
     return None
 
 
-def progress_label(done: int, total: int, eta: float | None) -> str:
-    """"7 of 15 parts · about 40 s left" (the estimate only once it means something)."""
-    label = f"{done} of {total} parts"
+def progress_label(done: int, total: int, eta: float | None,
+                   page: PageText = _ENGLISH_PAGE) -> str:
+    """"7 of 15 parts · about 40 s left" (the estimate only once it means something), in the
+    *page*'s language."""
+    label = page.fill("parts_done", done=done, total=total)
     if eta is not None and done < total:
         left = f"{max(1, round(eta))} s" if eta < 60 else format_duration(eta)
-        label += f" · about {left} left"
+        label += " · " + page.fill("time_left", left=left)
     return label
 
 

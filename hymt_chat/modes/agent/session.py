@@ -271,7 +271,7 @@ class AgentSession(Session):
         if job.kind == "room":
             await self._reply_in_room(job)
             return
-        progress = self.progress("Translating")
+        progress = self.progress(self.page["translating"])
         result = await self.finished(progress, job, turns.handle_agent_message(
             self.conv, job.text, self.translator, self.settings,
             back_translate=self.back_translate, use_context=self.use_context,

@@ -126,13 +126,26 @@ def _open(thread: ThreadDict | None = None) -> Session:
         session = KioskSession(SERVICES, Screen(), **args)
     else:
         session = TranslatorSession(SERVICES, Screen(), **args)
-    edge.session_set("session", session)
+    RUNTIME.tabs[edge.tab_id()] = session
     RUNTIME.start()
     return session
 
 
 def _session() -> Session:
-    return edge.session_get("session") or _open()
+    return RUNTIME.tabs.get(edge.tab_id()) or _open()
+
+
+def _kept(thread: ThreadDict) -> Session:
+    """The resumed tab's session: the one it has, if of the thread's mode (the same tab's socket
+    again: the page reconnects at once to switch to the thread's profile, and a reply sent
+    meanwhile goes on), else a new one."""
+    kept = RUNTIME.tabs.get(edge.tab_id())
+    profile = modes.profile_name(edge.session_get("chat_profile"))
+    mode = {modes.AGENT_PROFILE: AgentSession, kiosk.KIOSK_PROFILE: KioskSession}.get(
+        profile, TranslatorSession)
+    if kept is not None and type(kept) is mode:
+        return kept
+    return _open(thread)
 
 
 def _unkept() -> bool:
@@ -151,7 +164,7 @@ def _unkept() -> bool:
 @cl.set_chat_profiles
 async def chat_profiles(user: cl.User | None = None,
                         language: str | None = None) -> list[cl.ChatProfile]:
-    return profiles_shown(CHAT_WORDS.settings_text(language))
+    return profiles_shown(CHAT_WORDS.settings_text(language), signed_in=user is not None)
 
 
 if AGENTS:  # registering Chainlit's auth callback makes sign-in compulsory: only with agents
@@ -197,7 +210,7 @@ if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history ne
     @cl.on_chat_resume
     async def resume(thread: ThreadDict) -> None:
         first_naming()  # a resumed thread has its name
-        session = _open(thread)
+        session = _kept(thread)
         await session.resume(edge.session_get("chat_settings"))
         edge.once_shown(session.shown)
 
@@ -209,11 +222,15 @@ async def starters(user: cl.User | None = None, language: str | None = None) -> 
     return starters_shown(CHAT_WORDS.settings_text(language))
 
 
-@cl.on_chat_start
 async def start() -> None:
     # _session, not _open: Chainlit starts the chat after connection_successful's emits, so a
     # message sent at once may have opened the tab's session already (and runs in it).
     await _session().start()
+
+
+# Not @cl.on_chat_start: its task flag disables the page's composer while the start runs (the
+# pickers ask the model server what it serves), and Enter pressed then did nothing at all.
+cl_config.code.on_chat_start = wrap_user_function(start)
 
 
 @cl.on_settings_update
@@ -247,21 +264,26 @@ own_stop(sio, lambda: _session().stop())  # Stop: the session says what stopped,
 @cl.on_window_message
 async def window_message(data: Any) -> None:
     """The tab's own script (public/desk.js): the agent is typing."""
-    session = edge.session_get("session")
+    session = RUNTIME.tabs.get(edge.tab_id())
     if session is not None:
         await session.window_message(data)
 
 
 @cl.on_chat_end
 async def end() -> None:
-    """The tab closed: drop its queued jobs, close its in-flight call (vLLM aborts it), and
-    let go of what it kept at once (a tab that reconnects is told its old buttons expired)."""
-    session = edge.session_get("session")
-    if session is not None:
-        session.end()
-    task = cl.context.session.current_task
-    if task is not None and not task.done():
-        task.cancel()
+    """The tab's socket closed. Unless it is back within the grace, the tab is gone: drop its
+    queued jobs, close its in-flight call (vLLM aborts it), and let go of what it kept (a tab
+    that reconnects later is told its old buttons expired)."""
+    tab, task = edge.tab_id(), cl.context.session.current_task
+
+    def let_go() -> None:
+        session = RUNTIME.tabs.pop(tab, None)
+        if session is not None:
+            session.end()
+        if task is not None and not task.done():
+            task.cancel()
+
+    edge.unless_back(SETTINGS.reconnect_grace, let_go)
 
 
 # What the app built at its start lives as long as the process: out of the collector's sight, a

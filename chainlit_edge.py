@@ -1,11 +1,12 @@
 """The one typed edge of Chainlit's untyped surface: each call that ``app.py`` and
 ``presenter.py`` make into a Chainlit function left without annotations goes through here,
 typed, so mypy checks both files strictly (Chainlit is pinned: ``tests/test_chainlit_pin.py``);
-with the two moves that reach into Chainlit's session and emitter (who a token names, and
-waiting for a resumed thread to be shown)."""
+with the moves that reach into Chainlit's session and emitter (who a token names, waiting for
+a resumed thread to be shown, and telling a closed tab from a reconnecting one)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -15,9 +16,10 @@ from chainlit.auth.jwt import decode_jwt
 from chainlit.data import get_data_layer
 from chainlit.data.base import BaseDataLayer
 from chainlit.logger import logger
+from chainlit.session import WebsocketSession
 
 __all__ = ["data_layer", "once_shown", "remove", "send", "session_get", "session_set",
-           "token_user", "update"]
+           "tab_id", "token_user", "unless_back", "update"]
 
 
 class _Sendable(Protocol):
@@ -68,6 +70,29 @@ def token_user(cookies: dict[str, str], authorization: str | None) -> cl.User | 
         return decode_jwt(token) if token else None
     except Exception:  # noqa: BLE001 - expired or forged: Chainlit answers it with 401
         return None
+
+
+def tab_id() -> str:
+    """The tab's Chainlit session id: the same across the reconnects of its socket."""
+    return str(cl.context.session.id)
+
+
+def unless_back(grace: float, let_go: Callable[[], None]) -> None:
+    """Call *let_go* after *grace* seconds unless the tab's socket has come back by then.
+    Chainlit calls on_chat_end at every disconnect, also when the page reconnects at once (it
+    does on each resume of a thread of another profile than the page's default), and restores
+    the same session on the new socket."""
+    session = cl.context.session
+    if not isinstance(session, WebsocketSession):  # no socket to come back: at once
+        let_go()
+        return
+    socket = session.socket_id
+
+    def check() -> None:
+        if session.socket_id == socket:  # no new socket since: the tab is gone
+            let_go()
+
+    asyncio.get_running_loop().call_later(grace, check)
 
 
 def once_shown(then: Callable[[], Awaitable[None]]) -> None:

@@ -29,11 +29,15 @@ NO_UPLOADS = ChainlitConfigOverrides(features=FeaturesSettings(
 _NAMED = "hymt_named"  # the user session's key: the tab's thread has its name
 
 
-def profiles_shown(page: PageText) -> list[cl.ChatProfile]:
-    """The profile picker, in the page's language (a profile's name stays its identity)."""
+def profiles_shown(page: PageText, signed_in: bool = False) -> list[cl.ChatProfile]:
+    """The profile picker, in the page's language (a profile's name stays its identity).
+    Only agents sign in: their page opens on the Support agent. Their reload of a desk thread
+    then connects in its profile at once (Chainlit's page reconnects to switch from its
+    default to a resumed thread's profile, and showed the thread twice)."""
+    default = modes.AGENT_PROFILE if signed_in else modes.TRANSLATOR_PROFILE
     return [cl.ChatProfile(name=p.name, display_name=page[p.key],
                            markdown_description=page[f"{p.key}_about"], icon=p.icon or None,
-                           default=p.name == modes.TRANSLATOR_PROFILE,
+                           default=p.name == default,
                            starters=None if p.starters else [],  # [] hides the starters
                            config_overrides=None if p.uploads else NO_UPLOADS)
             for p in modes.PROFILES]

@@ -151,6 +151,11 @@ class Settings(BaseSettings):
     )
 
     # --- kiosk, sign-in and history ----------------------------------------------------------
+    reconnect_grace: float = Field(
+        default=10.0, ge=0, description="Seconds a tab whose connection dropped keeps its "
+        "session and the work under way (a reconnect within them loses nothing); then a closed "
+        "tab's queued and running translations are cancelled and its texts let go."
+    )
     kiosk_idle_seconds: float = Field(
         default=120.0, ge=10, description="Idle seconds after which a kiosk starts afresh."
     )

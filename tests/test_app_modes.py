@@ -98,6 +98,9 @@ def test_agents_must_sign_in_and_get_a_history_database(tmp_path):
             profiles = _profiles(url, plain)
             settings = httpx.get(f"{url}/project/settings", cookies=plain, timeout=10).json()
     assert list(profiles) == [TRANSLATOR_PROFILE, AGENT_PROFILE, KIOSK_PROFILE]
+    # Only agents sign in: their page opens on their desk (and a reload of a desk thread
+    # connects in its profile at once, with no reconnect to switch to it).
+    assert [n for n, p in profiles.items() if p["default"]] == [AGENT_PROFILE]
     assert settings["dataPersistence"] is True and settings["threadResumable"] is True
     assert (tmp_path / "cache" / "history.db").exists()  # schema made at start
     # Customer conversations, logs and keys are the owner's alone, from the start.

@@ -88,6 +88,32 @@ def test_stop_and_closing_the_tab_abort_the_generation(engine: EngineDouble, tmp
     print("; ".join(seen))
 
 
+def test_a_tab_whose_socket_comes_back_keeps_the_translation_under_way(
+        engine: EngineDouble, tmp_path: Path):
+    """Chainlit calls on_chat_end at every disconnect, also when the page reconnects at once
+    (it does on each resume of a thread of another profile than its default) and restores the
+    same session on the new socket. A translation under way then goes on and its answer reaches
+    the new socket; the engine finishes it, nothing is aborted. (The grace is long here: the
+    reconnect is the test's own step, not a race with the host's speed.)"""
+    engine.set_hold(True)
+    text = "Bonjour, je reviens tout de suite."
+
+    async def scenario(url: str) -> str:
+        async with Tab(url) as first:
+            await first.send(text)
+            await engine.until(lambda d: d.count("running") >= 1, "the message to be generating")
+        again = Tab(url)
+        again.session = first.session  # the same page: Chainlit restores its session
+        async with again:
+            engine.release_all()
+            return await again.wait(text)
+
+    with double_app(engine, tmp_path, HYMT_CHECKS="0", HYMT_RECONNECT_GRACE="600") as url:
+        said = asyncio.run(scenario(url))
+    assert said == text
+    assert engine.count("finished") == 1 and engine.count("aborted") == 0, engine.requests
+
+
 def test_uploads_are_checked_through_the_app(engine: EngineDouble, tmp_path: Path):
     async def scenario(url: str) -> dict[str, object]:
         out: dict[str, object] = {}

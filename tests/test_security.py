@@ -243,8 +243,10 @@ def test_the_memory_of_closed_sessions_is_released(tmp_path):
         return marks
 
     # every tab comes from 127.0.0.1: one caller, 200 pastes of ~20 model calls each
+    # HYMT_RECONNECT_GRACE=0: a closed tab is let go at once (else after the grace a
+    # reconnecting tab gets), so each mark counts every tab closed before it.
     with app(tmp_path, HYMT_RATE_LIMIT="", HYMT_RATE_LIMIT_CHARS="",
-             HYMT_RATE_LIMIT_CALLS="") as (url, _):
+             HYMT_RATE_LIMIT_CALLS="", HYMT_RECONNECT_GRACE="0") as (url, _):
         marks = asyncio.run(scenario(url, int(url.rsplit(":", 1)[1])))
     growth = marks[-1] - marks[0]  # over the last 150 tabs
     print(f"RSS after each 50 tabs: {[round(m) for m in marks]} MB; +{growth:.0f} MB")

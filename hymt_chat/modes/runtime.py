@@ -24,7 +24,7 @@ from hymt_chat.engine.translator import Translator
 from hymt_chat.engine.window import WindowWatch, build_watch, window_report
 from hymt_chat.modes.agent.desk_seat import open_desk
 from hymt_chat.modes.room import Rooms
-from hymt_chat.modes.session import Services
+from hymt_chat.modes.session import Services, Session
 from hymt_chat.service.conversation_records import ConversationRecords
 from hymt_chat.service.metrics import Metrics
 from hymt_chat.service.ratelimit import limiter_for
@@ -61,6 +61,10 @@ class Runtime:
         self._sweeper: asyncio.Task[None] | None = None
         # The conversations' rows as retention sees them (their own connection, opened once).
         self._conversations = ConversationRecords.for_settings(settings)
+        # Each open tab's session, by Chainlit's session id: a tab that reconnects (a dropped
+        # connection; the page switching to a resumed thread's profile) finds it again with
+        # its work under way. Chainlit's own per-tab store is replaced at each resume.
+        self.tabs: dict[str, Session] = {}
 
     def services(self, max_files: int = 5) -> Services:
         """What a chat session uses of it (*max_files* per message: the page's own cap)."""

@@ -292,7 +292,9 @@ class Settings(BaseSettings):
     agent_context_turns: int = Field(default=4, ge=1, description="Turns sent as context.")
     agent_context_chars: int = Field(default=800, ge=50, description="Context size cap.")
     agent_drift_threshold: float = Field(
-        default=0.4, ge=0, le=1, description="Back-translation similarity below which to flag."
+        default=0.15, ge=0, le=1,
+        description="Back-translation similarity below which a long reply is flagged as reading "
+        "like another text (0: off). The meaning checks flag the rest.",
     )
 
     # --- the LibreTranslate- and DeepL-compatible HTTP APIs --------------------------------

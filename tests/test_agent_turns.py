@@ -139,11 +139,16 @@ async def test_back_translation_of_the_agents_reply_is_scored():
     assert "Back\\-translation into English" in turn_markdown(result)
 
 
-async def test_no_back_translation_for_customer_messages():
+async def test_a_customers_message_is_checked_by_its_back_translation_too():
+    """The agent relies on the customer's message as much as the customer on the reply: it
+    is translated back into the customer's language and judged; the agent's page does not
+    show that back-translation (the customer's language), only what the verdict found."""
     translator, client = _translator(_echo_english)
     conv = Conversation("en")
     result = await handle_agent_message(conv, SPANISH, translator, back_translate=True)
-    assert len(client.prompts) == 1 and result.back is None
+    assert "into English" in client.prompts[0] and "into Spanish" in client.prompts[-1]
+    assert result.back is not None and result.turn.back_translation is not None
+    assert "Back\\-translation" not in turn_markdown(result)
 
 
 async def test_only_spans_are_not_sent_to_the_model():

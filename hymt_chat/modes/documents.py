@@ -18,8 +18,8 @@ model, so the structure is tested with a fake one.
   back unchanged, else the text around them is translated piece by piece.
 * ``.json``, ``.yaml``/``.yml``, ``.po`` — only string values (:mod:`hymt_chat.modes.structured`):
   keys, placeholders and plural forms are kept; with a family that publishes a structured-data
-  instruction, values go in blocks through it (:class:`StructuredCall`), and any value that
-  does not come back intact is translated alone.
+  instruction, values go in blocks through it (:class:`StructuredCall`: each answer checked as
+  a value sent alone is), and any value that does not come back intact is translated alone.
 * office files, OpenDocument, HTML, XLIFF, EPUB — read by :func:`hymt_chat.text.formats.
   read_source` into units (a paragraph, a cell, a segment: one sentence with its inline
   formatting as ``<b id="N">``/``<x id="N"/>`` tags, which are protected spans); the units are the pieces,
@@ -29,17 +29,21 @@ The whole API, for any of these kinds (the chat, LibreTranslate's /translate_fil
 /v2/document alike): ``doc = load_document(name, data, max_chars=…)``, ``out = await
 translate_document(doc, translate)``, ``doc.encode(out)`` -> the translated file's bytes (and
 for an IncompleteTranslationError, ``doc.encode(err.partial.text)`` -> the ``.partial`` file).
+A callback that answers with the checks' findings (an :class:`Answer`, as the Translator's
+``Translation``) has them collected in ``translate_document(…, flags=FileFlags())``, by part,
+for the file's answer to show.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Protocol
@@ -72,8 +76,10 @@ from hymt_chat.modes.structured import (
     structured_payload,
 )
 from hymt_chat.text import formats
+from hymt_chat.text.checks import Finding, check_translation
 from hymt_chat.text.cleanup import decode_bytes, is_blank
 from hymt_chat.text.formats.inline import plain_of, tags_of
+from hymt_chat.text.values import prepare_values, values_ready
 
 if TYPE_CHECKING:
     from hymt_chat.engine.policy import EventSink
@@ -82,8 +88,10 @@ __all__ = [
     "DOCUMENT_TYPES",
     "MAX_FILE_BYTES",
     "UNIT_SEPARATOR",
+    "Answer",
     "Document",
     "DocumentError",
+    "FileFlags",
     "PartialDocument",
     "Piece",
     "StructuredCall",
@@ -125,10 +133,39 @@ ProgressSink = Callable[[int, int], "Awaitable[None] | None"]
 _log = logging.getLogger(__name__)
 
 
-class Translate(Protocol):
-    """Translate one piece of text; *on_progress* is passed only when a document is one piece."""
+class Answer(Protocol):
+    """A piece's translation with what the checks found in it (the Translator's
+    :class:`~hymt_chat.engine.translator.Translation`), for a caller that shows them."""
 
-    def __call__(self, text: str, *, on_progress: ProgressSink | None = None) -> Awaitable[str]: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def warnings(self) -> tuple[Finding, ...]: ...
+
+
+class Translate(Protocol):
+    """Translate one piece of text; *on_progress* is passed only when a document is one piece.
+    The answer is the text, or an :class:`Answer` whose findings go into the file's flags."""
+
+    def __call__(self, text: str, *,
+                 on_progress: ProgressSink | None = None) -> Awaitable[str | Answer]: ...
+
+
+@dataclass(slots=True)
+class FileFlags:
+    """What the checks flagged in a file's translation, by part: the Nth translated piece in
+    reading order, as the file's summary counts parts and a partial file names the missing
+    ones. Filled while the parts come back; the rest of a partial file starts from its own."""
+
+    parts: dict[int, tuple[Finding, ...]] = field(default_factory=dict)
+
+    def add(self, part: int, found: Sequence[Finding]) -> None:
+        if found:
+            self.parts[part] = tuple(found)
+
+    def by_part(self) -> tuple[tuple[int, tuple[Finding, ...]], ...]:
+        """The flagged parts in reading order, each with its findings."""
+        return tuple(sorted(self.parts.items()))
 
 
 class DocumentError(InputError):
@@ -266,12 +303,13 @@ def file_summary(doc: Document) -> str:
 
 
 def found_text(doc: Document, out: str) -> list[tuple[str, str]]:
-    """A picture's (or any formatted document's) units and their translations in *out*, as
-    plain text pairs in reading order: what the answer to a picture lists."""
+    """A picture's (or any formatted document's) translated units and their translations in
+    *out*, as plain text pairs in reading order: what the answer to a picture lists."""
     if not doc.formatted:
         return []
     return [(plain_of(unit), plain_of(text))
-            for unit, text in zip(doc.units, out.split(UNIT_SEPARATOR), strict=False)]
+            for unit, text in zip(doc.units, out.split(UNIT_SEPARATOR), strict=False)
+            if _has_words(plain_of(unit))]  # the translated parts: numbered as the flags are
 
 
 def conversions(doc: Document) -> dict[Kind, str]:
@@ -639,24 +677,33 @@ def detect_document_language(doc: Document) -> str | None:
     return detect_language(translatable_text(split_document(doc)))
 
 
+def _read(answer: str | Answer) -> tuple[str, tuple[Finding, ...]]:
+    """A translate callback's answer as its text and the checks' findings."""
+    if isinstance(answer, str):
+        return answer, ()
+    return answer.text, tuple(answer.warnings)
+
+
 async def _translate_piece(
     piece: Piece,
     translate: Translate,
     progress: ProgressSink | None,
     resume: Resume | None = None,
     earlier: PartialTranslation | None = None,
-) -> str:
+) -> tuple[str, tuple[Finding, ...]]:
+    """The piece as the file writes it, and what the checks found in its translation."""
     if earlier is not None and resume is not None:
-        out = await resume(earlier, on_progress=progress)
+        out, found = _read(await resume(earlier, on_progress=progress))
     elif progress is not None:
-        out = await translate(piece.text, on_progress=progress)
+        out, found = _read(await translate(piece.text, on_progress=progress))
     else:
-        out = await translate(piece.text)
+        out, found = _read(await translate(piece.text))
     if piece.protected and Counter(_spans(out, piece)) != Counter(piece.protected):
-        out = await _translate_around(piece, translate)
+        # The first answer is dropped: its findings are not what the file shows.
+        out, found = await _translate_around(piece, translate)
     if piece.lines > 1:
         out = _rewrap(out, piece.lines)
-    return piece.written(out)
+    return piece.written(out), found
 
 
 def _spans(text: str, piece: Piece) -> list[str]:
@@ -667,11 +714,13 @@ def _spans(text: str, piece: Piece) -> list[str]:
     return found
 
 
-async def _translate_around(piece: Piece, translate: Translate) -> str:
+async def _translate_around(piece: Piece,
+                            translate: Translate) -> tuple[str, tuple[Finding, ...]]:
     """The model changed a protected span: translate only the text between the spans."""
     spans = sorted(set(piece.protected), key=len, reverse=True)
     pattern = "|".join([*(re.escape(s) for s in spans), r"\[", r"\]"])
     out: list[str] = []
+    found: list[Finding] = []
     for part in re.split(f"({pattern})", piece.text):
         if part in spans or not _has_words(part):
             out.append(part)
@@ -680,8 +729,10 @@ async def _translate_around(piece: Piece, translate: Translate) -> str:
         lead = _EDGE_LEAD.match(part).group(0)  # type: ignore[union-attr]
         trail = _EDGE_TRAIL.search(part[len(lead):]).group(0)  # type: ignore[union-attr]
         core = part[len(lead): len(part) - len(trail)]
-        out.append(lead + await translate(core) + trail)
-    return "".join(out)
+        text, flagged = _read(await translate(core))
+        out.append(lead + text + trail)
+        found.extend(flagged)
+    return "".join(out), tuple(found)
 
 
 _EDGE_LEAD = re.compile(r"^[\s\[*_~]*")
@@ -693,12 +744,14 @@ class PartialDocument:
     """A document some pieces of which failed: what :func:`translate_document_rest` resumes.
 
     ``results`` holds each piece's output (literal pieces are their own), None where missing;
-    ``inner`` the translated part of a missing piece that failed half way.
+    ``inner`` the translated part of a missing piece that failed half way; ``flags`` what the
+    checks found in the translated parts, by part number (:class:`FileFlags`), kept for the rest.
     """
 
     pieces: tuple[Piece, ...]
     results: tuple[str | None, ...]
     inner: dict[int, PartialTranslation] = field(default_factory=dict)
+    flags: tuple[tuple[int, tuple[Finding, ...]], ...] = ()
 
     @property
     def part_numbers(self) -> list[int]:
@@ -720,7 +773,7 @@ class Resume(Protocol):
     """Translate the rest of a piece that failed half way (Translator.translate_rest)."""
 
     def __call__(self, partial: PartialTranslation, *,
-                 on_progress: ProgressSink | None = None) -> Awaitable[str]: ...
+                 on_progress: ProgressSink | None = None) -> Awaitable[str | Answer]: ...
 
 
 class _Unfinished(ModelError):
@@ -740,8 +793,10 @@ async def translate_document(
     on_progress: ProgressSink | None = None,
     concurrency: int | Callable[[], int] = 4,
     structured: StructuredCall | None = None,
+    flags: FileFlags | None = None,
 ) -> str:
-    """Translate *doc* through *translate* and return the new text (LF line ends).
+    """Translate *doc* through *translate* and return the new text (LF line ends); *flags*
+    collects what the checks found in each part (when *translate* answers with them).
 
     A .json, .yaml or .po file goes first through *structured* (the family's structured-data
     instruction, :meth:`StructuredCall.for_translator`) when given; the values it did not
@@ -755,9 +810,14 @@ async def translate_document(
     """
     pieces = split_document(doc)
     results: list[str | None] = [None if p.translate else p.text for p in pieces]
+    flags = flags if flags is not None else FileFlags()
     if structured is not None and doc.kind in STRUCTURED_KINDS:
-        await structured.fill(pieces, results, FORMAT_TYPES[doc.kind])
-    return await _run_pieces(pieces, results, {}, translate, resume, on_progress, concurrency)
+        found = await structured.fill(pieces, results, FORMAT_TYPES[doc.kind])
+        part = _part_of(pieces)
+        for index, findings in found.items():
+            flags.add(part[index], findings)
+    return await _run_pieces(pieces, results, {}, translate, resume, on_progress, concurrency,
+                             flags)
 
 
 STRUCTURED_BLOCK_CHARS = 1200
@@ -766,15 +826,22 @@ long) must fit the context with the instruction (4096 tokens on the CPU profile)
 
 StructuredSend = Callable[[str, str], Awaitable[str]]
 """(block, format_type) -> the model's answer, through the structured-data instruction."""
+StructuredCheck = Callable[[str, str], Awaitable[tuple[Finding, ...]]]
+"""(value, its answer in a block) -> what the checks every translation passes find in it."""
 
 
 class StructuredCall:
     """Sends a structured file's values in blocks with the family's structured-data
-    instruction, and keeps count (``blocks``, ``values``, ``accepted``) for the UI and tests."""
+    instruction, and keeps count (``blocks``, ``values``, ``accepted``) for the UI and tests.
+    With *check*, each accepted answer is checked as a value sent alone would be, and what is
+    found is flagged like it (not asked again: short UI strings often trip the language check,
+    and a file of them would lose the one call a block)."""
 
-    def __init__(self, send: StructuredSend, block_chars: int = STRUCTURED_BLOCK_CHARS) -> None:
+    def __init__(self, send: StructuredSend, block_chars: int = STRUCTURED_BLOCK_CHARS,
+                 check: StructuredCheck | None = None) -> None:
         self.send = send
         self.block_chars = block_chars
+        self.check = check
         self.blocks = self.values = self.accepted = 0
 
     @classmethod
@@ -795,11 +862,18 @@ class StructuredCall:
                 job, build=lambda text, s, t: family.prompt("structured", text=text, source=s,
                                                             target=t, format_type=format_type))
 
-        return cls(send)
+        async def check(value: str, answer: str) -> tuple[Finding, ...]:
+            if not values_ready(source, target):  # a pair's first time: ~1 s of CPU
+                await asyncio.to_thread(prepare_values, source, target)
+            return check_translation(value, answer, source, target)
+
+        return cls(send, check=check if translator.settings.checks else None)
 
     async def fill(self, pieces: list[Piece], results: list[str | None],
-                   format_type: str) -> None:
-        """Fill *results* for the values whose block answer kept them intact."""
+                   format_type: str) -> dict[int, tuple[Finding, ...]]:
+        """Fill *results* for the values whose block answer kept them intact; the checks'
+        findings of those answers, by piece index."""
+        found: dict[int, tuple[Finding, ...]] = {}
         todo = [i for i, p in enumerate(pieces) if p.translate and results[i] is None]
         for block in _blocks(todo, pieces, self.block_chars):
             values = [pieces[i].text.strip() for i in block]
@@ -810,12 +884,17 @@ class StructuredCall:
             except ModelError as err:
                 _log.warning("structured-data request failed, values one by one: %s", err)
                 continue
-            for i, got in zip(block, read_structured_answer(answer, values), strict=True):
-                if got is not None:
-                    text = pieces[i].text
-                    lead = text[: len(text) - len(text.lstrip())]
-                    results[i] = pieces[i].written(lead + got.strip() + text[len(text.rstrip()):])
-                    self.accepted += 1
+            for i, value, got in zip(block, values, read_structured_answer(answer, values),
+                                     strict=True):
+                if got is None:
+                    continue
+                text = pieces[i].text
+                lead = text[: len(text) - len(text.lstrip())]
+                results[i] = pieces[i].written(lead + got.strip() + text[len(text.rstrip()):])
+                self.accepted += 1
+                if self.check is not None:
+                    found[i] = await self.check(value, got.strip())
+        return found
 
 
 def _blocks(todo: list[int], pieces: list[Piece], limit: int) -> list[list[int]]:
@@ -839,10 +918,21 @@ async def translate_document_rest(
     resume: Resume | None = None,
     on_progress: ProgressSink | None = None,
     concurrency: int | Callable[[], int] = 4,
+    flags: FileFlags | None = None,
 ) -> str:
-    """Translate only what *partial* is missing; finished pieces are not sent again."""
+    """Translate only what *partial* is missing; finished pieces are not sent again, and
+    *flags* starts with what the checks found in them."""
+    flags = flags if flags is not None else FileFlags()
+    flags.parts.update(partial.flags)
     return await _run_pieces(list(partial.pieces), list(partial.results), dict(partial.inner),
-                             translate, resume, on_progress, concurrency)
+                             translate, resume, on_progress, concurrency, flags)
+
+
+def _part_of(pieces: list[Piece] | tuple[Piece, ...]) -> dict[int, int]:
+    """Each translated piece's part number, as the user counts parts: the Nth translated piece
+    in reading order (:func:`file_summary`, :attr:`PartialDocument.part_numbers`)."""
+    todo = [i for i, p in enumerate(pieces) if p.translate]
+    return {index: number for number, index in enumerate(todo, 1)}
 
 
 async def _run_pieces(
@@ -853,8 +943,10 @@ async def _run_pieces(
     resume: Resume | None,
     on_progress: ProgressSink | None,
     concurrency: int | Callable[[], int],
+    flags: FileFlags,
 ) -> str:
     todo = [i for i, p in enumerate(pieces) if p.translate]
+    part = _part_of(pieces)
     missing = [i for i in todo if results[i] is None]
     if not missing:
         return "".join(results)  # type: ignore[arg-type]
@@ -873,11 +965,12 @@ async def _run_pieces(
         progress = on_progress if single else None
         try:
             earlier = inner.get(index) if resume is not None else None
-            results[index] = await _translate_piece(pieces[index], translate, progress,
-                                                    resume, earlier)
+            results[index], found = await _translate_piece(pieces[index], translate, progress,
+                                                           resume, earlier)
         except IncompleteTranslationError as err:
             raise _Unfinished(err) from None
         inner.pop(index, None)
+        flags.add(part[index], found)
         done += 1
         if not single:
             await report(done, len(todo))
@@ -892,6 +985,6 @@ async def _run_pieces(
         cause = first.cause if isinstance(first, _Unfinished) else first
         if done == 0 and not inner:
             raise cause  # nothing to keep: the error itself says it best
-        partial = PartialDocument(tuple(pieces), tuple(results), inner)
+        partial = PartialDocument(tuple(pieces), tuple(results), inner, flags.by_part())
         raise IncompleteTranslationError(partial, done, len(todo), partial.part_numbers, cause)
     return "".join(results)  # type: ignore[arg-type]

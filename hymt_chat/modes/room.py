@@ -364,6 +364,7 @@ class Room:
             self.held[held.key] = held
             while len(self.held) > HELD_REPLIES:
                 self.drop_held(next(iter(self.held)))
+            self._to_guests({"type": "settled"})  # their "translating…" ends: nothing comes yet
             return held
         return self._post(message)
 

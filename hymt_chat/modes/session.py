@@ -38,7 +38,7 @@ from hymt_chat.modes.desk import Desk
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.screen import Attachment, Button, Reply, Screen, Shown
-from hymt_chat.modes.warnings import with_warnings
+from hymt_chat.modes.warnings import file_warnings_markdown, with_warnings
 from hymt_chat.service.health import is_demo_model
 from hymt_chat.service.metrics import Metrics
 from hymt_chat.service.ratelimit import RateLimiter
@@ -545,6 +545,9 @@ class Session:
             data = await asyncio.to_thread(job.doc.encode, text, job.target)  # a zip, off the loop
             files = (Attachment(name, data, job.doc.mime),)
             content = f"{wording.escape_markdown(str(err))} {wording.RETRY_REST_HINT}"
+            if isinstance(err.partial, documents.PartialDocument):  # what the parts done hold
+                flagged = file_warnings_markdown(err.partial.flags)
+                content = f"{content}\n\n{flagged}" if flagged else content
             await self.show(Reply(content, buttons, files))
             return
         found = [f for _, part in getattr(err.partial, "findings", ()) for f in part]

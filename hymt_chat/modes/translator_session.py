@@ -34,7 +34,7 @@ from hymt_chat.modes.screen import (
     Toggle,
 )
 from hymt_chat.modes.session import Job, Services, Session, Upload
-from hymt_chat.modes.warnings import with_warnings
+from hymt_chat.modes.warnings import file_warnings_markdown, with_warnings
 from hymt_chat.service.metrics import outcome_of
 from hymt_chat.text import formats
 from hymt_chat.text.cleanup import clean_text, is_blank
@@ -285,19 +285,20 @@ class TranslatorSession(Session):
         return segment_parallelism(self.translator.policy, self.settings.segment_concurrency,
                                    BULK)
 
-    def _document_translate(self, target: str, source: str | None, progress: Progress) -> Any:
-        async def translate(text: str, *, on_progress: Any = None) -> str:
-            result = await self.translator.translate(
+    def _document_translate(self, target: str, source: str | None,
+                            progress: Progress) -> documents.Translate:
+        """A file's translate callback: each part's translation with its warnings, which
+        documents collects by part for the file's answer."""
+        async def translate(text: str, *, on_progress: Any = None) -> Translation:
+            return await self.translator.translate(
                 text, target, source or AUTO, user=self.id, on_progress=on_progress,
                 on_event=progress.event, klass=BULK)
-            return result.text
         return translate
 
-    def _document_resume(self, progress: Progress) -> Any:
-        async def resume(partial: Any, *, on_progress: Any = None) -> str:
-            result = await self.translator.translate_rest(
+    def _document_resume(self, progress: Progress) -> documents.Resume:
+        async def resume(partial: Any, *, on_progress: Any = None) -> Translation:
+            return await self.translator.translate_rest(
                 partial, user=self.id, on_progress=on_progress, on_event=progress.event)
-            return result.text
         return resume
 
     async def _translate_file(self, job: Job) -> None:
@@ -318,14 +319,15 @@ class TranslatorSession(Session):
         # (None: the family has none, values go one by one).
         structured = documents.StructuredCall.for_translator(
             self.translator, source, target, user=self.id, on_event=progress.event)
+        flags = documents.FileFlags()
         out = await self.finished(progress, job, documents.translate_document(
             doc, self._document_translate(target, source, progress),
             resume=self._document_resume(progress), on_progress=progress.progress,
-            concurrency=self._document_share, structured=structured))
+            concurrency=self._document_share, structured=structured, flags=flags))
         if out is None:
             return
         state.remember(source)
-        await self._send_file(job, out, progress)
+        await self._send_file(job, out, progress, flags)
 
     async def _translate_rest(self, job: Job) -> None:
         """Retry the rest: the kept partial translation, only its missing parts sent."""
@@ -334,14 +336,16 @@ class TranslatorSession(Session):
             return
         progress = self.progress("Translating the rest", always=True, base=job.done)
         await progress.start()
+        flags = documents.FileFlags()  # the earlier parts' come with the partial document
         out = await self.finished(progress, job, documents.translate_document_rest(
             job.partial, self._document_translate(job.target, job.source, progress),
             resume=self._document_resume(progress), on_progress=progress.progress,
-            concurrency=self._document_share))
+            concurrency=self._document_share, flags=flags))
         if out is not None:
-            await self._send_file(job, out, progress)
+            await self._send_file(job, out, progress, flags)
 
-    async def _send_file(self, job: Job, out: str, progress: Progress) -> None:
+    async def _send_file(self, job: Job, out: str, progress: Progress,
+                         flags: documents.FileFlags) -> None:
         doc, target = job.doc, job.target
         assert doc is not None and target is not None
         name = documents.output_name(doc.name, target)
@@ -349,7 +353,8 @@ class TranslatorSession(Session):
                              max(1, progress.total), progress.seconds)
         meta = wording.format_meta(result, demo=self.services.demo(), page=self.page)
         data = await asyncio.to_thread(doc.encode, out, target)  # a zip for office files
-        body = wording.file_answer_markdown(doc.name, name, meta, documents.file_summary(doc))
+        body = wording.file_answer_markdown(doc.name, name, meta, documents.file_summary(doc),
+                                            file_warnings_markdown(flags.by_part()))
         if doc.kind in formats.PICTURES:
             body = f"{wording.found_text_markdown(documents.found_text(doc, out))}\n\n{body}"
         await self.show(Reply(body, files=(Attachment(name, data, doc.mime),)))

@@ -137,11 +137,16 @@ def answer_markdown(text: str, meta: str) -> str:
     return f"{literal_block(text)}\n\n*{escape_markdown(meta)}*"
 
 
-def file_answer_markdown(name: str, output: str, meta: str, summary: str = "") -> str:
-    """The answer to a file: names, the one-line summary of what it held, the meta line."""
+def file_answer_markdown(name: str, output: str, meta: str, summary: str = "",
+                         warnings: str = "") -> str:
+    """The answer to a file: names, the one-line summary of what it held, the checks' warnings
+    under it (Markdown lines, :func:`~hymt_chat.modes.warnings.file_warnings_markdown`: where
+    the eye is after reading the summary), the meta line."""
     head = escape_markdown(f"{name} → {output}")
     if summary:
         head += f"\n\n{escape_markdown(summary)}"
+    if warnings:
+        head += f"\n\n{warnings}"
     return f"{head}\n\n*{escape_markdown(meta)}*"
 
 
@@ -311,6 +316,9 @@ def best_meta(meta: str, note: str, *, downgraded: bool) -> str:
 # The room: the customer on their own phone.
 
 ROOM_CLOSED = "The room is closed: its link no longer works."
+DELIVERED = "sent to the customer"
+NOT_DELIVERED = ("not sent: no room or desk conversation is open, so nobody received it "
+                 "(copy it, /room to open one, /desk to take one)")
 
 
 def room_again(messages: int) -> str:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from hymt_chat.lang.detect import count_scripts, detect_other_than, script_of
 from hymt_chat.lang.languages import CODES, find_language
+from hymt_chat.text.meaning_words import NUMBER_WORDS, UNSPACED
 from hymt_chat.text.protect import find_spans, strip_tokens
 from hymt_chat.text.values import (
     NUMBER,
@@ -36,7 +37,9 @@ from hymt_chat.text.values import (
 __all__ = ["KINDS", "Finding", "check_translation", "score"]
 
 KINDS = ("amount", "date", "time", "weekday", "duration", "percent", "number", "order", "email",
-         "url", "placeholder", "language", "leftover", "lines", "gloss")
+         "url", "placeholder", "language", "leftover", "lines", "gloss",
+         # what a back-translation tells (hymt_chat.text.meaning), and the agent mode's own
+         "negation", "antonym", "name", "omission", "addition", "drift", "agent")
 LANGUAGE_CONFIDENCE = 0.9
 """Detection must be at least this sure before an answer is said to be in another language."""
 SMALL_NUMBER = 10
@@ -110,7 +113,7 @@ def _all_numbers(text: str, values: list[Value]) -> set:  # type: ignore[type-ar
 
 
 def _value_findings(source_values: list[Value], answer_values: list[Value],
-                    answer: str) -> list[Finding]:
+                    answer: str, spelled: frozenset[int] = frozenset()) -> list[Finding]:
     findings: list[Finding] = []
     answer_numbers = _all_numbers(answer, answer_values)
     bare_numbers = {n for v in answer_values if v.kind == "number" for n in v.numbers}
@@ -140,7 +143,7 @@ def _value_findings(source_values: list[Value], answer_values: list[Value],
         elif value.kind == "weekday" and not same_kind:
             findings.append(Finding("weekday", f"The weekday {value.text} is missing from this "
                                     "translation.", value.text))
-    findings += _added(source_values, answer_values, findings)
+    findings += _added(source_values, answer_values, findings, spelled)
     return findings
 
 
@@ -148,19 +151,52 @@ _ADDED_KINDS = ("amount", "date", "time", "weekday", "duration")
 
 
 def _added(source_values: list[Value], answer_values: list[Value],
-           found: list[Finding]) -> list[Finding]:
+           found: list[Finding], spelled: frozenset[int] = frozenset()) -> list[Finding]:
     """Values the answer invents ("until 30 June" -> "for 6 months from 30 June"): of a kind
-    whose source values all agree with the answer (else the change is reported already)."""
+    whose source values all agree with the answer (else the change is reported already), and
+    not the source's number written as a word ("quatorze jours" -> "14 days")."""
     reported = {f.kind for f in found}
     out = []
     for value in answer_values:
-        if value.kind not in _ADDED_KINDS or value.kind in reported:
+        if value.kind not in _ADDED_KINDS or value.kind in reported or (
+                value.numbers and all(n == int(n) and int(n) in spelled for n in value.numbers)):
             continue
         if not any(value.agrees(s) for s in source_values):
             out.append(Finding(value.kind, f"This translation adds the {_NAMES[value.kind]} "
                                f"{value.text}, which the source does not have.", "",
                                value.text))
     return out
+
+
+_DIGITS = re.compile(r"(?<![\d.,])\d{1,3}(?![\d.,]?\d)")
+
+
+def _spelled(text: str, language: str | None) -> list[tuple[str, int]]:
+    """Numbers written as words ("quatorze" -> 14), which CLDR's values do not read."""
+    table = NUMBER_WORDS.get(language or "", {})
+    if not table:
+        return []
+    folded = text.casefold()
+    if language in UNSPACED:
+        return [(ch, table[ch]) for ch in folded if ch in table]
+    return [(w, table[w]) for w in re.findall(r"[^\W\d_]+", folded) if w in table]
+
+
+def _spelled_findings(source: str, answer: str, source_lang: str | None,
+                      target: str) -> list[Finding]:
+    """A number written as a word that the answer has neither as a word nor in digits, while
+    it has another the source does not: "quatorze jours" -> "eight days"."""
+    said = _spelled(source, source_lang)
+    if not said or not NUMBER_WORDS.get(target):
+        return []
+    answer_words = _spelled(answer, target)
+    have = {v for _, v in answer_words} | {int(d) for d in _DIGITS.findall(to_ascii_digits(
+        answer))}
+    known = {v for _, v in said} | {int(d) for d in _DIGITS.findall(to_ascii_digits(source))}
+    others = [w for w, v in answer_words if v not in known]
+    return [Finding("number", f"The number {word} may be wrong in this translation (it says "
+                    f"{', '.join(others)}).", word, ", ".join(others))
+            for word, value in dict(said).items() if value not in have and others]
 
 
 def _span_findings(source: str, answer: str) -> list[Finding]:
@@ -246,7 +282,9 @@ def check_translation(source: str, answer: str, source_lang: str | None, target:
     if source_values is None:
         source_values = extract_values(source, [source_lang, target])
     answer_values = extract_values(answer, [target, source_lang])
-    findings += _value_findings(source_values, answer_values, answer)
+    spelled = frozenset(v for _, v in _spelled(source, source_lang))
+    findings += _value_findings(source_values, answer_values, answer, spelled)
+    findings += _spelled_findings(source, answer, source_lang, target)
     findings += _span_findings(source, answer)
 
     plain = strip_tokens(answer)

@@ -38,6 +38,16 @@ def docx_letter() -> bytes:
     return buf.getvalue()
 
 
+def docx_paragraphs(paragraphs: list[str]) -> bytes:
+    """A .docx of plain paragraphs, one each (a letter whose words a test chooses)."""
+    d = docx.Document()
+    for text in paragraphs:
+        d.add_paragraph(text)
+    buf = io.BytesIO()
+    d.save(buf)
+    return buf.getvalue()
+
+
 def pptx_sheet() -> bytes:
     prs = pptx.Presentation()
     slide = prs.slides.add_slide(prs.slide_layouts[1])

@@ -12,8 +12,16 @@ from PIL import Image, ImageDraw, ImageFont
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import getSampleStyleSheet
+from reportlab.platypus import (
+    Flowable,
+    PageBreak,
+    Paragraph,
+    SimpleDocTemplate,
+    Spacer,
+    Table,
+    TableStyle,
+)
 from reportlab.platypus import Image as Picture
-from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from hymt_chat.text.formats.pdf_fonts import FontBook
 
@@ -68,6 +76,20 @@ def two_pages() -> bytes:
         Spacer(1, 24),
         Paragraph(PAGE_TWO[0], styles["BodyText"]),
     ])
+    return buf.getvalue()
+
+
+def paragraphs(*pages: list[str]) -> bytes:
+    """A4 pages of body-text paragraphs, one list per page (a letter whose words a test
+    chooses: each paragraph is one block, one part of the file)."""
+    styles = getSampleStyleSheet()
+    buf = io.BytesIO()
+    flow: list[Flowable] = []
+    for number, page in enumerate(pages):
+        if number:
+            flow.append(PageBreak())
+        flow.extend(Paragraph(text, styles["BodyText"]) for text in page)
+    SimpleDocTemplate(buf, pagesize=A4).build(flow)
     return buf.getvalue()
 
 

@@ -49,7 +49,7 @@ def translate_for(translator: Translator, settings: Settings) -> Callable[[Conve
     def bound(conv: Conversation) -> Translate:
         async def translate(text: str, side: str) -> turns.AgentTurn:
             return await turns.handle_agent_message(
-                conv, text, translator, settings, back_translate=False,
+                conv, text, translator, settings, back_translate=options.back_translate,
                 use_context=options.use_context, side=side,  # type: ignore[arg-type]
                 user="desk")
         return translate

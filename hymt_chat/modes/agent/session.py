@@ -278,7 +278,11 @@ class AgentSession(Session):
             user=self.id, on_progress=progress.progress, on_event=progress.event))
         if result is None:
             return
-        await self.show(Reply(turns.turn_markdown(result, demo=self.services.demo()),
+        # Nothing here sends it anywhere: an agent who had a room or a desk conversation open a
+        # moment ago must not believe the customer got it.
+        delivery = wording.NOT_DELIVERED if result.route.side == "agent" else None
+        await self.show(Reply(turns.turn_markdown(result, demo=self.services.demo(),
+                                                  delivery=delivery),
                               self._correct_buttons(result)))
         if result.route.pair_changed:
             await self.banner()
@@ -350,7 +354,7 @@ class AgentSession(Session):
         user = self.id if side == "agent" else f"room:{room.token}"
         turn = await turns.handle_agent_message(
             room.conv, text, self.translator, self.settings,
-            back_translate=self.back_translate and side == "agent",
+            back_translate=self.back_translate,
             use_context=self.use_context, side=side, user=user)  # type: ignore[arg-type]
         mine = _ROOM_TURN.get()
         if side == "agent" and mine is not None:
@@ -427,7 +431,8 @@ class AgentSession(Session):
             await self.save()
             return
         if turn is not None and sent.translation is not None:
-            await self.show(Reply(turns.turn_markdown(turn, demo=self.services.demo()),
+            await self.show(Reply(turns.turn_markdown(turn, demo=self.services.demo(),
+                                                      delivery=wording.DELIVERED),
                                   self._correct_buttons(turn)))
         else:
             demo = self.services.demo()

@@ -20,12 +20,11 @@ Decisions, measured on the demo model (benchmarks/agent_measure.py):
   was trained on that template) can turn it on, and a term the answer then lacks is reported.
   HY-MT1.5 and Hy-MT2 publish a terminology instruction: with them it is always used, and a
   term the answer lacks sends the message again with the term masked (see :func:`_translate`).
-* **Drift threshold 0.4** (drift.py). 8 agent replies x 2, en->es/fr/de/zh and back: a reply
-  against its own back-translation scored median 0.55 (min 0.21), against another reply's at
-  most 0.27 (median 0.08, 224 pairs). 0.4 flags every unrelated text and 5/16 own round trips,
-  4 of which carried real errors ("damaged" -> "bad weather", "tomorrow" -> "this morning").
-  Word overlap cannot see "one hour" -> "one day" (0.84): numbers are compared exactly, words
-  are not — the back-translation is shown beside the translation for the agent to read.
+* **The check before sending is the verdict's** (:mod:`hymt_chat.text.verdict`), on both
+  directions: the message is translated back (a CHECK-class call) and the back-translation
+  compared for meaning (negation, opposites, names, omissions, additions) and numbers. A
+  bare similarity threshold (0.4 here before) held 2 of 12 correct replies and let 7 of 12
+  wrong ones through; ``benchmarks/meaning.py`` measures the verdict on a labelled set.
 """
 
 from __future__ import annotations
@@ -39,7 +38,14 @@ from typing import TYPE_CHECKING, Any
 from hymt_chat.engine.families import TONES, Family
 from hymt_chat.engine.priority import CHECK, INTERACTIVE
 from hymt_chat.engine.prompts import build_context_prompt, build_terminology_prompt
-from hymt_chat.errors import CommandError, EmptyTextError, InputTooLongError
+from hymt_chat.errors import (
+    CommandError,
+    EmptyTextError,
+    HymtError,
+    InputError,
+    InputTooLongError,
+    short_reason,
+)
 from hymt_chat.lang.detect import detect_language
 from hymt_chat.lang.languages import get_language
 from hymt_chat.lang.names import language_name
@@ -53,7 +59,7 @@ from hymt_chat.modes.agent.conversation import (
     build_context,
     now,
 )
-from hymt_chat.modes.agent.drift import DRIFT_THRESHOLD, Drift, drift_score, missing_numbers
+from hymt_chat.modes.agent.drift import DRIFT_THRESHOLD, Drift
 from hymt_chat.modes.agent.glossary import (
     GlossaryCommand,
     parse_glossary,
@@ -65,7 +71,10 @@ from hymt_chat.modes.agent.transcript import Export, export_files
 from hymt_chat.modes.commands import split_command
 from hymt_chat.modes.warnings import warnings_markdown
 from hymt_chat.modes.wording import escape_markdown, format_duration, literal_block, memory_note
+from hymt_chat.text.checks import Finding
 from hymt_chat.text.cleanup import clean_text, is_blank
+from hymt_chat.text.meaning import missing_numbers
+from hymt_chat.text.verdict import Verdict, judged, unchecked
 
 if TYPE_CHECKING:
     from hymt_chat.engine.policy import EventSink
@@ -139,6 +148,7 @@ class AgentTurn:
     remembered: tuple[str, ...] = ()
     parts: int = 1  # segments of the message (sent to the model or answered from the memory)
     sent: Masked | None = None  # what the translator was given (spans masked): a correction's key
+    verdict: Verdict = field(default_factory=Verdict)  # hold it, or let it go (and why)
 
     @property
     def translation(self) -> str:
@@ -152,7 +162,7 @@ class AgentTurn:
 @dataclass(frozen=True, slots=True)
 class _Output:
     text: str
-    warnings: list[str] = field(default_factory=list)
+    findings: tuple[Finding, ...] = ()
     calls: int = 0
     template: str = "official"
     remembered: tuple[str, ...] = ()
@@ -174,10 +184,12 @@ async def handle_agent_message(
 ) -> AgentTurn:
     """Route, translate and check one message, and append it to the transcript.
 
-    ``back_translate`` applies to the agent's replies only (a customer message is read by the
-    agent, who needs no check). ``side`` forces who wrote it. Raises what the Translator
-    raises, plus :class:`~hymt_chat.modes.agent.conversation.CustomerLanguageUnknownError`; on any error
-    the transcript is unchanged.
+    ``back_translate``: the message is translated back and the verdict compares the two, in
+    both directions (the agent's reply before it goes out, the customer's message before the
+    agent relies on it). ``side`` forces who wrote it. Raises what the Translator raises, plus
+    :class:`~hymt_chat.modes.agent.conversation.CustomerLanguageUnknownError`; on any error the
+    transcript is unchanged. A back-translation that fails does not: the turn is held as not
+    checked, with the reason.
     """
     options = settings if isinstance(settings, AgentOptions) else AgentOptions.from_settings(
         settings or translator.settings)
@@ -191,24 +203,38 @@ async def handle_agent_message(
     route = conv.route(text, side)
     out = await _translate(conv, text, route, translator, options, use_context=use_context,
                            user=user, on_progress=on_progress, on_event=on_event)
-    warnings = list(out.warnings)
-    back: Drift | None = None
     back_text: str | None = None
     calls = out.calls
-    if back_translate and route.direction == AGENT_TO_CUSTOMER and (out.calls or out.remembered):
-        reverse = Route(CUSTOMER_TO_AGENT, route.target, route.source)
-        back_out = await _translate(conv, out.text, reverse, translator, options,
-                                    use_context=False, user=user, on_event=on_event, klass=CHECK)
-        calls += back_out.calls
-        back_text = back_out.text
+    verdict: Verdict | None = None
+    if back_translate and (out.calls or out.remembered):
+        direction = (CUSTOMER_TO_AGENT if route.direction == AGENT_TO_CUSTOMER
+                     else AGENT_TO_CUSTOMER)
+        try:
+            back_out = await _translate(conv, out.text, Route(direction, route.target,
+                                                              route.source),
+                                        translator, options, use_context=False, user=user,
+                                        on_event=on_event, klass=CHECK)
+        except InputError:
+            raise
+        except HymtError as err:  # the check's own call failed: held, never blocked
+            verdict = unchecked(f"the back-translation failed: {short_reason(err)}",
+                                out.findings)
+        else:
+            calls += back_out.calls
+            back_text = back_out.text
+    if verdict is None:
         spans = [s.restore for s in mask(text, conv.glossary.keep_terms()).spans]
-        back = drift_score(text, back_text, threshold=options.drift_threshold, spans=spans)
-        warnings += back.reasons
-    turn = Turn(now(), route.side, text, route.source, out.text, route.target, tuple(warnings),
-                back_text, back.score if back else None)
+        verdict = await judged(text, out.text, route.source, route.target, back=back_text,
+                               findings=out.findings, spans=spans,
+                               floor=options.drift_threshold)
+    back = (Drift(verdict.score if verdict.score is not None else 1.0, verdict.hold,
+                  list(verdict.messages)) if back_text is not None else None)
+    turn = Turn(now(), route.side, text, route.source, out.text, route.target,
+                verdict.messages, back_text, back.score if back else None)
     conv.add_turn(turn)
     return AgentTurn(route, turn, back, time.monotonic() - started, calls, out.template,
-                     out.remembered, max(1, out.calls + len(out.remembered)), out.sent)
+                     out.remembered, max(1, out.calls + len(out.remembered)), out.sent,
+                     verdict)
 
 
 async def _translate(
@@ -245,7 +271,7 @@ async def _translate(
         # "JD123456789", a URL, "ok", "👍": the same in every language. Not sent: the demo
         # model answered "ok" with "¡Claro! ¿Cómo puedo ayudarte hoy?".
         restored = unmask(masked.text, masked)
-        return _Output(restored.text, [], 0, "none")
+        return _Output(restored.text, (), 0, "none")
 
     tone = conv.tone if route.direction == AGENT_TO_CUSTOMER and klass != CHECK else "neutral"
     if not family.supports("style"):
@@ -265,15 +291,15 @@ async def _translate(
         again = await _translate(conv, text, route, translator, options, use_context=False,
                                  user=user, on_progress=on_progress, on_event=on_event,
                                  klass=klass, force_mask=True)
-        return _Output(again.text, again.warnings, result.segments + again.calls,
+        return _Output(again.text, again.findings, result.segments + again.calls,
                        "terminology, then masking", again.remembered, again.sent)
     # The translator's own checks (values, language, leftovers…) come first; the mode's
     # number and language checks are skipped where they would say the same again.
-    found = [f.message for f in result.warnings]
     covered = {f.kind for f in result.warnings}
+    own = _checks(masked, result.text, restored, pairs, route.target, covered,
+                  answers=translator.settings.checks)
     return _Output(restored.text,
-                   found + _checks(masked, result.text, restored, pairs, route.target, covered,
-                                   answers=translator.settings.checks),
+                   tuple(result.warnings) + tuple(Finding("agent", line) for line in own),
                    result.segments, template, result.remembered, masked)
 
 
@@ -447,8 +473,8 @@ def tone_reply(conv: Conversation, name: str, family: Family | None = None) -> s
 # --------------------------------------------------------------------------------------------
 
 
-def turn_meta(result: AgentTurn, *, demo: bool = False) -> str:
-    """ "Customer · Spanish → English · 1.2 s" (+ template, demo mark)."""
+def turn_meta(result: AgentTurn, *, demo: bool = False, delivery: str | None = None) -> str:
+    """ "Customer · Spanish → English · 1.2 s" (+ template, demo mark, where it went)."""
     turn = result.turn
     who = "Customer" if turn.who == "customer" else "Your reply"
     parts = [who, f"{language_name(turn.source)} → {language_name(turn.target)}",
@@ -460,16 +486,19 @@ def turn_meta(result: AgentTurn, *, demo: bool = False) -> str:
         parts.append(note)
     if demo:
         parts.append("demo model")
+    if delivery:
+        parts.append(delivery)
     return " · ".join(parts)
 
 
-def turn_markdown(result: AgentTurn, *, demo: bool = False) -> str:
-    """The translation verbatim, then the back-translation, the notes and the warnings."""
-    meta = escape_markdown(turn_meta(result, demo=demo))
+def turn_markdown(result: AgentTurn, *, demo: bool = False, delivery: str | None = None) -> str:
+    """The translation verbatim, then the back-translation (of the agent's own reply: the
+    customer's is in the customer's language), the notes and the warnings; *delivery* says
+    where the reply went."""
+    meta = escape_markdown(turn_meta(result, demo=demo, delivery=delivery))
     parts = [literal_block(result.translation), f"*{meta}*"]
-    if result.turn.back_translation is not None and result.back is not None:
-        label = (f"Back-translation into {language_name(result.turn.source)} "
-                 f"(similarity {result.back.score:.0%})")
+    if result.turn.back_translation is not None and result.turn.who == "agent":
+        label = f"Back-translation into {language_name(result.turn.source)}"
         parts += [f"**{escape_markdown(label)}**", literal_block(result.turn.back_translation)]
     if result.route.note:
         parts.append(f"*{escape_markdown(result.route.note)}*")

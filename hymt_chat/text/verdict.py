@@ -1,0 +1,133 @@
+"""One verdict on a translation, decided here for every path: hold it, or let it go.
+
+Every way a text is translated (a chat message, a file's parts, the kiosk, both directions of
+a room and the desk, the HTTP APIs) reaches the reader through :func:`judge`, which gathers:
+
+* the answer's own checks (:func:`hymt_chat.text.checks.check_translation`: values, spans,
+  language, leftovers, lines), usually already run by the translator, passed in as findings;
+* when there is a back-translation, what it says differently from the writer's text
+  (:func:`hymt_chat.text.meaning.meaning_findings`: negation, opposites, names, omissions,
+  additions), its numbers, and the protected spans it must keep.
+
+A :class:`Verdict` holds when anything was found, or when a check could not run (an
+exception, a back-translation that failed): a reply that could not be checked is never
+waved through, and never blocks the conversation either — the agent reads it and decides.
+The decision is measured on a labelled set: ``benchmarks/meaning.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from hymt_chat.text.checks import Finding, check_translation
+from hymt_chat.text.meaning import meaning_findings, missing_numbers, similarity, words
+
+__all__ = ["UNCHECKED", "Verdict", "back_findings", "judge", "judged", "unchecked"]
+
+UNCHECKED = "This translation could not be checked ({reason}): read it before it goes out."
+OFF_LOOP_CHARS = 2_000
+"""Texts longer than this are judged in a worker thread (a chat line costs ~0.1 ms; a
+10,000-character paste several ms, too long to hold every tab's socket)."""
+FLOOR_WORDS = 6
+"""The similarity floor applies only when both texts have this many words: short replies are
+reworded wholesale ("No problem at all." / "Don't worry about it." share no word)."""
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the checks found, and whether a reader must see it before it goes out."""
+
+    findings: tuple[Finding, ...] = ()
+    reason: str | None = None  # why a check could not run (None: every check ran)
+    score: float | None = None  # surface likeness of the back-translation, for reference
+
+    @property
+    def hold(self) -> bool:
+        return bool(self.findings) or self.reason is not None
+
+    @property
+    def messages(self) -> tuple[str, ...]:
+        """Each finding's sentence once, then the reason the checks could not run."""
+        said = dict.fromkeys(f.message for f in self.findings)
+        if self.reason is not None:
+            said[UNCHECKED.format(reason=self.reason)] = None
+        return tuple(said)
+
+
+def unchecked(reason: str, findings: Iterable[Finding] = ()) -> Verdict:
+    """A verdict whose checks could not all run: held, *reason* said (and logged)."""
+    _log.warning("a translation could not be checked: %s", reason)
+    return Verdict(tuple(findings), reason)
+
+
+def back_findings(original: str, back: str, language: str | None, *, translation: str = "",
+                  spans: Sequence[str] = (), floor: float = 0.0) -> tuple[Finding, ...]:
+    """What *back* (the translation translated back into *language*) says differently from
+    *original*: meaning, numbers, the spans it must keep, and (with a *floor* above 0) a back-
+    translation that shares almost nothing with a long text."""
+    if words(original) and not words(back):
+        return (Finding("omission", "The back-translation is empty: the translation may have "
+                        "lost everything."),)
+    found = list(meaning_findings(original, back, language, translation))
+    lost = missing_numbers(original, back, language or "")
+    added = missing_numbers(back, original, language or "")
+    if lost or added:
+        detail = "; ".join(filter(None, (f"missing {', '.join(lost)}" if lost else "",
+                                         f"new {', '.join(added)}" if added else "")))
+        found.append(Finding("number", f"Numbers differ in the back-translation ({detail}).",
+                             ", ".join(lost), ", ".join(added)))
+    gone = [s for s in spans if s not in back]
+    if gone:
+        found.append(Finding("order", "The back-translation lost "
+                             + ", ".join(repr(s) for s in gone) + ".", ", ".join(gone)))
+    score = similarity(original, back)
+    if (floor > 0 and score < floor and len(words(original)) >= FLOOR_WORDS
+            and len(words(back)) >= FLOOR_WORDS):
+        found.append(Finding("drift", f"The back-translation reads like another text "
+                             f"(similarity {score:.0%}); check the translation's meaning."))
+    return tuple(found)
+
+
+def judge(source: str, translation: str, source_lang: str | None, target: str, *,
+          back: str | None = None, findings: Sequence[Finding] | None = None,
+          spans: Sequence[str] = (), floor: float = 0.0) -> Verdict:
+    """The verdict on *translation* of *source*: *findings* are the translator's own checks
+    (run here when None), *back* the back-translation if one was made. Never raises: a check
+    that fails makes a held verdict that says so."""
+    try:
+        own = (tuple(findings) if findings is not None
+               else check_translation(source, translation, source_lang, target))
+    except Exception as err:  # noqa: BLE001 - a check's bug must not stop the conversation
+        _log.exception("the answer checks failed")
+        return unchecked(f"a check failed: {type(err).__name__}")
+    if back is None:
+        return Verdict(own)
+    try:
+        extra = back_findings(source, back, source_lang, translation=translation, spans=spans,
+                              floor=floor)
+    except Exception as err:  # noqa: BLE001
+        _log.exception("the back-translation checks failed")
+        return unchecked(f"a check failed: {type(err).__name__}", own)
+    kinds = {f.kind for f in own}
+    # The translator's value checks said it already: the back-translation's numbers add
+    # nothing but a second sentence about the same value.
+    extra = tuple(f for f in extra if not (f.kind == "number" and kinds & _VALUE_KINDS))
+    return Verdict(own + extra, None, similarity(source, back))
+
+
+_VALUE_KINDS = frozenset({"number", "amount", "date", "time", "duration", "percent", "weekday"})
+
+
+async def judged(source: str, translation: str, source_lang: str | None, target: str, *,
+                 back: str | None = None, findings: Sequence[Finding] | None = None,
+                 spans: Sequence[str] = (), floor: float = 0.0) -> Verdict:
+    """:func:`judge`, in a worker thread for a long text (the event loop serves every tab)."""
+    if len(source) + len(back or "") <= OFF_LOOP_CHARS:
+        return judge(source, translation, source_lang, target, back=back, findings=findings,
+                     spans=spans, floor=floor)
+    return await asyncio.to_thread(judge, source, translation, source_lang, target, back=back,
+                                   findings=findings, spans=spans, floor=floor)

@@ -29,8 +29,9 @@ __all__ = ["UNCHECKED", "Verdict", "back_findings", "judge", "judged", "unchecke
 
 UNCHECKED = "This translation could not be checked ({reason}): read it before it goes out."
 OFF_LOOP_CHARS = 2_000
-"""Texts longer than this are judged in a worker thread (a chat line costs ~0.1 ms; a
-10,000-character paste several ms, too long to hold every tab's socket)."""
+"""A text without a back-translation and no longer than this is judged on the event loop
+(its own checks ran already: what is left costs microseconds); anything else, in a worker
+thread: comparing a back-translation costs about a millisecond a line, more for a paste."""
 FLOOR_WORDS = 6
 """The similarity floor applies only when both texts have this many words: short replies are
 reworded wholesale ("No problem at all." / "Don't worry about it." share no word)."""
@@ -126,7 +127,7 @@ async def judged(source: str, translation: str, source_lang: str | None, target:
                  back: str | None = None, findings: Sequence[Finding] | None = None,
                  spans: Sequence[str] = (), floor: float = 0.0) -> Verdict:
     """:func:`judge`, in a worker thread for a long text (the event loop serves every tab)."""
-    if len(source) + len(back or "") <= OFF_LOOP_CHARS:
+    if back is None and len(source) <= OFF_LOOP_CHARS:
         return judge(source, translation, source_lang, target, back=back, findings=findings,
                      spans=spans, floor=floor)
     return await asyncio.to_thread(judge, source, translation, source_lang, target, back=back,

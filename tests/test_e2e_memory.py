@@ -52,6 +52,9 @@ API_TEXT = "Bonjour, la facture numéro 6633 est payée."
 ANSWERS = phrasebook({
     PAGE_TEXT: {"en": "Hello, my order number 4711 arrived late."},
     AGENT_TEXT: {"en": "Hello, my order number 5522 has not arrived yet."},
+    # The agent mode's check translates a customer's message back into their language.
+    "Hello, my order number 5522 has not arrived yet.": {
+        "es": "Hola, mi pedido número 5522 todavía no ha llegado."},
     API_TEXT: {"en": "Hello, invoice number 6633 is paid."},
 })
 PASSWORD = "memory-test-password"

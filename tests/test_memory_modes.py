@@ -27,6 +27,7 @@ from tests.support.stub_model import StubModel, echo_source
 
 TABLE = {
     "Hola, mi paquete no ha llegado todavía.": "Hello, my package has not arrived yet.",
+    "Hello, my package has not arrived yet.": "Hola, mi paquete no ha llegado todavía.",
     "Lamento mucho el retraso de su pedido.": "I am very sorry about the delay of your order.",
     "I am very sorry about the delay of your order.": "Lamento mucho el retraso de su pedido.",
     "Gracias por esperar tanto tiempo.": "Thank you for waiting so long.",
@@ -87,7 +88,7 @@ async def test_the_agent_mode_answers_a_repeat_in_the_next_conversation(stub, sv
     await one.message(CUSTOMER, None)
     two, screen = _agent(svc)
     await two.message(CUSTOMER, None)
-    assert _calls(stub) == 1
+    assert _calls(stub) == 2  # the first conversation's: the message and its check
     assert "Customer · Spanish → English" in _answer(screen).markdown
     assert "from memory" in _answer(screen).markdown
     turn = two.conv.transcript[-1]
@@ -99,7 +100,7 @@ async def test_an_agents_reply_from_the_memory_still_gets_its_back_translation(s
     await one.message(CUSTOMER, None)  # the customer's language is learnt: Spanish
     await one.message("I am very sorry about the delay of your order.", None)
     used = _calls(stub)
-    assert used == 3  # the customer's message, the reply, its back-translation
+    assert used == 4  # the customer's message, the reply, each with its back-translation
     two, screen = _agent(svc)
     await two.message(CUSTOMER, None)
     await two.message("I am very sorry about the delay of your order.", None)
@@ -124,7 +125,7 @@ async def test_a_room_answers_the_guest_from_the_memory(stub, svc) -> None:
     warm, _ = _agent(svc)
     await warm.message(CUSTOMER, None)
     agent, screen, room = await _room_with_guest(svc)
-    assert _calls(stub) == 1
+    assert _calls(stub) == 2  # the warm-up's message and its check; the guest's: none
     assert room.history[-1].translation == "Hello, my package has not arrived yet."
     assert "Customer · Spanish → English" in screen.last().markdown
 

@@ -11,16 +11,18 @@ in one sentence the writer can act on:
 * **antonym**: a word swapped for its opposite ("in stock" → "out of stock"), or a state for
   another of the same thing ("broken" → "late");
 * **name**: a person's or organisation's name the back-translation lacks or changed;
-* **omission** / **addition**: a clause of the text missing from a shorter back-translation,
-  or a clause of a longer back-translation the text does not have.
+* **omission** / **addition**: a clause of the text that the back-translation lacks where it
+  is the text less that clause (or a whole sentence lacking, the rest reworded), and the
+  other way round.
 
-Pure and fast (well under a millisecond for a chat message); a caller checks a long text in a
-thread. Values (numbers, dates, amounts) are :mod:`hymt_chat.text.checks`' job.
+Pure; a few milliseconds for a chat line, so callers judge in a worker thread
+(:func:`hymt_chat.text.verdict.judged`). Values (numbers, dates, amounts) are :mod:`hymt_chat.text.checks`' job.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -63,10 +65,21 @@ def _plain(word: str) -> str:
                    if not unicodedata.combining(ch))
 
 
+@functools.cache
+def _neutral(language: str) -> re.Pattern[str] | None:
+    phrases = sorted(NEUTRAL.get(language, ()), key=len, reverse=True)
+    if not phrases:
+        return None
+    edge = "" if language in UNSPACED else r"(?<!\w)"
+    tail = "" if language in UNSPACED else r"(?!\w)"
+    return re.compile(edge + "(?:" + "|".join(map(re.escape, phrases)) + ")" + tail)
+
+
 def _without_neutral(folded: str, language: str) -> str:
-    for phrase in NEUTRAL.get(language, ()):
-        folded = folded.replace(phrase, " ")
-    return folded
+    """*folded* without the idioms that only look negative ("no problem" in "no problem",
+    not in "piano problem")."""
+    pattern = _neutral(language)
+    return pattern.sub(" ", folded) if pattern is not None else folded
 
 
 def _words(folded: str) -> list[str]:

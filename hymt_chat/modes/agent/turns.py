@@ -206,7 +206,11 @@ async def handle_agent_message(
     back_text: str | None = None
     calls = out.calls
     verdict: Verdict | None = None
-    if back_translate and (out.calls or out.remembered):
+    # A reply answered from the memory is still checked before it goes out; a customer's
+    # message answered wholly from it is not asked of the model again (it passed the checks
+    # when stored, or a person wrote it).
+    replying = route.direction == AGENT_TO_CUSTOMER
+    if back_translate and (out.calls or (out.remembered and replying)):
         direction = (CUSTOMER_TO_AGENT if route.direction == AGENT_TO_CUSTOMER
                      else AGENT_TO_CUSTOMER)
         try:

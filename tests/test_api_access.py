@@ -177,7 +177,7 @@ async def test_deepl_translate_answers_a_get_with_query_fields_and_the_key_in_th
     assert got.status_code == 200
     # DeepL names a language for every text, "42" too (deepl-node throws on ""): English
     assert got.json() == {"translations": [{"detected_source_language": "EN", "text": "42",
-                                            "billed_characters": 2}]}
+                                            "billed_characters": 2, "hymt_flags": []}]}
 
 
 async def test_deepl_glossaries_and_usage_through_the_routes(

@@ -36,6 +36,9 @@ LISTED = "https://tools.example"  # HYMT_API_ORIGINS
 ELSEWHERE = "https://some-page.example"  # any other web page
 KEY_NEEDED = "Please contact the server operator to get an API key"
 FR = "Bonjour, ma commande n'est toujours pas arrivée."
+# LibreTranslate's answer to FR, and ours beside it: the checks' findings, none here
+# (tests/test_api_flags.py)
+TRANSLATED = {"translatedText": "EN:" + FR, "hymt_flags": []}
 
 
 @dataclass
@@ -116,7 +119,7 @@ def test_clients_reach_it_with_and_without_the_slash(lt: Lt) -> None:
         assert deep.translate_batch([FR, FR]) == ["EN:" + FR] * 2
     doubled = httpx.post(lt.url + "/libretranslate//translate", timeout=60,
                          data={"q": FR, "source": "fr", "target": "en", "api_key": lt.key})
-    assert doubled.json() == {"translatedText": "EN:" + FR}
+    assert doubled.json() == TRANSLATED
     refused = LibreTranslateAPI(lt.root, api_key="hymt-not-a-key")
     with pytest.raises(urllib.error.HTTPError) as bad:
         refused.translate(FR, "fr", "en")
@@ -198,7 +201,7 @@ def test_a_missing_key_is_400_and_a_bad_one_403(lt: Lt) -> None:
     bad = post(lt, "/translate", data={**fields, "api_key": "hymt-unknown"}, headers=FAR)
     assert bad.status_code == 403 and bad.json()["error"].startswith("Invalid API key")
     good = post(lt, "/translate", data={**fields, "api_key": lt.key}, headers=FAR)
-    assert good.json() == {"translatedText": "EN:" + FR}
+    assert good.json() == TRANSLATED
 
 
 def test_a_page_elsewhere_without_a_key_is_never_the_local_caller(lt: Lt) -> None:
@@ -214,14 +217,14 @@ def test_a_page_elsewhere_without_a_key_is_never_the_local_caller(lt: Lt) -> Non
         headers = {"Origin": origin} if origin else {}
         return post(lt, "/translate", data={**fields, **extra}, headers=headers)
 
-    assert from_(None).json() == {"translatedText": "EN:" + FR}  # curl, a script: local
+    assert from_(None).json() == TRANSLATED  # curl, a script: local
     assert from_(lt.url).status_code == 200  # this server's own page
     assert from_(LISTED).status_code == 200  # HYMT_API_ORIGINS: the operator's tools
     for page in (ELSEWHERE, "null", "http://localhost:1"):  # "null": a sandboxed frame, file://
         refused = from_(page)
         assert refused.status_code == 400 and refused.json() == {"error": KEY_NEEDED}, page
         assert refused.headers["access-control-allow-origin"] == "*"  # the page can read why
-    assert from_(ELSEWHERE, api_key=lt.key).json() == {"translatedText": "EN:" + FR}
+    assert from_(ELSEWHERE, api_key=lt.key).json() == TRANSLATED
 
 
 def test_cors_is_any_origin_without_credentials_for_libretranslate_only(lt: Lt) -> None:
@@ -285,7 +288,7 @@ def test_alternatives_below_zero_are_none_and_a_word_is_refused(lt: Lt) -> None:
     the answer only when more than 0 were asked (app.py:870-871)."""
     fields = {"q": FR, "source": "fr", "target": "en"}
     negative = post(lt, "/translate", data={**fields, "alternatives": "-1"})
-    assert negative.json() == {"translatedText": "EN:" + FR}
+    assert negative.json() == TRANSLATED
     word = post(lt, "/translate", data={**fields, "alternatives": "some"})
     assert word.status_code == 400
     assert word.json() == {"error": "Invalid request: alternatives parameter is not a number"}
@@ -296,11 +299,12 @@ def test_a_repeated_form_q_is_read_once_and_a_json_list_is_a_batch(lt: Lt) -> No
     one text, not a batch; only a JSON list is one (app.py:762, ``isinstance(q, list)``;
     test_api_translate.py:18-32)."""
     form = post(lt, "/translate", data={"q": [FR, "Merci."], "source": "fr", "target": "en"})
-    assert form.json() == {"translatedText": "EN:" + FR}
+    assert form.json() == TRANSLATED
     batch = post(lt, "/translate", json={"q": [FR, "Merci."], "source": "fr", "target": "en"})
-    assert batch.json() == {"translatedText": ["EN:" + FR, "EN:Merci."]}
+    assert batch.json() == {"translatedText": ["EN:" + FR, "EN:Merci."],
+                            "hymt_flags": [[], []]}
     one = post(lt, "/translate", json={"q": [FR], "source": "fr", "target": "en"})
-    assert one.json() == {"translatedText": ["EN:" + FR]}
+    assert one.json() == {"translatedText": ["EN:" + FR], "hymt_flags": [[]]}
 
 
 def test_libretranslates_own_api_tests_over_http(lt: Lt) -> None:

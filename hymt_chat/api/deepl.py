@@ -12,6 +12,9 @@ accepted and have no effect; :mod:`.deepl_options` says what each option does he
 :mod:`.deepl_glossaries` and the documents of :mod:`.deepl_documents`. Every other path under the three roots is a JSON 404, or a 405 for a
 known path and another method (:mod:`.fallback`); the endpoints DeepL has and this server does
 not (Write, style rules, translation memories) say so in their 404.
+
+Each ``translations[]`` item of ``/v2/translate`` also carries ``hymt_flags``, the checks'
+findings on that text, and the answer ``X-Hymt-Flags``, their count (:mod:`.service`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from hymt_chat.api.deepl_languages import v3_languages, v3_resources
 from hymt_chat.api.deepl_options import parse_options, supports_formality
 from hymt_chat.api.fallback import add_fallback
 from hymt_chat.api.fields import Fields
-from hymt_chat.api.service import ApiService, Context
+from hymt_chat.api.service import FLAGS_FIELD, ApiService, Context, flag_list
 from hymt_chat.api.work import MAX_TEXTS, Job
 from hymt_chat.engine.chimera import chimera_available
 from hymt_chat.engine.families import family_in_force
@@ -99,7 +102,8 @@ def deepl_router(svc: ApiService) -> APIRouter:
                                  if options.model_type_used else {})
         return JSONResponse({"translations": [
             {"detected_source_language": deepl_source_code(r.source or UNKNOWN_SOURCE),
-             "text": r.text, "billed_characters": len(t), **extra}
+             "text": r.text, "billed_characters": len(t), **extra,
+             FLAGS_FIELD: flag_list(r.flags)}
             for r, t in zip(results, texts, strict=True)]})
 
     async def languages(ctx: Context) -> Response:

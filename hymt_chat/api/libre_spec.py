@@ -50,6 +50,12 @@ _LANGUAGE: dict[str, Any] = {"type": "object", "properties": {
     "code": {"type": "string", "description": "Language code"},
     "name": {"type": "string", "description": "Human-readable language name (in English)"}}}
 
+# hymt-chat's own field (LibreTranslate has none): what the checks found wrong, per text.
+_FLAGS = {"type": "array", "description": "hymt-chat: what the checks of the translation "
+          "found (empty: every check passed)", "items": {"type": "object", "properties": {
+              "kind": {"type": "string", "description": "What was checked (date, amount…)"},
+              "message": {"type": "string", "description": "The finding, in a sentence"}}}}
+
 _DEFINITIONS: dict[str, Any] = {
     "translate": {"type": "object", "required": ["translatedText"], "properties": {
         "translatedText": {"oneOf": [{"type": "string"}, {"type": "array"}],
@@ -58,7 +64,8 @@ _DEFINITIONS: dict[str, Any] = {
         "alternatives": {"oneOf": [
             {"type": "array", "items": {"type": "string"}},
             {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}],
-            "description": "Alternative translations"}}},
+            "description": "Alternative translations"},
+        "hymt_flags": {"oneOf": [_FLAGS, {"type": "array", "items": _FLAGS}]}}},
     "detections": {"type": "array", "items": _DETECTED},
     "languages": {"type": "array", "items": {"type": "object", "description": "Supported language",
                                              "properties": {
@@ -66,7 +73,8 @@ _DEFINITIONS: dict[str, Any] = {
         "targets": {"type": "array", "items": {"type": "string"},
                     "description": "Supported target language codes"}}}},
     "translate-file": {"type": "object", "properties": {
-        "translatedFileUrl": {"type": "string", "description": "Translated file url"}}},
+        "translatedFileUrl": {"type": "string", "description": "Translated file url"},
+        "hymt_flags": _FLAGS}},
     "frontend-settings": {"type": "object", "properties": {
         "charLimit": {"type": "integer", "description": "Character input limit for this "
                       "language (-1 indicates no limit)"},

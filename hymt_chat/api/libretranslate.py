@@ -12,6 +12,10 @@ as its ``char_limit`` check does), 403 a bad key, 429 slow down (the per-minute 
 translation failed; any other path under the root 404 and a known one's wrong method 405 with
 ``Allow`` (:mod:`.fallback`), never the chat page.
 
+``/translate`` answers ``hymt_flags`` beside ``translatedText`` (the checks' findings on the
+text, a list per text for a batch) and ``/translate_file`` beside ``translatedFileUrl`` (the
+whole file's); both count them in ``X-Hymt-Flags`` (:mod:`.service`).
+
 Where clients and scripts match LibreTranslate's sentence, ``error`` is that sentence word for
 word: "Invalid JSON format" (a JSON body that is not an object) and "Invalid API key", ours
 beside it in ``detail`` (app.py's ``get_json_dict`` and ``access_check``); "Invalid request:
@@ -56,7 +60,7 @@ from hymt_chat.api.codes import from_libre, libre_code, libre_codes
 from hymt_chat.api.fallback import add_fallback
 from hymt_chat.api.fields import Fields, NotAnObjectError, read_fields
 from hymt_chat.api.libre_spec import libre_spec
-from hymt_chat.api.service import ApiService, Context
+from hymt_chat.api.service import FLAGS_FIELD, ApiService, Context, flag_list
 from hymt_chat.api.uploads import UnsupportedKindError, load_upload
 from hymt_chat.api.work import MAX_ALTERNATIVES, MAX_TEXTS, Job
 from hymt_chat.engine.priority import BULK
@@ -77,6 +81,7 @@ from hymt_chat.service.ratelimit import Cost
 from hymt_chat.service.web import api_origins
 from hymt_chat.service.web_guard import LIBRE_ENDPOINTS, LIBRE_ROOT, origin_allowed
 from hymt_chat.settings import Settings
+from hymt_chat.text.checks import Finding
 
 __all__ = ["KEY_NEEDED", "FileStore", "KeyMissingError", "body_limit", "char_limit",
            "detections", "libretranslate_router"]
@@ -301,6 +306,8 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             if alternatives:
                 alts = [r.alternatives for r in results]
                 body["alternatives"] = alts if batch else alts[0]
+            flags = [flag_list(r.flags) for r in results]
+            body[FLAGS_FIELD] = flags if batch else flags[0]
             return JSONResponse(body)
 
         return await svc.guard(DIALECT, request, work, error_response)
@@ -378,11 +385,15 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             ctx.charge = await svc.access.admit(ctx.caller,  # type: ignore[arg-type]
                                                 Cost(calls, len(doc.text)))  # a call a value
             out = documents.untranslated(doc)  # a formatted file's units, as they came
+            parts: list[list[Finding]] = []  # each part's findings, in the order parts start
             if code != target:
                 async def piece(text: str, *, on_progress: object = None) -> str:
+                    mine: list[Finding] = []
+                    parts.append(mine)
                     result = await svc.translator.translate(
                         text, target, code or "auto", user=ctx.caller.user,  # type: ignore[union-attr]
                         klass=BULK)
+                    mine.extend(result.warnings)
                     return result.text
 
                 out = await svc.unless_gone(ctx, documents.translate_document(doc, piece))
@@ -390,7 +401,9 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             data = await asyncio.to_thread(doc.encode, out, target)  # a file's XML: off the loop
             file_id = store.put(documents.output_name(doc.name, target), data, doc.mime)
             url = f"{str(request.base_url).rstrip('/')}{ROOT}/download_file/{file_id}"
-            return JSONResponse({"translatedFileUrl": url})
+            flags = [f for part in parts for f in part]
+            svc.flagged(ctx, len(flags))
+            return JSONResponse({"translatedFileUrl": url, FLAGS_FIELD: flag_list(flags)})
 
         return await svc.guard(DIALECT, request, work, error_response)
 

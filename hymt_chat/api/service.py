@@ -7,13 +7,20 @@ of that request (nothing read, nothing written); every translate answer says wha
 ``X-Hymt-Memory-Segments`` (``found/looked up``). Neither dialect has a field for it (DeepL has
 none; LibreTranslate's own ``--translation-cache`` answers a hit with the same body, unmarked):
 headers leave both bodies as their clients parse them.
+
+The checks' findings, in both dialects: each translation carries what the checks
+(:mod:`hymt_chat.text.checks`) still found wrong in it as :data:`FLAGS_FIELD`, a list of
+``{"kind", "message"}`` (empty when every check passed), beside the dialect's own fields, and
+the answer counts them all in :data:`FLAGS_HEADER` (a number: a header is ASCII, the messages
+are not). The official clients read their own fields by name and never the headers, so an
+extra field is invisible to them (``tests/test_api_flags.py`` cites their lines).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -34,13 +41,22 @@ from hymt_chat.errors import (
 from hymt_chat.service.metrics import Metrics, outcome_of
 from hymt_chat.service.ratelimit import client_address
 from hymt_chat.settings import Settings
+from hymt_chat.text.checks import Finding
 
-__all__ = ["ApiService", "ClientGoneError", "Context", "api_outcome"]
+__all__ = ["FLAGS_FIELD", "FLAGS_HEADER", "ApiService", "ClientGoneError", "Context",
+           "api_outcome", "flag_list"]
 
 _log = logging.getLogger("hymt_chat.api")
 T = TypeVar("T")
 MEMORY_HEADER = "X-Hymt-Memory"
+FLAGS_FIELD = "hymt_flags"  # one name in both dialects: a caller of both looks for one
+FLAGS_HEADER = "X-Hymt-Flags"
 _OFF = frozenset({"off", "false", "0", "no"})
+
+
+def flag_list(flags: Iterable[Finding]) -> list[dict[str, str]]:
+    """The findings as :data:`FLAGS_FIELD` answers them: each one's kind and its sentence."""
+    return [{"kind": f.kind, "message": f.message} for f in flags]
 
 
 class ClientGoneError(HymtError):
@@ -96,7 +112,13 @@ class ApiService:
             results = await self.unless_gone(ctx, run_job(self.translator, job,
                                                           user=ctx.caller.user))
         ctx.billed = job.chars
+        self.flagged(ctx, sum(len(r.flags) for r in results))
         return results
+
+    @staticmethod
+    def flagged(ctx: Context, count: int) -> None:
+        """Say *count* findings in the answer's :data:`FLAGS_HEADER` (set by :meth:`guard`)."""
+        ctx.extra["flags"] = count
 
     async def unless_gone(self, ctx: Context, work: Awaitable[T]) -> T:
         """*work*, cancelled the moment the client disconnects (ClientGoneError).
@@ -143,6 +165,9 @@ class ApiService:
         if isinstance(use, MemoryUse):
             response.headers[MEMORY_HEADER] = use.summary
             response.headers[f"{MEMORY_HEADER}-Segments"] = f"{use.found}/{use.looked}"
+        flags = ctx.extra.get("flags")
+        if isinstance(flags, int):
+            response.headers[FLAGS_HEADER] = str(flags)
         return response
 
     def _count(self, dialect: str, ctx: Context, outcome: str) -> None:

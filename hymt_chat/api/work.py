@@ -5,6 +5,10 @@ The detection of each text (CPU work: langdetect, and lxml for markup) runs in a
 never on the event loop: a request of many texts must not stall every other user's page (on
 the loop, 10,000 texts stalled it for 34-76 s). Every list is capped at :data:`MAX_TEXTS`.
 
+Each result carries what the checks (:mod:`hymt_chat.text.checks`) still found wrong in its
+translation (``Result.flags``, the translator's ``Translation.warnings``): both dialects answer
+them in a field and a header their clients ignore (:mod:`.service`).
+
 Glossary terms are enforced the way the support-agent mode does it (measured there: 16/24
 terms kept with masking vs 6/24 with the unofficial terminology template): each source term is
 replaced by a placeholder the model does not translate and put back as its agreed translation.
@@ -30,6 +34,7 @@ from hymt_chat.modes.agent.turns import is_universal
 from hymt_chat.modes.cost import text_cost
 from hymt_chat.service.ratelimit import Cost
 from hymt_chat.settings import Settings
+from hymt_chat.text.checks import Finding
 from hymt_chat.text.cleanup import is_blank
 
 __all__ = ["MAX_ALTERNATIVES", "MAX_TEXTS", "Job", "Result", "TranslatorLike", "job_cost",
@@ -83,6 +88,8 @@ class Result:
     source: str | None  # our code: the given one, detected, or langdetect's guess when unsure
     confidence: float  # of the detection, 0-1 (1.0 when the source was given)
     alternatives: list[str] = field(default_factory=list)
+    # What the checks still found wrong in *text* (never in the alternatives), in text order.
+    flags: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,22 +127,33 @@ async def _one(translator: TranslatorLike, job: Job, text: str, found: _Source,
                user: str) -> Result:
     source, confidence, reported = found.code, found.confidence, found.reported
     detected = None if source == "auto" else source
+    parts: list[list[Finding]] = []  # each piece's findings, in the order the pieces start
 
-    async def piece(value: str) -> str:
-        return await translate_piece(translator, value, job, source, user)
+    async def piece(value: str, *, flagged: bool = True) -> str:
+        mine: list[Finding] | None = None
+        if flagged:
+            # Reserved before the first await: markup's slots start in text order, so the
+            # flags come in text order whichever answer is back first.
+            mine = []
+            parts.append(mine)
+        return await translate_piece(translator, value, job, source, user, flags=mine)
+
+    def flags() -> tuple[Finding, ...]:
+        return tuple(f for part in parts for f in part)
 
     if is_blank(text) or detected == job.target:
         return Result(text, reported, confidence)
     if job.fmt != "text":
-        return Result(await translate_markup(text, job.fmt, piece, ignore_tags=job.ignore_tags),
-                      reported, confidence)
-    first, *others = await all_or_first_error(piece(text) if n == 0 else _asked(piece(text))
-                                              for n in range(1 + job.alternatives))
+        out = await translate_markup(text, job.fmt, piece, ignore_tags=job.ignore_tags)
+        return Result(out, reported, confidence, flags=flags())
+    first, *others = await all_or_first_error(
+        piece(text) if n == 0 else _asked(piece(text, flagged=False))
+        for n in range(1 + job.alternatives))
     alternatives: list[str] = []
     for other in others:
         if other != first and other not in alternatives:
             alternatives.append(other)
-    return Result(first, reported, confidence, alternatives)
+    return Result(first, reported, confidence, alternatives, flags())
 
 
 async def _asked(work: Awaitable[str]) -> str:
@@ -154,9 +172,10 @@ def _best_guess(text: str) -> tuple[str | None, float]:
 
 
 async def translate_piece(translator: TranslatorLike, text: str, job: Job, source: str,
-                          user: str) -> str:
+                          user: str, *, flags: list[Finding] | None = None) -> str:
     """One piece of text of *job* (a text, a markup slot, a document's part): the glossary
-    masked in, the job's class, instruction or Best quality."""
+    masked in, the job's class, instruction or Best quality. The checks' findings on its
+    translation are added to *flags* when given (a value kept as written adds none)."""
     masked = None
     if job.glossary:  # a dictionary of up to 100,000 terms: searched off the event loop
         masked = await asyncio.to_thread(mask, text, job.glossary)
@@ -168,21 +187,21 @@ async def translate_piece(translator: TranslatorLike, text: str, job: Job, sourc
     if job.options.plain:
         result = await translator.translate(sent, job.target, source, user=user,
                                             klass=job.options.klass)
-        out = result.text
     else:
         with memory_use(read=False, write=False):  # not the default prompt's answer
-            out = await _instructed(translator, sent, job, source, user)
-    return unmask(out, masked).text if masked else out
+            result = await _instructed(translator, sent, job, source, user)
+    if flags is not None:
+        flags.extend(result.warnings)
+    return unmask(result.text, masked).text if masked else result.text
 
 
 async def _instructed(translator: TranslatorLike, text: str, job: Job, source: str,
-                      user: str) -> str:
+                      user: str) -> Translation:
     """Best quality (candidates fused by Chimera), or the family's instruction prompt."""
     if job.options.quality:
         # The metrics' wrapper counts it; both wrap the engine's Translator, which Chimera drives.
         inner = cast(Translator, getattr(translator, "wrapped", translator))
         fused = await chimera.translate_best(inner, text, job.target, source, user=user)
-        return fused.translation.text
-    result = await translator.translate(text, job.target, source, user=user,
-                                        klass=job.options.klass, prompt=job.options.prompt)
-    return result.text
+        return fused.translation
+    return await translator.translate(text, job.target, source, user=user,
+                                      klass=job.options.klass, prompt=job.options.prompt)

@@ -201,17 +201,21 @@ class ApiCors:
     ``/libretranslate`` for any origin (``*``), as LibreTranslate answers (its app.py's
     ``after_request``: ``Access-Control-Allow-Origin: *``, headers Authorization and
     Content-Type, methods GET and POST, max age 20 days). It also sends ``Allow-Credentials:
-    true``, which browsers ignore beside ``*``: none here. Our memory headers are allowed too."""
+    true``, which browsers ignore beside ``*``: none here. Our memory headers are allowed too,
+    and a page may read our answer headers (memory, and the checks' ``X-Hymt-Flags``) on
+    both: a browser hides any other header from the page."""
 
     def __init__(self, app: Any, *, origins: frozenset[str]) -> None:
         self.app = app
+        ours = ["X-Hymt-Memory", "X-Hymt-Memory-Segments", "X-Hymt-Flags"]
         self.cors = CORSMiddleware(app, allow_origins=sorted(origins), allow_credentials=False,
                                    allow_methods=["GET", "POST", "DELETE"],
-                                   allow_headers=["Authorization", "Content-Type"])
+                                   allow_headers=["Authorization", "Content-Type"],
+                                   expose_headers=ours)
         self.libre = CORSMiddleware(
             app, allow_origins=["*"], allow_credentials=False, allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "X-Hymt-Memory"],
-            expose_headers=["X-Hymt-Memory", "X-Hymt-Memory-Segments"], max_age=20 * 86400)
+            expose_headers=ours, max_age=20 * 86400)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""

@@ -230,3 +230,60 @@ async def test_an_answer_in_the_wrong_language_is_reported():
     result = await handle_agent_message(conv, "We have refunded the parcel fee to your card.",
                                         translator)
     assert any("looks like Chinese, not Spanish" in w for w in result.warnings)
+
+
+async def test_a_back_translation_that_fails_holds_the_reply_as_not_checked(caplog):
+    """The check's own call fails: the reply is neither lost nor waved through; it carries
+    "could not be checked" with the reason, and the log says it too."""
+    def model(prompt: str, source: str) -> str | Exception:
+        if "into Spanish" in prompt:
+            return "Su pedido sale hoy."
+        return ModelUnavailableError("the model server is down")
+
+    translator, _ = _translator(model)
+    conv = Conversation("en", "es")
+    result = await handle_agent_message(conv, "Your order ships today.", translator,
+                                        back_translate=True)
+    assert result.translation == "Su pedido sale hoy." and result.verdict.hold
+    assert result.turn.back_translation is None and conv.transcript == [result.turn]
+    assert any("could not be checked" in w and "back-translation failed" in w
+               for w in result.warnings)
+    assert "could not be checked" in caplog.text
+
+
+async def test_a_check_that_raises_holds_the_reply_as_not_checked(monkeypatch, caplog):
+    """A bug in a meaning check does not stop the conversation: held, said, logged."""
+    def broken(*_args: object, **_kwargs: object) -> tuple[()]:
+        raise RuntimeError("a checker bug")
+
+    monkeypatch.setattr("hymt_chat.text.verdict.meaning_findings", broken)
+
+    def model(prompt: str, source: str) -> str:
+        return "Su pedido sale hoy." if "into Spanish" in prompt else "Your order ships today."
+
+    translator, _ = _translator(model)
+    conv = Conversation("en", "es")
+    result = await handle_agent_message(conv, "Your order ships today.", translator,
+                                        back_translate=True)
+    assert result.verdict.hold and result.verdict.reason == "a check failed: RuntimeError"
+    assert any("could not be checked" in w for w in result.warnings)
+    assert "RuntimeError: a checker bug" in caplog.text
+
+
+async def test_a_flipped_reply_is_held_and_a_reworded_one_is_not():
+    """The desk's two cases through the mode itself: "Please send me a photo" read back as
+    "I cannot provide a photo" is held for its negation; "Yes, of course." as "Yes, sure." is
+    not held."""
+    book = {"I am sorry. Please send me a photo of the box.":
+            "Lo siento, pero no puedo proporcionar una foto de la caja.",
+            "Lo siento, pero no puedo proporcionar una foto de la caja.":
+            "I am sorry, but I cannot provide a photo of the box.",
+            "Yes, of course.": "Sí, claro.", "Sí, claro.": "Yes, sure."}
+    translator, _ = _translator(lambda prompt, source: book[prompt.split("\n\n", 1)[-1]])
+    conv = Conversation("en", "es")
+    flipped = await handle_agent_message(conv, "I am sorry. Please send me a photo of the box.",
+                                         translator, back_translate=True)
+    kept = await handle_agent_message(conv, "Yes, of course.", translator, back_translate=True)
+    assert flipped.verdict.hold and [f.kind for f in flipped.verdict.findings] == ["negation"]
+    assert "“cannot”" in flipped.warnings[0]
+    assert not kept.verdict.hold and kept.warnings == ()

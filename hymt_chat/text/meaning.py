@@ -189,7 +189,7 @@ def _negation(original: str, back: str, language: str) -> list[Finding]:
 _NAME = re.compile(r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*")
 _SENTENCE_END = re.compile(r"[.!?¿¡:\"“”«»()\n]\s*$")
 _ZH_NAME = re.compile(r"(?:[\u4e00-\u9fff]{1,3}?(?:先生|女士|小姐|经理|經理|老师|老師)"
-                      r"|[小老][\u4e00-\u9fff](?=[，。！？、\s]|$|[说讲聊沟联说打发给跟和的]))")
+                      r"|[小老][\u4e00-\u9fff](?=[，。！？、\s]|$|[说讲聊沟联打发给跟和的都在是也还]))")
 _DE_TITLES = frozenset({"frau", "herr", "herrn", "dr", "firma"})
 _ACRONYMS = frozenset({"ok", "am", "pm", "id", "pdf", "faq", "sms", "usb", "vat", "iva", "tva",
                        "mwst", "eu", "us", "uk", "tv", "pc", "gps", "qr", "pin"})
@@ -202,7 +202,9 @@ def _capitalised(word: str) -> bool:
         return True  # eBay, iPhone
     if len(word) < 2 or not word[:1].isupper():
         return False
-    return any(ch.islower() for ch in word[1:]) or (word.isupper() and word.isalpha())
+    # Capitals of two letters are codes ("EN", "US", "ID"), not names; of three, firms ("DHL").
+    return any(ch.islower() for ch in word[1:]) or (
+        word.isupper() and word.isalpha() and len(word) >= 3)
 
 
 def names(text: str, language: str | None, translation: str = "") -> list[str]:

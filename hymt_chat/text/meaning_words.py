@@ -109,13 +109,13 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in
           "those here does done being some such much many more most other over after again "
           "still already really it's i'm you're we're we'll you'll i'll i've we've that's "
           "there's they're it'll he'll she'll",
-    "es": "lamentablemente desgraciadamente este esta estos estas está estaba estaban ese esa eso pero para como porque "
+    "es": "favor lamentablemente desgraciadamente este esta estos estas está estaba estaban ese esa eso pero para como porque "
           "cuando donde también muy sobre entre hasta desde hacia usted ustedes nuestro "
           "nuestra mucho todo todos toda ahora aquí sido haber había fue fueron será",
-    "fr": "malheureusement cette ceci cela mais pour avec dans sans sous plus très tout tous toute vous nous "
+    "fr": "plaît plait malheureusement cette ceci cela mais pour avec dans sans sous plus très tout tous toute vous nous "
           "votre notre leur leurs était étais étaient sont avez avons peut être quand comme "
           "aussi déjà ici c'est c'était n'est qu'il qu'on",
-    "de": "leider eine einen einem einer eines diese dieser dieses ihre ihren ihrem ihnen mein "
+    "de": "bitte leider eine einen einem einer eines diese dieser dieses ihre ihren ihrem ihnen mein "
           "meine meinen meinem unser unsere aber oder weil wenn dann auch noch schon sehr "
           "wird werden wurde wurden sind habe haben hatte hier dort mich dich sich nach über",
     "pt": "este esta isso para como porque quando onde também muito sobre entre até desde "

@@ -85,3 +85,9 @@ def test_the_verdict_holds_on_a_finding_and_says_each_once():
     assert not clean.hold and clean.messages == () and clean.score is not None
     empty = judge("Your order ships today.", "Su pedido sale hoy.", "en", "es", back="")
     assert [f.kind for f in empty.findings] == ["omission"]
+
+
+def test_a_language_the_checks_do_not_read_is_held_as_not_checked():
+    verdict = judge("Text.", "Texte.", None, "fr", back="Text.")
+    assert verdict.hold and "could not be checked" in verdict.messages[-1]
+    assert not judge("Text.", "Texte.", "en", "fr", back="Text.").hold

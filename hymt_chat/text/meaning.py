@@ -42,8 +42,8 @@ from hymt_chat.text.meaning_words import (
 )
 from hymt_chat.text.values import calendar_words
 
-__all__ = ["meaning_findings", "missing_numbers", "names", "negations", "numbers", "similarity",
-           "words"]
+__all__ = ["meaning_findings", "missing_numbers", "names", "negations", "numbers", "reads",
+           "similarity", "words"]
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*'?")
 _CLAUSE = re.compile(r"[.!?;:,。！？；：，、\n]+|\s[-–—]\s")
@@ -375,6 +375,11 @@ def _lengths(original: str, back: str, language: str) -> list[Finding]:
         return [Finding("addition", f"The back-translation adds {shown}, which your text "
                         "does not say.", "", "; ".join(added))]
     return []
+
+
+def reads(language: str | None) -> bool:
+    """Do the meaning checks know *language* (its negation cues at least)?"""
+    return language in NEGATORS or language in NEGATION_PARTS
 
 
 def meaning_findings(original: str, back: str, language: str | None,

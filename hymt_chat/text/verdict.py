@@ -1,13 +1,14 @@
-"""One verdict on a translation, decided here for every path: hold it, or let it go.
+"""One verdict on a translation: hold it, or let it go, and why.
 
-Every way a text is translated (a chat message, a file's parts, the kiosk, both directions of
-a room and the desk, the HTTP APIs) reaches the reader through :func:`judge`, which gathers:
-
-* the answer's own checks (:func:`hymt_chat.text.checks.check_translation`: values, spans,
-  language, leftovers, lines), usually already run by the translator, passed in as findings;
-* when there is a back-translation, what it says differently from the writer's text
-  (:func:`hymt_chat.text.meaning.meaning_findings`: negation, opposites, names, omissions,
-  additions), its numbers, and the protected spans it must keep.
+Every segment of every path (a chat message, a file's parts, the kiosk, rooms and the desk,
+the HTTP APIs) is checked by the translator with
+:func:`hymt_chat.text.checks.check_translation` (values, numbers also as words, spans,
+language, leftovers, lines), and those findings are what each path shows. Where a message
+is translated back (the agent mode, both directions of rooms and the desk), :func:`judge`
+takes those findings and adds what the back-translation says differently from the writer's
+text (:func:`hymt_chat.text.meaning.meaning_findings`: negation, opposites, names,
+omissions, additions), its numbers and the protected spans it must keep; the hold is decided
+here and nowhere else.
 
 A :class:`Verdict` holds when anything was found, or when a check could not run (an
 exception, a back-translation that failed): a reply that could not be checked is never
@@ -23,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from hymt_chat.text.checks import Finding, check_translation
-from hymt_chat.text.meaning import meaning_findings, missing_numbers, similarity, words
+from hymt_chat.text.meaning import meaning_findings, missing_numbers, reads, similarity, words
 
 __all__ = ["UNCHECKED", "Verdict", "back_findings", "judge", "judged", "unchecked"]
 
@@ -107,6 +108,9 @@ def judge(source: str, translation: str, source_lang: str | None, target: str, *
         return unchecked(f"a check failed: {type(err).__name__}")
     if back is None:
         return Verdict(own)
+    if not reads(source_lang):
+        return unchecked(f"the meaning checks do not read {source_lang or 'an unknown language'}",
+                         own)
     try:
         extra = back_findings(source, back, source_lang, translation=translation, spans=spans,
                               floor=floor)

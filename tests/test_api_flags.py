@@ -197,7 +197,8 @@ def test_libretranslate_clients_read_the_flagged_answer_unchanged(api: ApiApp) -
 
 def test_a_translated_file_carries_the_whole_files_flags(api: ApiApp) -> None:
     """``/translate_file`` answers ``translatedFileUrl`` (what clients read) and the findings of
-    every part of the file beside it, counted in the header; the file is the translation."""
+    every part of the file beside it, each with its part, counted in the header; the file is
+    the translation."""
     key = new_key(api, "libre-file")
     got = httpx.post(api.url + "/libretranslate/translate_file", timeout=120,
                      data={"source": "de", "target": "en", "api_key": key},
@@ -205,7 +206,8 @@ def test_a_translated_file_carries_the_whole_files_flags(api: ApiApp) -> None:
     assert got.status_code == 200, got.text
     body = got.json()
     assert set(body) == {"translatedFileUrl", "hymt_flags"}
-    assert body["hymt_flags"] == flags((TWO, TWO_EN))
+    # A .txt of this size is one part: each finding names it, as the chat's summary does.
+    assert body["hymt_flags"] == [{**flag, "part": 1} for flag in flags((TWO, TWO_EN))]
     assert got.headers["X-Hymt-Flags"] == "2"
     assert httpx.get(body["translatedFileUrl"], timeout=30).text == f"{TWO_EN}\n\n{CLEAN_EN}\n"
 

@@ -64,6 +64,7 @@ from hymt_chat.api.service import FLAGS_FIELD, ApiService, Context, flag_list
 from hymt_chat.api.uploads import UnsupportedKindError, load_upload
 from hymt_chat.api.work import MAX_ALTERNATIVES, MAX_TEXTS, Job
 from hymt_chat.engine.priority import BULK
+from hymt_chat.engine.translator import Translation
 from hymt_chat.errors import (
     AccessDeniedError,
     BodyTooLargeError,
@@ -81,7 +82,6 @@ from hymt_chat.service.ratelimit import Cost
 from hymt_chat.service.web import api_origins
 from hymt_chat.service.web_guard import LIBRE_ENDPOINTS, LIBRE_ROOT, origin_allowed
 from hymt_chat.settings import Settings
-from hymt_chat.text.checks import Finding
 
 __all__ = ["KEY_NEEDED", "FileStore", "KeyMissingError", "body_limit", "char_limit",
            "detections", "libretranslate_router"]
@@ -385,25 +385,25 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             ctx.charge = await svc.access.admit(ctx.caller,  # type: ignore[arg-type]
                                                 Cost(calls, len(doc.text)))  # a call a value
             out = documents.untranslated(doc)  # a formatted file's units, as they came
-            parts: list[list[Finding]] = []  # each part's findings, in the order parts start
+            flags = documents.FileFlags()  # each part's findings, by part in reading order
             if code != target:
-                async def piece(text: str, *, on_progress: object = None) -> str:
-                    mine: list[Finding] = []
-                    parts.append(mine)
-                    result = await svc.translator.translate(
+                async def piece(text: str, *, on_progress: object = None) -> Translation:
+                    return await svc.translator.translate(
                         text, target, code or "auto", user=ctx.caller.user,  # type: ignore[union-attr]
                         klass=BULK)
-                    mine.extend(result.warnings)
-                    return result.text
 
-                out = await svc.unless_gone(ctx, documents.translate_document(doc, piece))
+                out = await svc.unless_gone(ctx, documents.translate_document(
+                    doc, piece, flags=flags))
             ctx.billed = len(doc.text)
             data = await asyncio.to_thread(doc.encode, out, target)  # a file's XML: off the loop
             file_id = store.put(documents.output_name(doc.name, target), data, doc.mime)
             url = f"{str(request.base_url).rstrip('/')}{ROOT}/download_file/{file_id}"
-            flags = [f for part in parts for f in part]
-            svc.flagged(ctx, len(flags))
-            return JSONResponse({"translatedFileUrl": url, FLAGS_FIELD: flag_list(flags)})
+            found = [(part, f) for part, findings in flags.by_part() for f in findings]
+            svc.flagged(ctx, len(found))
+            # A file's findings name their part (the Nth translated part, as the chat says).
+            listed = [{**flag, "part": part} for (part, _), flag in
+                      zip(found, flag_list(f for _, f in found), strict=True)]
+            return JSONResponse({"translatedFileUrl": url, FLAGS_FIELD: listed})
 
         return await svc.guard(DIALECT, request, work, error_response)
 

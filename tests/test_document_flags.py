@@ -92,15 +92,21 @@ def _picture(lines: list[str]) -> bytes:
     return buf.getvalue()
 
 
+async def _answered(session, screen, tmp_path, name: str, data: bytes
+                    ) -> tuple[list[str], str, list[str]]:
+    """The file's answer: the files it carries, its summary line, its flag lines."""
+    await _send(session, tmp_path, name, data)
+    reply = screen.last()
+    summary, flags = _under_summary(reply)
+    return [f.name for f in reply.files], summary, flags
+
+
 async def test_a_pdf_whose_translation_changes_a_number_says_which_part(double, tmp_path):
     """The case reported: a two-page French PDF whose "14 jours" came back "8 days"."""
     session, screen = _translator(double, tmp_path)
     data = pdf_files.paragraphs(TERMS[:2], ["Le délai de rétractation est de 14 jours."])
-    await _send(session, tmp_path, "conditions.pdf", data)
-    reply = screen.last()
-    assert [f.name for f in reply.files] == ["conditions.en.pdf"]
-    summary, flags = _under_summary(reply)
-    assert summary.startswith("3 parts")
+    names, summary, flags = await _answered(session, screen, tmp_path, "conditions.pdf", data)
+    assert names == ["conditions.en.pdf"] and summary.startswith("3 parts")
     assert flags == [f"- {WARNING_MARK} Part 3: {WRONG_DAYS}"]
     # The checks asked again once (another seed); the same wrong answer is what is flagged.
     assert sum("14 jours" in p for p in double.prompts) == 2
@@ -111,11 +117,8 @@ async def test_a_docx_counts_only_the_parts_it_translated(double, tmp_path):
     session, screen = _translator(double, tmp_path)
     data = docx_paragraphs([TERMS[0], "2024 – 2025", TERMS[1],
                             "Le délai de rétractation est de 14 jours."])
-    await _send(session, tmp_path, "contrat.docx", data)
-    reply = screen.last()
-    assert [f.name for f in reply.files] == ["contrat.en.docx"]
-    summary, flags = _under_summary(reply)
-    assert summary.startswith("3 parts")
+    names, summary, flags = await _answered(session, screen, tmp_path, "contrat.docx", data)
+    assert names == ["contrat.en.docx"] and summary.startswith("3 parts")
     assert flags == [f"- {WARNING_MARK} Part 3: {WRONG_DAYS}"]
 
 

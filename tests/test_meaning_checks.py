@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hymt_chat.text.checks import check_translation
+from hymt_chat.text.checks import check_translation, spelled_numbers
 from hymt_chat.text.meaning import meaning_findings, names, negations, numbers
 from hymt_chat.text.verdict import judge
 
@@ -70,6 +70,8 @@ def test_numbers_as_words_count_and_times_are_left_to_the_values():
     assert numbers("two boxes and 3 bags", "en") == {"2": 1, "3": 1}
     assert numbers("我买了两件", "zh") == {"2": 1}
     assert numbers("at 3 PM or 15:00", "en") == {}
+    # One reader of number words for both checks: a weekday's numeral is no count.
+    assert spelled_numbers("星期三寄出三件", "zh") == [("三", 3)]
     assert check_translation("Retour sous quatorze jours.", "Return within eight days.", "fr",
                              "en")[0].message == ("The number quatorze may be wrong in this "
                                                   "translation (it says eight).")

@@ -398,11 +398,10 @@ def libretranslate_router(svc: ApiService, files: FileStore | None = None) -> AP
             data = await asyncio.to_thread(doc.encode, out, target)  # a file's XML: off the loop
             file_id = store.put(documents.output_name(doc.name, target), data, doc.mime)
             url = f"{str(request.base_url).rstrip('/')}{ROOT}/download_file/{file_id}"
-            found = [(part, f) for part, findings in flags.by_part() for f in findings]
-            svc.flagged(ctx, len(found))
             # A file's findings name their part (the Nth translated part, as the chat says).
-            listed = [{**flag, "part": part} for (part, _), flag in
-                      zip(found, flag_list(f for _, f in found), strict=True)]
+            listed = [{**flag, "part": part} for part, findings in flags.by_part()
+                      for flag in flag_list(findings)]
+            svc.flagged(ctx, len(listed))
             return JSONResponse({"translatedFileUrl": url, FLAGS_FIELD: listed})
 
         return await svc.guard(DIALECT, request, work, error_response)

@@ -15,7 +15,6 @@ user, ``masked`` per value masked before the call.
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 from hymt_chat.text.checks import Finding, check_translation, score
 from hymt_chat.text.masking import MASKED_KINDS, mask_values
 from hymt_chat.text.protect import Masked, unmask
-from hymt_chat.text.values import extract_values, prepare_values, values_ready
+from hymt_chat.text.values import extract_values, values_prepared
 
 __all__ = ["CheckEvent", "CheckHook", "Checked", "translate_checked"]
 
@@ -68,8 +67,7 @@ async def translate_checked(
         if on_event is not None:
             on_event(CheckEvent(outcome, kind))
 
-    if not values_ready(source, target):  # a pair's first segment: ~1 s of CPU, not on the loop
-        await asyncio.to_thread(prepare_values, source, target)
+    await values_prepared(source, target)  # a pair's first segment: ~1 s of CPU, off the loop
     values = extract_values(text, [source, target])  # read once: the masking and every check
     masked = (mask_values(text, source, target, kinds, values=values) if mask
               else Masked(text, (), text))

@@ -36,7 +36,6 @@ for the file's answer to show.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import logging
@@ -79,7 +78,7 @@ from hymt_chat.text import formats
 from hymt_chat.text.checks import Finding, check_translation
 from hymt_chat.text.cleanup import decode_bytes, is_blank
 from hymt_chat.text.formats.inline import plain_of, tags_of
-from hymt_chat.text.values import prepare_values, values_ready
+from hymt_chat.text.values import values_prepared
 
 if TYPE_CHECKING:
     from hymt_chat.engine.policy import EventSink
@@ -863,8 +862,7 @@ class StructuredCall:
                                                             target=t, format_type=format_type))
 
         async def check(value: str, answer: str) -> tuple[Finding, ...]:
-            if not values_ready(source, target):  # a pair's first time: ~1 s of CPU
-                await asyncio.to_thread(prepare_values, source, target)
+            await values_prepared(source, target)  # a pair's first time: ~1 s of CPU
             return check_translation(value, answer, source, target)
 
         return cls(send, check=check if translator.settings.checks else None)

@@ -34,7 +34,7 @@ from hymt_chat.text.values import (
     to_ascii_digits,
 )
 
-__all__ = ["KINDS", "Finding", "check_translation", "score"]
+__all__ = ["KINDS", "Finding", "check_translation", "score", "spelled_numbers"]
 
 KINDS = ("amount", "date", "time", "weekday", "duration", "percent", "number", "order", "email",
          "url", "placeholder", "language", "leftover", "lines", "gloss",
@@ -171,25 +171,31 @@ def _added(source_values: list[Value], answer_values: list[Value],
 _DIGITS = re.compile(r"(?<![\d.,])\d{1,3}(?![\d.,]?\d)")
 
 
-def _spelled(text: str, language: str | None) -> list[tuple[str, int]]:
-    """Numbers written as words ("quatorze" -> 14), which CLDR's values do not read."""
+def spelled_numbers(text: str, language: str | None) -> list[tuple[str, int]]:
+    """Numbers written as words ("quatorze" -> 14), which CLDR's values do not read; a Chinese
+    numeral inside a name ("星期三", "三星") is not a count."""
     table = NUMBER_WORDS.get(language or "", {})
     if not table:
         return []
     folded = text.casefold()
     if language in UNSPACED:
-        return [(ch, table[ch]) for ch in folded if ch in table]
+        return [(ch, table[ch]) for i, ch in enumerate(folded)
+                if ch in table and not _in_compound(folded, i)]
     return [(w, table[w]) for w in re.findall(r"[^\W\d_]+", folded) if w in table]
+
+
+def _in_compound(text: str, i: int) -> bool:
+    return text[max(0, i - 2):i] in ("星期", "礼拜") or text[i + 1:i + 2] in ("星", "月", "号", "日")
 
 
 def _spelled_findings(source: str, answer: str, source_lang: str | None,
                       target: str) -> list[Finding]:
     """A number written as a word that the answer has neither as a word nor in digits, while
     it has another the source does not: "quatorze jours" -> "eight days"."""
-    said = _spelled(source, source_lang)
+    said = spelled_numbers(source, source_lang)
     if not said or not NUMBER_WORDS.get(target):
         return []
-    answer_words = _spelled(answer, target)
+    answer_words = spelled_numbers(answer, target)
     have = {v for _, v in answer_words} | {int(d) for d in _DIGITS.findall(to_ascii_digits(
         answer))}
     known = {v for _, v in said} | {int(d) for d in _DIGITS.findall(to_ascii_digits(source))}
@@ -282,7 +288,7 @@ def check_translation(source: str, answer: str, source_lang: str | None, target:
     if source_values is None:
         source_values = extract_values(source, [source_lang, target])
     answer_values = extract_values(answer, [target, source_lang])
-    spelled = frozenset(v for _, v in _spelled(source, source_lang))
+    spelled = frozenset(v for _, v in spelled_numbers(source, source_lang))
     findings += _value_findings(source_values, answer_values, answer, spelled)
     findings += _spelled_findings(source, answer, source_lang, target)
     findings += _span_findings(source, answer)

@@ -28,7 +28,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
-from hymt_chat.text.checks import Finding
+from hymt_chat.text.checks import Finding, spelled_numbers
 from hymt_chat.text.meaning_words import (
     FUNCTION_WORDS,
     NAMED,
@@ -36,11 +36,10 @@ from hymt_chat.text.meaning_words import (
     NEGATIVE_WORDS,
     NEGATORS,
     NEUTRAL,
-    NUMBER_WORDS,
     OPPOSITES,
     UNSPACED,
 )
-from hymt_chat.text.values import calendar_words
+from hymt_chat.text.values import calendar_words, to_ascii_digits
 
 __all__ = ["meaning_findings", "missing_numbers", "names", "negations", "numbers", "reads",
            "similarity", "words"]
@@ -167,7 +166,7 @@ def _opposites(original: str, back: str, language: str) -> list[Finding]:
 
 
 def _negation(original: str, back: str, language: str) -> list[Finding]:
-    if language not in NEGATORS and language not in NEGATION_PARTS:
+    if not reads(language):
         return []
     mine, theirs = _negative_clauses(original, language), _negative_clauses(back, language)
     if len(mine) == len(theirs):
@@ -215,7 +214,7 @@ def names(text: str, language: str | None, translation: str = "") -> list[str]:
     script, and for Chinese a surname before a title ("王先生"), "小张", and known firms."""
     found: list[str] = []
     lang = language or ""
-    calendar = calendar_words(lang) | calendar_words("en")  # values, not names
+    calendar = _calendar(lang)
     matches = list(_NAME.finditer(text))
     latin_text = any(ch.isalpha() and ch.isascii() for ch in text[:200]) and lang not in UNSPACED
     for k, match in enumerate(matches):
@@ -247,6 +246,12 @@ def names(text: str, language: str | None, translation: str = "") -> list[str]:
     return found
 
 
+@functools.cache
+def _calendar(language: str) -> frozenset[str]:
+    """Month and weekday names (of *language* and English): values, not names."""
+    return calendar_words(language) | calendar_words("en")
+
+
 def _kept(word: str, translation: str, language: str) -> bool:
     """Does the translation carry *word* as written (a name does; "No", "Total" are words)?"""
     folded = _fold(word)
@@ -272,7 +277,7 @@ def _names(original: str, back: str, language: str, translation: str) -> list[Fi
     # A name the back-translation gained that the translation carries as written: the
     # translation named someone else ("Juan de facturación" for "Maria from billing").
     brought = [n for n in new if n in translation and (language in UNSPACED or n.isascii())]
-    folded_back = Counter(_plain(_fold(n)) for n in names(back, language, translation))
+    folded_back = Counter(_plain(_fold(n)) for n in theirs.elements())
     back_text = _plain(_fold(back))
     lost = [n for n, count in mine.items()
             if _plain(_fold(n)) not in back_text
@@ -354,10 +359,9 @@ def _part_missing(text: str, other: str, language: str) -> list[str]:
             return lost
     sentences = _sentences(text, language)
     if len(sentences) > len(_sentences(other, language)):
-        lost = [s.text for s in sentences if not any(c in theirs for c in s.content)]
-        if lost and all(len(_content(s, language)) >= _BIG for s in lost) and len(lost) < len(
-                sentences):
-            return lost
+        gone = [s for s in sentences if not any(c in theirs for c in s.content)]
+        if gone and all(len(s.content) >= _BIG for s in gone) and len(gone) < len(sentences):
+            return [s.text for s in gone]
     return []
 
 
@@ -388,14 +392,13 @@ def meaning_findings(original: str, back: str, language: str | None,
     *language*, the writer's); *translation* (the text sent) helps tell names from nouns."""
     lang = language or ""
     negated, swapped = _negation(original, back, lang), _opposites(original, back, lang)
-    swapped_words = {_fold(w) for f in swapped for w in (f.original, f.found)}
-    cues = {_fold(c) for f in negated for c in (f.original + ", " + f.found).split(", ") if c}
     if negated and swapped:
         # "not available" / "sold out": a negation dropped and an opposite taken say the same;
         # unless the opposite is the negation ("successful" / "failed").
+        swapped_words = {_fold(w) for f in swapped for w in (f.original, f.found)}
+        cues = {_fold(c) for f in negated for c in f"{f.original}, {f.found}".split(", ") if c}
         negated = []
-        if not any(any(c.startswith(w) or w.startswith(c) for w in swapped_words)
-                   for c in cues):
+        if not any(c.startswith(w) or w.startswith(c) for c in cues for w in swapped_words):
             swapped = []
     found = negated + swapped
     found += _names(original, back, lang, translation)
@@ -407,11 +410,6 @@ _NUMBER = re.compile(r"\d+(?:[.,'’\u00a0\u202f]\d+)*")
 _SEPARATORS = re.compile(r"[.,'’\u00a0\u202f]")
 
 
-def _ascii_digits(text: str) -> str:
-    return "".join(str(unicodedata.digit(ch)) if ch.isdigit() and not ch.isascii()
-                   and unicodedata.digit(ch, None) is not None else ch for ch in text)
-
-
 _TIME = re.compile(r"\b\d{1,2}(?:[:.h]\d{2})?\s*(?:[ap]\.?\s?m\.?|h\b|uhr\b|heures?\b)"
                    r"|\b\d{1,2}[:h]\d{2}\b", re.IGNORECASE)
 
@@ -420,27 +418,12 @@ def numbers(text: str, language: str | None = None) -> Counter[str]:
     """Every number, as ASCII digits without separators ("1,000.50" -> "100050"), and with a
     *language*, its numbers written as words ("three" -> "3") too; times of day are left to
     the value checks, which read "3 PM" and "15:00" as one time."""
-    digits = _ascii_digits(text)
+    digits = to_ascii_digits(text)
     if language is not None:
         digits = _TIME.sub(" ", digits)
     found = Counter(_SEPARATORS.sub("", n) for n in _NUMBER.findall(digits))
-    table = NUMBER_WORDS.get(language or "", {})
-    if table:
-        folded = _fold(text)
-        if language in UNSPACED:
-            for word, value in table.items():
-                found[str(value)] += sum(1 for i, ch in enumerate(folded) if ch == word
-                                         and not _in_compound(folded, i))
-        else:
-            for word in _words(folded):
-                if word in table:
-                    found[str(table[word])] += 1
-    return +found
-
-
-def _in_compound(text: str, i: int) -> bool:
-    """A Chinese numeral inside a word that is not a count ("三星", "星期三" are names)."""
-    return text[max(0, i - 2):i] in ("星期", "礼拜") or text[i + 1:i + 2] in ("星", "月", "号", "日")
+    found.update(str(value) for _, value in spelled_numbers(text, language))
+    return found
 
 
 def missing_numbers(source: str, other: str, language: str | None = None) -> list[str]:

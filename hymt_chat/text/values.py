@@ -18,6 +18,7 @@ CLDR lacks a few everyday words — the bare currency words 元/块 (Chinese), �
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import re
 import threading
@@ -38,7 +39,7 @@ from babel.numbers import get_territory_currencies, list_currencies
 from hymt_chat.text.protect import find_spans
 
 __all__ = ["Value", "babel_locale", "calendar_words", "extract_values", "format_value", "number_values",
-           "prepare_values", "to_ascii_digits", "values_ready", "warm_up"]
+           "prepare_values", "to_ascii_digits", "values_prepared", "values_ready", "warm_up"]
 
 # Our table codes -> CLDR locales.
 _LOCALES = {"zh": "zh_Hans", "zh-Hant": "zh_Hant", "tl": "fil"}
@@ -456,6 +457,13 @@ def prepare_values(source: str | None, target: str) -> None:
         warm_up()  # a process that did not read the tables at its start (the API alone)
         _patterns(_codes([source, target]))
         _patterns(_codes([target, source]))
+
+
+async def values_prepared(source: str | None, target: str) -> None:
+    """The pair's patterns built, in a worker thread the first time (~1 s of CPU), so that an
+    async caller never holds the event loop (every tab's socket) for them."""
+    if not values_ready(source, target):
+        await asyncio.to_thread(prepare_values, source, target)
 
 
 def warm_up() -> None:

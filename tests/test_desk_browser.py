@@ -219,3 +219,27 @@ def test_each_half_of_the_counter_speaks_its_side_s_language(browser, tmp_path):
         left.locator("textarea").press("Enter")
         expect(right.locator(".msg.theirs .orig")).to_have_text("Japonés: 駅はどこですか？")
         page.context.close()
+
+
+# A socket that never gets past CONNECTING, as a slow network or a busy server leaves it: its
+# send() throws, as a real one does then (HTML's WebSocket send(), step 1: InvalidStateError).
+_CONNECTING = """window.WebSocket = function () {
+  this.readyState = 0;
+  this.send = function () { throw new DOMException("still connecting", "InvalidStateError"); };
+  this.close = function () {};
+};"""
+
+
+def test_a_half_picked_before_the_socket_opens_still_speaks_its_language(browser, tmp_path):
+    """Picking a language before the page's socket is open relabels the half: the socket's
+    send() throws then, and must not stop it (the hello, once open, carries the languages)."""
+    with app(tmp_path) as (url, _):
+        page = new_page(browser.new_context(locale="ja-JP"))
+        page.add_init_script(_CONNECTING)
+        page.goto(f"{url}/counter")
+        right = page.locator("#side-b")
+        right.locator("select.language").select_option("es")
+        expect(right.locator("textarea")).to_have_attribute("placeholder",
+                                                            STATIC["es"]["placeholder"])
+        assert right.get_attribute("lang") == "es"
+        page.context.close()

@@ -23,7 +23,7 @@ from chainlit.utils import wrap_user_function
 
 import chainlit_edge as edge
 from hymt_chat.api import routes as api
-from hymt_chat.modes import kiosk, wording
+from hymt_chat.modes import documents, kiosk, wording
 from hymt_chat.modes import profiles as modes
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.kiosk_session import KioskSession
@@ -39,7 +39,7 @@ from hymt_chat.service import auth, history, logs, web
 from hymt_chat.service.nonblocking import drop_blocking_sleep
 from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
-from presenter import Screen, first_naming, name_thread, own_stop, profiles_shown, starters_shown
+from presenter import Screen, first_naming, name_from, own_stop, profiles_shown, starters_shown
 
 # Chainlit sleeps 1 ms in every Message/Step constructor, on the event loop (benchmarks/app_ceiling).
 drop_blocking_sleep(*(importlib.import_module(f"chainlit.{m}") for m in ("message", "step")))
@@ -52,7 +52,7 @@ logs.configure_logging(SETTINGS)  # JSON lines with a request id, rotating file
 # Everything the sessions, routes and background tasks share, kept on the server's state (as a
 # Starlette app keeps its own), started and closed with Chainlit's lifespan below.
 RUNTIME = server.state.runtime = Runtime(SETTINGS)
-SERVICES = RUNTIME.services(cl_config.features.spontaneous_file_upload.max_files or 5)
+SERVICES = RUNTIME.services(documents.MAX_FILES)  # the page lets more through: the app says so
 RUNTIME.policy.add_hook(logs.log_policy_event)
 # Socket.IO drops a message over its cap without a word. The cap fits the input limit at its
 # worst encoding (web.frame_cap): all under the limit arrives; the page sends nothing over it.
@@ -71,11 +71,13 @@ cl_config.project.user_session_timeout = int(SETTINGS.session_hours * 3600)
 
 
 web.install_guards(server, SETTINGS, user_of=edge.token_user if AGENTS else None,
-                   is_allowed=auth.token_check(AGENTS) if AGENTS else None, sign_in=HISTORY)
+                   is_allowed=auth.token_check(AGENTS) if AGENTS else None, sign_in=HISTORY,
+                   max_upload=web.upload_cap(
+                       cl_config.features.spontaneous_file_upload.max_size_mb or 20))
 web.add_routes(server, SETTINGS, readiness=RUNTIME.readiness, metrics=RUNTIME.metrics,
                window=RUNTIME.window, demo=SERVICES.demo, notice=wording.DEMO_NOTICE,
                sign_in=HISTORY)
-PAGE_WORDS = PageWords(SERVICES.translator, SETTINGS.cache_dir / "page-words")  # the guests'
+PAGE_WORDS = PageWords()  # the guests' words, from the catalogs
 room_page.mount(server, RUNTIME.rooms, SETTINGS, PAGE_WORDS)  # /room/<token>: their own phone
 counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, PAGE_WORDS)
 desk_page.mount(server, RUNTIME.desk, SETTINGS, PAGE_WORDS)  # /desk: visitors start here
@@ -83,7 +85,9 @@ desk_page.mount(server, RUNTIME.desk, SETTINGS, PAGE_WORDS)  # /desk: visitors s
 RELAY = DeskRelay(RUNTIME.desk, RUNTIME.rooms, SETTINGS.redis_url) if SETTINGS.redis_url else None
 RELAY_TASK: list[asyncio.Task[None]] = []  # the relay's listener, held for the process
 api.mount(server, SERVICES.translator, SETTINGS, metrics=RUNTIME.metrics)  # LibreTranslate, DeepL
-CHAT_WORDS = chat_words.mount(server, SERVICES.translator, SETTINGS.cache_dir, cl_config.root)
+CHAT_WORDS = chat_words.mount(server, cl_config.root)
+# Files of any kind, empty ones too: the app says why it refuses one, in the page's words.
+edge.own_uploads(documents.upload_mime)
 
 # --- sessions ---------------------------------------------------------------------------------
 
@@ -240,9 +244,11 @@ async def settings_update(values: dict[str, Any]) -> None:
 
 async def message(msg: cl.Message) -> None:
     logs.bind_request_id()
-    first_naming()  # Chainlit names the thread after a first message
     uploads = [Upload(path, el.name) for el in msg.elements or [] if (path := el.path)]
-    await _session().message(msg.content, msg.command, uploads=uploads, shown=msg)
+    session = _session()
+    await session.message(msg.content, msg.command, uploads=uploads, shown=msg)
+    if HISTORY:  # the thread named after its first real words (presenter.name_from)
+        await name_from(session.title())
 
 
 # Not @cl.on_message: its run step per message (socket events, database writes) drew only a dot.
@@ -250,10 +256,10 @@ cl_config.code.on_message = wrap_user_function(message)
 
 
 async def button(action: cl.Action) -> None:
-    first, session = first_naming() and HISTORY, _session()
+    session = _session()
     await session.button(action.name, action.payload, action.label, action.remove)
-    if first:  # Chainlit named the thread after the action ("desk_take"): unwritten, see above
-        await name_thread(session.title() or action.label)
+    if HISTORY:  # Chainlit named the thread after the action ("desk_take"): not a name
+        await name_from(session.title())
 
 
 for _name in BUTTONS:

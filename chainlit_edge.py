@@ -7,6 +7,7 @@ a resumed thread to be shown, and telling a closed tab from a reconnecting one).
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -18,8 +19,8 @@ from chainlit.data.base import BaseDataLayer
 from chainlit.logger import logger
 from chainlit.session import WebsocketSession
 
-__all__ = ["data_layer", "once_shown", "remove", "send", "session_get", "session_set",
-           "tab_id", "token_user", "unless_back", "update"]
+__all__ = ["data_layer", "once_shown", "own_uploads", "remove", "send", "session_get",
+           "session_set", "tab_id", "token_user", "unless_back", "update"]
 
 
 class _Sendable(Protocol):
@@ -111,3 +112,39 @@ def once_shown(then: Callable[[], Awaitable[None]]) -> None:
             logger.exception("the resumed tab's mode failed after the thread was shown")
 
     emitter.resume_thread = resume_thread  # type: ignore[method-assign,assignment]
+
+
+def own_uploads(kept_as: Callable[[str, str, bytes], str]) -> None:
+    """The composer's files taken as the app reads them (``hymt_chat.modes.documents``), which
+    refuses what it cannot read itself, in the page's words, naming the kinds it reads:
+
+    * of any type: the config's ``accept`` list is empty, so that the page's dropzone takes
+      every file (its own refusal is a toast of MIME types, in English), and Chainlit's server
+      check of that list is skipped for them (a file an ``AskFileMessage`` asks for is still
+      checked against its spec);
+    * an empty one too (Chainlit answers it with a 500, which the page shows as "Upload
+      failed", with no reason);
+    * each kept under the MIME type *kept_as* (name, the browser's type, content) gives it,
+      which decides how the page shows it in its message (a PDF viewer, a picture, a file).
+    """
+    import chainlit.server  # here: importing it makes the app (app.py has, by now)
+
+    checked = chainlit.server.validate_file_mime_type
+
+    def mime_type(file: Any, spec: Any) -> None:
+        if spec is not None:
+            checked(file, spec)
+
+    chainlit.server.validate_file_mime_type = mime_type
+    persist = WebsocketSession.persist_file
+
+    async def persist_file(session: WebsocketSession, name: str, mime: str,
+                           path: str | None = None, content: bytes | str | None = None) -> Any:
+        if content is not None and not path:
+            data = content.encode("utf-8") if isinstance(content, str) else content
+            mime = await asyncio.to_thread(kept_as, name, mime, data)
+            if not data:  # Chainlit's check takes b"" for no content: an empty file to copy
+                return await persist(session, name, mime, path=os.devnull)
+        return await persist(session, name, mime, path, content)
+
+    WebsocketSession.persist_file = persist_file  # type: ignore[method-assign,assignment]

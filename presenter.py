@@ -17,11 +17,11 @@ from socketio import AsyncServer
 import chainlit_edge as edge
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes import profiles as modes
-from hymt_chat.modes.chat_words import PageText
+from hymt_chat.modes.page_text import PageText
 from hymt_chat.modes.screen import Button, Choice, Field, Reply
 
-__all__ = ["NO_UPLOADS", "Screen", "first_naming", "name_thread", "own_stop", "profiles_shown",
-           "starters_shown"]
+__all__ = ["NO_UPLOADS", "Screen", "first_naming", "name_from", "name_thread", "named",
+           "own_stop", "profiles_shown", "starters_shown"]
 
 # A profile's config overrides for a mode that takes no file: no paperclip on its page.
 NO_UPLOADS = ChainlitConfigOverrides(features=FeaturesSettings(
@@ -48,11 +48,25 @@ def starters_shown(page: PageText) -> list[cl.Starter]:
 
 
 def first_naming() -> bool:
-    """The tab's thread is named from now on (a first message names it, a resumed thread has
-    its name); True when it was not yet (a first button: the app names it)."""
-    first = not edge.session_get(_NAMED)
+    """The tab's thread is named from now on (a resumed thread has its name); True when it
+    was not yet."""
+    first = not named()
     edge.session_set(_NAMED, True)
     return first
+
+
+def named() -> bool:
+    """Has the app named the tab's thread already (:func:`name_thread`, or a resumed one)?"""
+    return bool(edge.session_get(_NAMED))
+
+
+async def name_from(title: str | None) -> None:
+    """Name the tab's thread *title* (``Session.title``: its conversation's first real words)
+    once there is one, unless it is named: Chainlit names it after its first interaction,
+    unless that was a command, a file alone or a button (``history.unnamed_after`` leaves
+    those out), so a thread is listed by its words, not as "/room close"."""
+    if title and not named():
+        await name_thread(title)
 
 
 async def name_thread(name: str) -> None:
@@ -65,6 +79,7 @@ async def name_thread(name: str) -> None:
     except Exception:  # noqa: BLE001 - history is a convenience: never fail a turn over it
         logger.exception("could not name the thread in the history database")
         return
+    edge.session_set(_NAMED, True)
     await cl.context.emitter.emit("first_interaction", {"interaction": name,
                                                         "thread_id": thread})
 

@@ -4,10 +4,33 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Self
+
+from hymt_chat.words.said import Said, said
 
 
 class HymtError(Exception):
-    """Base of every error hymt-chat raises on purpose; ``str(err)`` is meant for the user."""
+    """Base of every error hymt-chat raises on purpose; ``str(err)`` is meant for the user, in
+    English. An error made by :meth:`worded` (or marked by :meth:`saying`) also keeps its
+    sentence as a :class:`Said`, so that a page says it in its reader's language
+    (:meth:`hymt_chat.modes.page_text.PageText.error`)."""
+
+    said: Said | None = None
+
+    @classmethod
+    def worded(cls, key: str, **slots: object) -> Self:
+        """The error whose sentence is the chat's message *key* with *slots* filled in."""
+        sentence = said(key, **slots)
+        err = cls(str(sentence))
+        err.said = sentence
+        return err
+
+    def saying(self, key: str, **slots: object) -> Self:
+        """This error, said on a page as the chat's message *key* with *slots*, its own English
+        kept as ``str(err)`` (for logs, the API and the CLI, which may tell more: a parser's
+        line, a part's name)."""
+        self.said = said(key, **slots)
+        return self
 
 
 class InputError(HymtError, ValueError):
@@ -33,6 +56,7 @@ class InputTooLongError(InputError):
             f"The text is {size:,} characters long; the limit is {limit:,} characters. "
             "Split it into smaller parts or send it as a file."
         )
+        self.said = said("too_long", size=size, limit=limit)
 
 
 class NotTextError(InputError):

@@ -159,6 +159,12 @@
 
   // The few strings Chainlit's page writes in English whatever its language: in the page's.
   var ENGLISH = { "Toggle theme": "script_theme", "Close": "script_close" };
+  // Labels Chainlit's page gives its controls in English (screen readers read them).
+  var ARIA = {
+    "Open PDF in a larger view": "script_pdf_larger", "Close lightbox": "script_close",
+    "Close toast": "script_close", "Go to next page": "script_next_page",
+    "Go to previous page": "script_previous_page", "Toggle Sidebar": "script_sidebar"
+  };
   var relabelling = false;
 
   function relabel() {
@@ -168,6 +174,17 @@
       relabelling = false;
       document.querySelectorAll("img.logo[alt=logo]").forEach(function (img) {
         img.alt = document.title;  // the product's name, not the word "logo"
+      });
+      document.querySelectorAll("[aria-label]").forEach(function (el) {
+        var label = el.getAttribute("aria-label"), key = ARIA[label];
+        // The toaster's region: "Notifications alt+T" (its shortcut kept as it is).
+        if (!key && /^Notifications /.test(label || "")) {
+          if (words.script_notifications) {
+            el.setAttribute("aria-label", words.script_notifications + label.slice(13));
+          }
+          return;
+        }
+        if (key && words[key]) el.setAttribute("aria-label", words[key]);
       });
       document.querySelectorAll(".sr-only").forEach(function (span) {
         var text = span.firstChild, key = ENGLISH[span.textContent];

@@ -26,7 +26,7 @@ import srt
 from playwright.sync_api import Page, expect
 
 from hymt_chat.modes import wording
-from hymt_chat.modes.chat_words import ENGLISH
+from hymt_chat.words.source import CHAT as ENGLISH
 from tests.support import pdf_files
 from tests.support.browser import (
     ANSWER,
@@ -159,8 +159,9 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifa
     page.keyboard.press("Escape")
     page.keyboard.press("Escape")
     page.set_viewport_size({"width": 1100, "height": 900})
-    expect(page.locator("#chat-input")).to_have_attribute("placeholder",
-                                                          ENGLISH["chat.input.placeholder"])
+    # ... and which languages: the first load says where answers come in (issue 48)
+    expect(page.locator("#chat-input")).to_have_attribute(
+        "placeholder", ENGLISH["placeholder_pair"].replace("{{pair}}", "Auto-detect → English"))
 
     # Pick the target in the chat settings; the chat confirms it.
     choose_target(page, "French")

@@ -133,6 +133,31 @@ def test_every_route_the_product_uses_is_in_the_table(cl_server):
     assert _table(cl_server)[-1] == "GET " + http_guard.CHAINLIT_PAGE
 
 
+def test_uploads_of_any_kind_reach_the_app(cl_server):
+    """chainlit_edge.own_uploads: the page's dropzone turns the config's ``accept`` list into
+    react-dropzone's {type: []} (empty: no filter, no toast of MIME types); the server checks
+    the list by that one function's name, with the ask's spec (None for the composer's files);
+    an upload is kept through the session's ``persist_file``, which refuses b"" as no content;
+    its kept type decides its element (a PDF viewer for application/pdf, else a file)."""
+    from chainlit.element import Element
+    from chainlit.session import WebsocketSession
+
+    bundle = "".join(p.read_text("utf-8") for p in (
+        Path(importlib.import_module("chainlit").__file__).parent
+        / "frontend" / "dist" / "assets").glob("index-*.js"))
+    assert re.search(r"accept\)\|\|\{\"application/\*\":\[\]", bundle)  # [] is truthy: used
+    assert re.search(r"Array\.isArray\((\w)\)\?\1\.forEach\(", bundle)
+    assert "validate_file_mime_type(file, spec)" in inspect.getsource(
+        cl_server.validate_file_upload)
+    assert "persist_file(\n            name=file.filename, content=content, mime=" in \
+        inspect.getsource(cl_server.upload_file)
+    assert list(inspect.signature(WebsocketSession.persist_file).parameters) == [
+        "self", "name", "mime", "path", "content"]
+    assert "if not path and not content:" in inspect.getsource(WebsocketSession.persist_file)
+    assert Element.infer_type_from_mime("application/pdf") == "pdf"
+    assert Element.infer_type_from_mime("application/octet-stream") == "file"
+
+
 def test_the_page_calls_what_the_guard_expects():
     """The page's calls by name, read from its bundle: each is used or refused on purpose."""
     bundle = "".join(p.read_text("utf-8") for p in (

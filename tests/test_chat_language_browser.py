@@ -19,8 +19,10 @@ from playwright.sync_api import Browser, Page, expect
 
 from hymt_chat.lang.endonyms import names_in
 from hymt_chat.lang.languages import LANGUAGES
-from hymt_chat.modes.chat_words import ENGLISH, STARTERS, STATIC
+from hymt_chat.modes.page_text import STARTERS, PageText
 from hymt_chat.room.chat_words import flat
+from hymt_chat.words.catalogs import catalog
+from hymt_chat.words.source import CHAT as ENGLISH
 from tests.support.browser import ANSWER, new_page, send
 from tests.support.tabs import app
 
@@ -69,20 +71,26 @@ def _open(browser: Browser, url: str, locale: str) -> Page:
     return page
 
 
+def _composer(code: str) -> str:
+    """What the Translator's empty box says on a first load in *code*: which languages it
+    translates between ("Auto-detect → English: …", in the page's language)."""
+    page = PageText.of(code)
+    return page.fill("placeholder_pair", pair=f"{page['auto']} → {page.name_of('en')}")
+
+
 def test_a_french_browser_sees_the_chat_page_in_french_only(browser, chat_url):
-    french = _strings("fr-FR") | set(STATIC["fr"].values()) | set(names_in("fr").values())
+    french = _strings("fr-FR") | set(catalog("fr").group("chat").values()) | set(names_in("fr").values())
     english = ({s for s in _strings("en-US") | set(ENGLISH.values())
                 | set(names_in("en").values()) if len(s) > 2} - french)
     page = _open(browser, chat_url, "fr-FR")
     assert page.locator("html").get_attribute("lang") == "fr"
-    expect(page.locator("#chat-input")).to_have_attribute(
-        "placeholder", STATIC["fr"]["chat.input.placeholder"])
+    expect(page.locator("#chat-input")).to_have_attribute("placeholder", _composer("fr"))
     # A translation's own lines speak French too: its meta line names the languages in French.
     send(page, "Bonjour à tous, merci de votre patience.")
     expect(page.locator(ANSWER).last).to_have_text("EN:Bonjour à tous, merci de votre patience.")
     expect(page.get_by_text(re.compile(r"^Français → Anglais · "))).to_be_visible()
     page.click("#chat-settings-open-modal")  # the pickers
-    expect(page.get_by_text(STATIC["fr"]["from"], exact=True)).to_be_visible()
+    expect(page.get_by_text(catalog("fr").group("chat")["from"], exact=True)).to_be_visible()
     seen = _seen(page)
     shown = [s for s in english if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", seen)]
     # and words Chainlit's page writes in English outside its translations (screen-reader
@@ -96,7 +104,7 @@ def test_a_french_browser_sees_the_chat_page_in_french_only(browser, chat_url):
     page.get_by_role("option", name="日本語").click()
     confirm = flat(json.loads((TRANSLATIONS / "fr-FR.json").read_text("utf-8")))
     page.get_by_role("button", name=confirm["common.actions.confirm"]).click()
-    japanese = STATIC["ja"]["chat.input.placeholder"]
+    japanese = _composer("ja")
     expect(page.locator("#chat-input")).to_have_attribute("placeholder", japanese)
     assert page.locator("html").get_attribute("lang") == "ja"
     page.goto(chat_url)
@@ -105,15 +113,14 @@ def test_a_french_browser_sees_the_chat_page_in_french_only(browser, chat_url):
 
 
 def test_a_japanese_browser_sees_the_chat_page_with_no_english_or_chinese(browser, chat_url):
-    japanese = _strings("ja") | set(STATIC["ja"].values())
-    chinese = ({s for s in _strings("zh-CN") | set(STATIC["zh"].values()) if len(s) > 1}
+    japanese = _strings("ja") | set(catalog("ja").group("chat").values())
+    chinese = ({s for s in _strings("zh-CN") | set(catalog("zh").group("chat").values()) if len(s) > 1}
                - japanese) | {lang.chinese for lang in LANGUAGES}
     page = _open(browser, chat_url, "ja-JP")
     assert page.locator("html").get_attribute("lang") == "ja"
-    expect(page.locator("#chat-input")).to_have_attribute(
-        "placeholder", STATIC["ja"]["chat.input.placeholder"])
+    expect(page.locator("#chat-input")).to_have_attribute("placeholder", _composer("ja"))
     page.click("#chat-settings-open-modal")
-    expect(page.get_by_text(STATIC["ja"]["into"], exact=True)).to_be_visible()
+    expect(page.get_by_text(catalog("ja").group("chat")["into"], exact=True)).to_be_visible()
     seen = _seen(page)
     assert re.findall(r"[A-Za-z]+", seen) == [], seen
     assert [z for z in chinese if z in seen] == [], seen

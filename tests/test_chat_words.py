@@ -1,11 +1,9 @@
 """The chat page speaks one language: the reader's choice, else the browser's, for any of the
-38. Chainlit's UI strings and the app's words come from the same language (Chainlit's file
-where it ships one, the model's checked words where not, the app's words over both), the
-profiles, starters, pickers and readme follow it, and languages are named in it (CLDR).
+38. Chainlit's UI strings and the app's words come from the same language, from the catalogs
+(tests/test_catalogs.py keeps them whole), the profiles, starters, pickers and readme follow
+it, and languages are named in it (CLDR). No word is made by the model at page load.
 
-The model is the instant stand-in of ``tests/support/tabs.py``: it judges the contract (what is
-asked, kept, served), not the quality of a translation. The page itself, in Chromium:
-tests/test_chat_language_browser.py."""
+The page itself, in Chromium: tests/test_chat_language_browser.py."""
 
 from __future__ import annotations
 
@@ -13,7 +11,6 @@ import asyncio
 import importlib.util
 import json
 import re
-import time
 from pathlib import Path
 
 import httpx
@@ -21,11 +18,12 @@ import pytest
 
 from hymt_chat.lang.languages import LANGUAGES, find_language
 from hymt_chat.lang.page_locale import CHAINLIT_TAGS, chainlit_tag, page_language
-from hymt_chat.modes.chat_words import ENGLISH, PAGE_LANGUAGE, STARTERS, STATIC, PageText
+from hymt_chat.modes.page_text import PAGE_LANGUAGE, STARTERS, PageText
 from hymt_chat.modes.profiles import PROFILES
 from hymt_chat.modes.translator_session import TranslatorSession
 from hymt_chat.room.chat_words import COOKIE, flat, nested
-from hymt_chat.room.words import check_words
+from hymt_chat.words.catalogs import catalog
+from hymt_chat.words.source import CHAT as ENGLISH
 from tests.support.sessions import RecordingScreen, services
 from tests.support.stub_model import StubModel
 from tests.support.tabs import Tab, app
@@ -33,8 +31,6 @@ from tests.support.tabs import Tab, app
 ROOT = Path(__file__).resolve().parent.parent
 TRANSLATIONS = ROOT / ".chainlit" / "translations"
 SHIPPED = Path(importlib.util.find_spec("chainlit").origin).parent / "translations"
-THAI = "ข้อความภาษาไทย"  # short: within the check's length bound of every word
-JAPANESE = "日本語の言葉です"
 
 
 @pytest.mark.parametrize(("choice", "browser", "accept", "page"), [
@@ -52,9 +48,8 @@ def test_the_page_speaks_the_readers_choice_else_the_browsers_language(choice, b
 
 
 def test_chainlits_files_are_named_for_each_language_they_ship_in_and_are_chainlits_own():
-    """Every file Chainlit ships in one of our languages is named for it (the others get the
-    model's words); the project's copies are Chainlit's, unedited: the app's words go over them
-    at serving time (hymt_chat/modes/chat_words.py)."""
+    """Every file Chainlit ships in one of our languages is named for it; the project's copies
+    are Chainlit's, unedited: the catalogs carry their words (hymt_chat/locale)."""
     ours = {find_language(p.stem).code: p.stem for p in SHIPPED.glob("*.json")
             if find_language(p.stem) is not None}
     assert ours == CHAINLIT_TAGS
@@ -64,20 +59,18 @@ def test_chainlits_files_are_named_for_each_language_they_ship_in_and_are_chainl
             path.read_text("utf-8")), path.name
 
 
-def test_every_table_says_every_word_and_each_replaces_a_string_chainlit_has():
+def test_every_language_says_every_word_and_each_replaces_a_string_chainlit_has():
     english = flat(json.loads((SHIPPED / "en-US.json").read_text("utf-8")))
     assert {k for k in ENGLISH if "." in k} <= set(english)  # a typo would land nowhere
-    for code, words in STATIC.items():
-        assert set(words) == set(ENGLISH), code
-        if code != "en":  # the words pass the check the model's words pass
-            assert check_words(code, words, ENGLISH) == words, code
+    for lang in LANGUAGES:
+        assert set(catalog(lang.code).group("chat")) == set(ENGLISH), lang.code
     # Latin letters only in the commands' own syntax (/to, /glossary add …), which is typed.
     # (nor in the {{slots}} filled in, nor in the sign-in example, a name typed in Latin letters)
-    japanese = " ".join(re.sub(r"\{\{\w+\}\}|/\w+", "", v) for k, v in STATIC["ja"].items()
+    japanese = " ".join(re.sub(r"\{\{\w+\}\}|/\w+", "", v) for k, v in catalog("ja").group("chat").items()
                         if not k.startswith("command_")
                         and k != "auth.login.form.email.placeholder")
     assert not re.search(r"[A-Za-z]", japanese)
-    chinese_only = {v for v in STATIC["zh"].values() if v not in STATIC["ja"].values()}
+    chinese_only = {v for v in catalog("zh").group("chat").values() if v not in catalog("ja").group("chat").values()}
     assert not any(value in japanese for value in chinese_only)
     assert {f"{p.key}{end}" for p in PROFILES for end in ("", "_about")} <= set(ENGLISH)
     assert nested(english) == json.loads((SHIPPED / "en-US.json").read_text("utf-8"))
@@ -86,42 +79,38 @@ def test_every_table_says_every_word_and_each_replaces_a_string_chainlit_has():
 def test_pickers_name_languages_in_the_readers_language_without_a_gloss():
     for reader in (lang.code for lang in LANGUAGES):
         assert len(PageText(reader).choices(include_auto=False)) == len(LANGUAGES), reader
-    french = PageText("fr", STATIC["fr"]).choices(include_auto=True)
+    french = PageText("fr", catalog("fr").group("chat")).choices(include_auto=True)
     assert french["Détection automatique"] == "auto" and french["Allemand"] == "de"
-    japanese = PageText("ja", STATIC["ja"]).choices(include_auto=False)
+    japanese = PageText("ja", catalog("ja").group("chat")).choices(include_auto=False)
     assert japanese["ドイツ語"] == "de" and japanese["英語"] == "en"
     assert PageText().choices(include_auto=False)["German"] == "de"
     assert not any("·" in label for label in japanese)  # no "德语" beside each name
-    starters = PageText("ja", STATIC["ja"]).starters()
+    starters = PageText("ja", catalog("ja").group("chat")).starters()
     assert starters[1] == ("スペイン語 · ¿Dónde está la estación?", STARTERS[1][2])
 
 
-def _answer(prompt: str) -> str:
-    """Thai for Thai, Japanese for Japanese (with the {{slots}} the English had), marked
-    English for the rest."""
-    slots = "".join(re.findall(r"\{\{\w+\}\}", prompt))
-    if "Thai" in prompt or "泰语" in prompt:
-        return THAI + slots
-    if "Japanese" in prompt or "日语" in prompt:
-        return JAPANESE + slots
-    return "EN:" + prompt[-40:]
-
 
 def test_the_pages_strings_profiles_starters_and_readme_follow_its_language(tmp_path):
-    with app(tmp_path, answer=_answer) as (url, _):
+    asked: list[str] = []
+
+    def answer(prompt: str) -> str:
+        asked.append(prompt)
+        return "EN:" + prompt[-40:]
+
+    with app(tmp_path, answer=answer) as (url, _):
         # French: Chainlit's French, with the app's French over the strings it words its way.
         fr = httpx.get(f"{url}/project/translations", params={"language": "fr-FR"},
                        timeout=60).json()["translation"]
         shipped = flat(json.loads((SHIPPED / "fr-FR.json").read_text("utf-8")))
         said = flat(fr)
-        assert said["chat.input.placeholder"] == STATIC["fr"]["chat.input.placeholder"]
+        assert said["chat.input.placeholder"] == catalog("fr").group("chat")["chat.input.placeholder"]
         assert said["threadHistory.sidebar.title"] == shipped["threadHistory.sidebar.title"]
         assert set(said) == set(flat(json.loads((SHIPPED / "en-US.json").read_text("utf-8"))))
         # Japanese settings: profiles, starters and the readme in Japanese.
         ja = httpx.get(f"{url}/project/settings", params={"language": "ja-JP"},
                        timeout=60).json()
         assert [p["display_name"] for p in ja["chatProfiles"]] == [
-            STATIC["ja"][p.key] for p in PROFILES]
+            catalog("ja").group("chat")[p.key] for p in PROFILES]
         assert ja["starters"][0]["label"].startswith("中国語 (簡体字) · ")
         assert ja["markdown"] == (ROOT / "chainlit_ja.md").read_text("utf-8")
         # English (and a language with no readme of its own) read the English one, never a
@@ -133,7 +122,7 @@ def test_the_pages_strings_profiles_starters_and_readme_follow_its_language(tmp_
         # The banner's words (public/banner.js) in the page's language.
         banner = httpx.get(f"{url}/hymt/words", params={"language": "ja-JP"}, timeout=60).json()
         assert banner["lang"] == "ja"
-        assert banner["words"]["banner_demo"] == STATIC["ja"]["banner_demo"]
+        assert banner["words"]["banner_demo"] == catalog("ja").group("chat")["banner_demo"]
         # The reader's choice (?lang=) beats the browser's language, on both requests.
         page = httpx.get(f"{url}/", params={"lang": "de"}, timeout=60)
         assert '<html lang="de">' in page.text  # the page says which, for screen readers
@@ -142,33 +131,27 @@ def test_the_pages_strings_profiles_starters_and_readme_follow_its_language(tmp_
                                                timeout=60).text
         de = httpx.get(f"{url}/project/translations", params={"language": "fr-FR"},
                        cookies=chosen, timeout=60).json()["translation"]
-        assert de["chat"]["input"]["placeholder"] == STATIC["de"]["chat.input.placeholder"]
+        assert de["chat"]["input"]["placeholder"] == catalog("de").group("chat")["chat.input.placeholder"]
         de = httpx.get(f"{url}/project/settings", params={"language": "fr-FR"},
                        cookies=chosen, timeout=60).json()
-        assert de["chatProfiles"][0]["display_name"] == STATIC["de"]["translator"]
-        # Thai: Chainlit ships no Thai, so all its strings and the app's are the model's,
-        # checked and kept; the next page asks nothing.
+        assert de["chatProfiles"][0]["display_name"] == catalog("de").group("chat")["translator"]
+        # Thai: Chainlit ships no Thai; its strings and the app's come from the Thai catalog.
         th = flat(httpx.get(f"{url}/project/translations", params={"language": "th-TH"},
-                            timeout=120).json()["translation"])
-        assert th["chat.input.placeholder"] == THAI == th["threadHistory.sidebar.title"]
-        assert th["navigation.user.menu.settingsKey"] == "S"  # a shortcut, not a word
-        assert (tmp_path / "cache" / "chat-words" / "th.json").exists()
-        assert (tmp_path / "cache" / "chainlit-words" / "th.json").exists()
-        # Japanese: Chainlit ships it, but leaves some strings English ("Light Theme"); the
-        # model's words fill them once made, and the page does not wait for them.
-        ja = flat(httpx.get(f"{url}/project/translations", params={"language": "ja"},
                             timeout=60).json()["translation"])
-        assert ja["navigation.header.theme.light"] == "Light Theme"  # this once
-        made = tmp_path / "cache" / "chainlit-words" / "ja.json"
-        deadline = time.monotonic() + 120
-        while not made.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)  # the model's words, asked without the page waiting
+        thai = catalog("th")
+        assert th["chat.input.placeholder"] == thai.group("chat")["chat.input.placeholder"]
+        assert th["threadHistory.sidebar.title"] == thai.messages[
+            "chainlit|threadHistory.sidebar.title"]
+        assert th["navigation.user.menu.settingsKey"] == "S"  # a shortcut, not a word
+        # Japanese: Chainlit ships it but leaves some strings English ("Light Theme"); the
+        # catalog fills them, and keeps Chainlit's own words where it has them.
         ja = flat(httpx.get(f"{url}/project/translations", params={"language": "ja"},
                             timeout=60).json()["translation"])
         shipped = flat(json.loads((SHIPPED / "ja.json").read_text("utf-8")))
-        assert ja["navigation.header.theme.light"] == JAPANESE
+        assert ja["navigation.header.theme.light"] != "Light Theme"
         assert ja["common.actions.cancel"] == shipped["common.actions.cancel"]  # Chainlit's own
-        assert ja["chat.input.placeholder"] == STATIC["ja"]["chat.input.placeholder"]
+        assert ja["chat.input.placeholder"] == catalog("ja").group("chat")["chat.input.placeholder"]
+        assert asked == []  # no page's word was asked of the model
         # A French tab: its pickers and commands in French.
         tab = Tab(url, headers={"Accept-Language": "fr-FR,fr;q=0.9"})
         asyncio.run(_pickers_and_commands(tab))
@@ -182,9 +165,9 @@ async def _pickers_and_commands(tab: Tab) -> None:
         commands = await tab.event("set_commands")
         settings = await tab.event("chat_settings")
     labels = {w["id"]: w for w in settings}
-    assert labels["source"]["label"] == STATIC["fr"]["from"]
+    assert labels["source"]["label"] == catalog("fr").group("chat")["from"]
     assert "Détection automatique" in {i["label"] for i in labels["source"]["items"]}
-    assert {c["id"]: c["description"] for c in commands}["swap"] == STATIC["fr"]["command_swap"]
+    assert {c["id"]: c["description"] for c in commands}["swap"] == catalog("fr").group("chat")["command_swap"]
 
 
 async def test_the_reader_picks_the_pages_language_in_the_settings(tmp_path):
@@ -194,7 +177,7 @@ async def test_the_reader_picks_the_pages_language_in_the_settings(tmp_path):
     with StubModel() as stub:
         screen = RecordingScreen()
         session = TranslatorSession(services(stub, tmp_path), screen, session_id="s",
-                                    user_key="addr:1", page=PageText("fr", STATIC["fr"]))
+                                    user_key="addr:1", page=PageText("fr", catalog("fr").group("chat")))
         await session.start()
         picker = next(f for f in screen.panels[-1] if f.id == PAGE_LANGUAGE)
         assert picker.label == "Langue de la page" and picker.value == "fr"
@@ -213,7 +196,7 @@ def test_a_translations_own_lines_speak_the_pages_language():
 
     from hymt_chat.modes import wording
 
-    fr, en = PageText("fr", STATIC["fr"]), PageText()
+    fr, en = PageText("fr", catalog("fr").group("chat")), PageText()
     done = SimpleNamespace(source="de", target="en", seconds=1.5, segments=3, remembered=())
     assert wording.format_meta(done, page=fr, demo=True) == (
         "Allemand → Anglais · 1.5 s · 3 parties · modèle de démonstration")
@@ -223,6 +206,6 @@ def test_a_translations_own_lines_speak_the_pages_language():
     assert wording.progress_label(1, 4, 30.0) == "1 of 4 parts · about 30 s left"
     assert wording.same_language_message("en", can_swap=False, page=fr).startswith(
         "Ce texte est déjà en anglais : ")
-    ja = PageText("ja", STATIC["ja"])
+    ja = PageText("ja", catalog("ja").group("chat"))
     assert wording.progress_label(2, 5, None, ja) == "5 件中 2 件"
     assert ja.name_of(None) == "不明な言語" and ja.name_of("fr") == "フランス語"

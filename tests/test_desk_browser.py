@@ -21,8 +21,8 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from hymt_chat.lang.languages import LANGUAGES
-from hymt_chat.modes.guest_words import STATIC
 from hymt_chat.service.auth import hash_password
+from hymt_chat.words.catalogs import catalog
 from tests.support.browser import new_page
 from tests.support.ports import free_port
 from tests.support.tabs import Tab, app, open_room
@@ -41,7 +41,7 @@ _SEEN = """() => {
   });
   return said.join("\\n");
 }"""
-_CHINESE = ({v for v in STATIC["zh"].values() if v not in STATIC["ja"].values()}
+_CHINESE = ({v for v in catalog("zh").group("guest").values() if v not in catalog("ja").group("guest").values()}
             | {lang.chinese for lang in LANGUAGES})
 
 
@@ -91,10 +91,10 @@ def test_a_japanese_guest_page_shows_no_english_or_chinese_string(browser, tmp_p
             guest.evaluate("document.querySelectorAll('.msg').forEach(m => m.remove())")
             assert _foreign(guest) == []
             loop.run(agent.send("/room close"))
-            expect(guest.locator("#status")).to_have_text(STATIC["ja"]["closed"])
+            expect(guest.locator("#status")).to_have_text(catalog("ja").group("guest")["closed"])
             assert _foreign(guest) == []
             guest.reload()  # the closed link's page
-            expect(guest.locator("p")).to_have_text(STATIC["ja"]["closed"])
+            expect(guest.locator("p")).to_have_text(catalog("ja").group("guest")["closed"])
             assert _foreign(guest) == []
             phone.close()
         finally:
@@ -157,14 +157,14 @@ def test_the_widget_opens_the_desk_on_another_sites_strict_csp_page(browser, tmp
             page.goto(site.url)
             page.click("#hymt-desk-button")
             frame = page.frame_locator("#hymt-desk-frame")
-            expect(frame.locator("#start")).to_have_text(STATIC["es"]["start"])
+            expect(frame.locator("#start")).to_have_text(catalog("es").group("guest")["start"])
             assert page.locator("#hymt-desk-button").inner_text() == "×"
             frame.locator("#text").fill("Hola, necesito ayuda con mi pedido.")
             frame.locator("#start").click()
             expect(frame.locator(".msg.guest .text")).to_have_text(
                 "Hola, necesito ayuda con mi pedido.")
             # The first message is shown and the visitor still reads that they wait.
-            expect(frame.locator("#status")).to_have_text(STATIC["es"]["waiting"])
+            expect(frame.locator("#status")).to_have_text(catalog("es").group("guest")["waiting"])
             assert reports == []
             visitor.close()
         finally:
@@ -188,7 +188,7 @@ def test_a_visitors_page_goes_on_after_a_restart_and_sends_what_was_typed_meanwh
         assert started.status_code == 200, started.text
         page.goto(f"{url}/room/{started.json()['token']}#g={guest}")
         expect(page.locator(".msg.guest")).to_have_count(1)
-    expect(page.locator("#status")).to_have_text(STATIC["es"]["offline"])
+    expect(page.locator("#status")).to_have_text(catalog("es").group("guest")["offline"])
     page.fill("#text", "¿Hay alguien ahí?")
     page.press("#text", "Enter")
     with app(tmp_path, port=port, **env):
@@ -208,13 +208,13 @@ def test_each_half_of_the_counter_speaks_its_side_s_language(browser, tmp_path):
         page.goto(f"{url}/counter")
         left, right = page.locator("#side-a"), page.locator("#side-b")
         expect(left.locator("textarea")).to_have_attribute("placeholder",
-                                                           STATIC["ja"]["placeholder"])
+                                                           catalog("ja").group("guest")["placeholder"])
         assert left.get_attribute("lang") == "ja"
         right.locator("select.language").select_option("es")
         expect(right.locator("textarea")).to_have_attribute("placeholder",
-                                                            STATIC["es"]["placeholder"])
+                                                            catalog("es").group("guest")["placeholder"])
         assert right.get_attribute("lang") == "es"
-        assert right.locator("button").get_attribute("aria-label") == STATIC["es"]["send"]
+        assert right.locator("button").get_attribute("aria-label") == catalog("es").group("guest")["send"]
         left.locator("textarea").fill("駅はどこですか？")
         left.locator("textarea").press("Enter")
         expect(right.locator(".msg.theirs .orig")).to_have_text("Japonés: 駅はどこですか？")
@@ -240,6 +240,6 @@ def test_a_half_picked_before_the_socket_opens_still_speaks_its_language(browser
         right = page.locator("#side-b")
         right.locator("select.language").select_option("es")
         expect(right.locator("textarea")).to_have_attribute("placeholder",
-                                                            STATIC["es"]["placeholder"])
+                                                            catalog("es").group("guest")["placeholder"])
         assert right.get_attribute("lang") == "es"
         page.context.close()

@@ -52,12 +52,12 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from hymt_chat.engine.prompts import build_prompt
 from hymt_chat.lang.detect import detect_language
 from hymt_chat.modes.agent.drift import drift_score
-from hymt_chat.modes.guest_words import STATIC
 from hymt_chat.service.auth import hash_password
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.private import write_private
 from hymt_chat.sidecar.proxy import plan_proxy
 from hymt_chat.sidecar.supervisor import Supervisor
+from hymt_chat.words.catalogs import catalog
 from tests.support.browser import new_page
 from tests.support.double_app import double_app
 from tests.support.engine_double import EngineDouble, echo_source, running_double
@@ -268,8 +268,8 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 es_text, ja_text = "Hola, mi pedido no ha llegado.", "荷物がまだ届きません。"
                 es_page, es = _visitor(es_ctx, site.url, es_text)
                 ja_page, ja = _visitor(ja_ctx, site.url, ja_text)
-                expect(es.locator("#status")).to_have_text(STATIC["es"]["waiting"])
-                expect(ja.locator("#status")).to_have_text(STATIC["ja"]["waiting"])
+                expect(es.locator("#status")).to_have_text(catalog("es").group("guest")["waiting"])
+                expect(ja.locator("#status")).to_have_text(catalog("ja").group("guest")["waiting"])
                 # Replica 1 started both (its model translated their first messages).
                 assert _asked(model_1, es_text) == ["EN"] and _asked(model_1, ja_text) == ["EN"]
                 one, ja_token, es_token = relay.owner(1)[0], _token(ja_page), _token(es_page)
@@ -281,7 +281,7 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 alice.wait_for_url("**/thread/*", timeout=WAIT)  # her first step made the thread
                 expect(alice.get_by_text("Now with #1 · Spanish").last).to_be_visible(
                     timeout=WAIT)
-                expect(es.locator("#status")).to_have_text(STATIC["es"]["joined"], timeout=WAIT)
+                expect(es.locator("#status")).to_have_text(catalog("es").group("guest")["joined"], timeout=WAIT)
                 _say(alice, "Your order ships today.")
                 model_2.wait_for(lambda d: d.count("finished") and bool(_asked(d, "Your order "
                                  "ships today.")), "replica 2 to translate alice's reply")
@@ -347,7 +347,7 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 fr_page, fr = _visitor(fr_ctx, other.url, fr_text)
                 bob.get_by_role("button", name="Take #3").last.click(timeout=WAIT)
                 expect(bob.get_by_text("Now with #3 · French").last).to_be_visible(timeout=WAIT)
-                expect(fr.locator("#status")).to_have_text(STATIC["fr"]["joined"], timeout=WAIT)
+                expect(fr.locator("#status")).to_have_text(catalog("fr").group("guest")["joined"], timeout=WAIT)
                 _say(bob, "We will call you tomorrow.")
                 expect(fr.locator(".msg.agent .text").last).to_have_text(
                     "FR:We will call you tomorrow.", timeout=WAIT)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import httpx
 
-from hymt_chat.modes.guest_words import ENGLISH, STATIC
+from hymt_chat.words.catalogs import catalog
+from hymt_chat.words.source import GUEST as ENGLISH
 from tests.support.tabs import app
 
 
@@ -16,7 +17,7 @@ def test_the_desk_without_agents_says_it_is_closed(tmp_path):
     with app(tmp_path) as (url, _):
         page = httpx.get(f"{url}/desk", headers={"Accept-Language": "es-ES,es"}, timeout=30)
         assert page.status_code == 503 and 'lang="es"' in page.text
-        assert STATIC["es"]["desk_closed"] in page.text and STATIC["es"]["desk_title"] in page.text
+        assert catalog("es").group("guest")["desk_closed"] in page.text and catalog("es").group("guest")["desk_title"] in page.text
         assert "<form" not in page.text and "<textarea" not in page.text
         english = httpx.get(f"{url}/desk", timeout=30)
         assert english.status_code == 503 and ENGLISH["desk_closed"] in english.text

@@ -2,7 +2,9 @@
 visitors start on replica A, the Spanish one stays there while the Japanese one's page lands on
 replica B (no sticky cookie: each client here names its replica directly), the agent sits on
 B, and the queue, the take, the replies, the visitors' messages and the typing indicator (both
-ways) cross between them by Redis pub/sub. A second agent on A then takes one over.
+ways) cross between them by Redis pub/sub. The Spanish visitor moves to another device, whose
+page lands on A too: the conversation (its talk on B) follows, the old page is told, the agent
+on B reads one line. A second agent on A then takes one over.
 
 The model is the instant stand-in of ``tests/support/tabs.py`` (answers marked ``EN:``)."""
 
@@ -16,7 +18,7 @@ import httpx
 from hymt_chat.modes.wording import escape_markdown as md
 from tests.support.redis_server import redis_server
 from tests.support.tabs import Tab, app, room_events, room_ws_url
-from tests.test_desk import AGENT, G1, G2, _cookie, _hash, _start
+from tests.test_desk import AGENT, G1, G2, G3, _cookie, _hash, _start
 
 
 async def _signal(tab: Tab) -> dict:
@@ -75,16 +77,29 @@ async def test_visitors_on_one_replica_an_agent_on_the_other(tmp_path):
                     mine = (await room_events(v1, "message"))[-1]["message"]
                     assert mine["who"] == "guest" and mine["translation"].startswith("EN:")
                     await alice.wait(md("#1 · Spanish · 1 unread"))  # translated on B
+                    # The Spanish visitor opens the link on another device (its page on A, a
+                    # door to the talk on B): the talk admits it, the first page is told.
+                    v3 = await http.ws_connect(room_ws_url(url_a, es["token"]))
+                    await v3.send_json({"type": "hello", "guest": G3})
+                    history = (await room_events(v3, "welcome"))[-1]["history"]
+                    assert [m["who"] for m in history] == ["guest", "agent", "guest"]
+                    assert (await room_events(v1, "moved"))[-1]["key"] == "moved"
+                    await alice.wait(md("#1 · Spanish: the visitor continued on another device."))
+                    await v3.send_json({"type": "say", "text": "Lo escribo desde el portátil."})
+                    mine = (await room_events(v3, "message"))[-1]["message"]
+                    assert mine["original"] == "Lo escribo desde el portátil."
+                    await alice.wait(md("#1 · Spanish · 2 unread"))  # heard on B
                 async with Tab(url_b, {"Cookie": alice_cookie}, profile=AGENT) as again:
                     await again.wait(md("You hold 2 conversation(s)"))  # a reload
                     bob_cookie = _cookie(url_a, "bob")
                     async with Tab(url_a, {"Cookie": bob_cookie}, profile=AGENT) as bob:
                         await bob.send("/desk take 1")  # from B back to A, the visitor's
                         await bob.wait(md("Now with #1 · Spanish: your messages go to this "
-                                          "visitor (3 so far)"))
+                                          "visitor (4 so far)"))
                         await again.wait(md("#1 · Spanish was taken over by bob"))
                         await bob.send("The tracking number is in your email.")
-                        last = (await room_events(v1, "message"))[-1]["message"]
+                        last = (await room_events(v3, "message"))[-1]["message"]
                         assert last["who"] == "agent" and last["original"].startswith("The tr")
                 await v1.close()
+                await v3.close()
                 await v2.close()

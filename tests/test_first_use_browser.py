@@ -22,7 +22,11 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from hymt_chat.modes import wording
-from hymt_chat.modes.warnings import EDIT_LABEL, HELD_NOTE, HELD_SENT, SEND_ANYWAY_LABEL
+from hymt_chat.words.source import CHAT
+
+# The agent's page is English in these tests: the catalogs' source words.
+EDIT_LABEL, HELD_NOTE = CHAT["edit"], CHAT["held_note"]
+HELD_SENT, SEND_ANYWAY_LABEL = CHAT["held_sent"], CHAT["send_anyway"]
 from tests.support.browser import ANSWER, answers, new_page, open_chat, open_profile, send
 from tests.support.double_app import double_app
 from tests.support.engine_double import EngineDouble, Request, echo_source, running_double

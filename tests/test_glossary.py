@@ -15,8 +15,8 @@ from hymt_chat.modes.agent.glossary import (
 
 
 def _run(glossary: Glossary, args: str, agent: str = "en", customer: str | None = "zh") -> str:
-    return run_glossary(glossary, parse_glossary(args), agent_language=agent,
-                        customer_language=customer)
+    return str(run_glossary(glossary, parse_glossary(args), agent_language=agent,
+                            customer_language=customer))
 
 
 @pytest.mark.parametrize(
@@ -88,11 +88,12 @@ def test_list_remove_clear():
     _run(g, "add 订单号 = order number")
     _run(g, "add JD-Express")
     listing = _run(g, "list")
-    assert "订单号 = order number" in listing and "JD-Express (not translated)" in listing
+    assert "订单号 = order number (zh)" in listing and "JD-Express (—)" in listing
+    assert "— : never translated" in listing
     assert "Removed" in _run(g, "remove ORDER NUMBER")  # either side, any case
     assert len(g) == 1
     assert "not in the glossary" in _run(g, "remove nothing")
-    assert "1 terms removed" in _run(g, "clear")
+    assert "1 term removed" in _run(g, "clear")
     assert len(g) == 0
 
 

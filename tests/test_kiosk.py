@@ -23,6 +23,7 @@ from hymt_chat.modes.kiosk import (
     speech_lang,
     watch_idle,
 )
+from hymt_chat.modes.page_text import PageText
 from hymt_chat.modes.wording import WELCOME_LINES, welcome_markdown
 from hymt_chat.modes.wording import escape_markdown as md
 from hymt_chat.settings import Settings
@@ -190,13 +191,15 @@ def test_marker_props_carry_the_idle_time_and_what_to_read():
 def test_welcome_says_nothing_is_kept_and_when_it_resets():
     text = welcome_markdown(120)
     assert "Nothing is kept" in text and "2 minutes" in text and "欢迎" in text
-    assert "a minute" in welcome_markdown(45)
+    assert "after 1 minute without" in welcome_markdown(45)  # the singular, from the catalog
+    french = welcome_markdown(45, PageText.of("fr"))
+    assert "Bienvenue" in french and "1 minute" in french and "Welcome" not in french
 
 
 def test_welcome_gives_each_language_a_line_of_its_own():
     """Not four languages run together in one paragraph: a list item each after the English."""
     paragraphs = welcome_markdown(120).split("\n\n")
-    assert paragraphs[0].startswith("**Welcome!**")
+    assert paragraphs[0].startswith(f"**{md('Welcome!')}**")
     assert paragraphs[1].splitlines() == [f"- {md(line)}" for line in WELCOME_LINES]
     assert len(WELCOME_LINES) == 3 and all(" · " not in line for line in WELCOME_LINES)
 
@@ -294,6 +297,7 @@ def test_kiosk_css_is_scoped_to_kiosk_pages():
     css = (PUBLIC / "kiosk.css").read_text()
     css = re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)
     selectors = [s.strip() for block in re.findall(r"([^{}]+)\{", css) for s in block.split(",")]
+    selectors = [s for s in selectors if not s.startswith("@media")]  # its rules are checked
     assert selectors
     hidden_by_default = {".hymt-tts-button", "#hymt-kiosk-idle"}
     for sel in selectors:

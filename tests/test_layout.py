@@ -11,12 +11,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "hymt_chat"
-# The line UI → modes → service → engine → sidecar/store → lang/text → errors/settings: a module
-# imports its own layer or those below it, never one above.
+# The line UI → modes → service → engine → sidecar/store → lang/text/words/errors → settings: a
+# module imports its own layer or those below it, never one above (an error names its sentence
+# in the catalogs' words, which name languages).
 RANKS = {"cli": 6, "room": 6, "api": 6, "modes": 5, "service": 4, "engine": 3, "sidecar": 2,
          "store": 2,
-         "lang": 1, "text": 1,
-         "errors": 0, "settings": 0, "__init__": 0}
+         "lang": 1, "text": 1, "words": 1, "errors": 1,
+         "settings": 0, "__init__": 0}
 
 
 def _modules() -> list[Path]:
@@ -66,7 +67,9 @@ def test_the_top_level_holds_only_the_front_door_errors_and_settings():
     top = {p.name for p in PACKAGE.glob("*.py")}
     assert top <= {"__init__.py", "__main__.py", "errors.py", "settings.py"}, top
     assert set(RANKS) - {"errors", "settings", "__init__"} == {
-        p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+        p.name for p in PACKAGE.iterdir()
+        if p.is_dir() and p.name not in ("__pycache__", "locale")}  # locale: data, no code
+    assert not list((PACKAGE / "locale").rglob("*.py"))
 
 
 def test_app_py_only_wires_chainlit_to_the_core():

@@ -76,7 +76,7 @@ async def test_a_retry_note_after_the_wait_is_drawn_within_the_short_interval():
     assert sleeps.asked == [pytest.approx(0.4)]
     sleeps.go.set()
     await _settle()
-    assert line.names[-1].startswith("Translating · model busy (busy) — retrying in")
+    assert line.names[-1].startswith("Translating · model busy — retrying in")
 
 
 async def test_a_line_shown_from_its_start_draws_the_count_as_soon_as_it_is_known():
@@ -90,4 +90,4 @@ async def test_a_line_shown_from_its_start_draws_the_count_as_soon_as_it_is_know
     await progress.progress(0, 12)
     clock.now += 0.1
     await progress.progress(1, 12)  # an ordinary step: waits for its turn
-    assert line.names == ["Translating", "Translating · 0 of 12 parts"]
+    assert line.names == ["Translating", "Translating · 12 parts · on their way"]

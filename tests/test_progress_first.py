@@ -1,6 +1,6 @@
 """Work of several parts shows its count from the first second: the progress line says
-"0 of 3 parts" while the model still holds every part, not only once the first is back (on a
-slow model that was half a minute of a silent dot).
+"3 parts · on their way" while the model still holds every part, not only once the first is
+back (on a slow model that was half a minute of a silent dot), and not "0 of 3 parts".
 
 Against the real app (``tests/support/tabs.py``) over a stand-in model whose answers are held
 back (``tests/support/gate.py``) until the line has been seen."""
@@ -24,9 +24,9 @@ async def test_a_text_of_several_parts_shows_its_count_before_the_first_part(tmp
         with app(tmp_path, answer=gate, HYMT_SEGMENT_CHARS="60") as (url, _):
             async with Tab(url) as tab:
                 await tab.send(TEXT)
-                line = await tab._first(lambda: next(iter(_steps(tab, "of 3 parts")), None),
+                line = await tab._first(lambda: next(iter(_steps(tab, "3 parts")), None),
                                         60, "a part count")
-                assert "0 of 3 parts" in line and line.startswith("Translating")
+                assert "3 parts · on their way" in line and line.startswith("Translating")
                 assert not tab.said("EN:")  # shown while every part was still at the model
                 gate.open()
                 await tab.wait("EN:Paragraphe 2")

@@ -84,8 +84,8 @@ async def test_the_line_is_a_message_in_the_apps_words_that_becomes_the_answer(h
     async with Tab(url) as tab:
         await tab.send("Paragraphe 0 de la lettre du client, assez long.\n\nParagraphe 1 de "
                        "la lettre du client, assez long.")  # two parts: in the chat's turn
-        line = await tab._first(lambda: _line_of(tab, "0 of 2 parts"), 60, "the line")
-        assert _messages(tab)[line][0] == "Translating · 0 of 2 parts"
+        line = await tab._first(lambda: _line_of(tab, "2 parts · on their way"), 60, "the line")
+        assert _messages(tab)[line][0] == "Translating · 2 parts · on their way"
         gate.open()
         await tab.wait("EN:Paragraphe 1")
         outputs = _messages(tab)[line]
@@ -101,7 +101,7 @@ async def test_a_jobs_line_stays_under_the_newest_message_until_it_ends(held, ga
     async with Tab(url) as tab:
         await tab.send(THREE)  # a long paste: in the background, the tab free
         await tab.action("cancel_job")
-        first = _line_of(tab, "of 3 parts")
+        first = _line_of(tab, "3 parts")  # "3 parts · on their way": none back yet
         await tab.send("Bonjour, une question courte.")  # answered at once (not held)
         await tab.wait("EN:Bonjour")
         answer = _line_of(tab, "EN:Bonjour")
@@ -112,7 +112,7 @@ async def test_a_jobs_line_stays_under_the_newest_message_until_it_ends(held, ga
             return last if last not in (first, answer) and first not in order else None
 
         moved = await tab._first(lowered, 60, "the job's line under the answer")
-        assert "of 3 parts" in _messages(tab)[moved][-1]
+        assert "3 parts" in _messages(tab)[moved][-1]
         assert any(a.get("forId") == moved for a in tab.actions("cancel_job"))  # its Cancel too
         gate.open()
         await tab.wait("EN:Paragraphe 2")

@@ -13,12 +13,13 @@ import asyncio
 import pytest
 
 from hymt_chat.modes.agent.session import AgentSession
-from hymt_chat.modes.room import RoomError, Rooms
+from hymt_chat.modes.room import CUSTOMER_MOVED, RoomError, Rooms
 from hymt_chat.room.page import browser_language
 from tests.support.sessions import RecordingScreen, services
 from tests.support.stub_model import StubModel
 
 GUEST = "a" * 32
+PHONE_TWO = "b" * 32  # the customer's other device
 PAYER = "addr:203.0.113.9"  # the guest's allowance (their address)
 
 
@@ -111,22 +112,63 @@ async def test_a_guest_cannot_run_the_agents_commands(stub, tmp_path):
     assert said == ["/glossary add commande = order", "/room close"]  # translated as text
 
 
-async def test_one_guest_at_a_time_and_a_reload_rejoins_with_history(stub, tmp_path):
-    rooms = Rooms()
-    session, _ = await _agent(stub, tmp_path, rooms)
+async def test_a_reload_rejoins_with_history_and_another_device_takes_the_room_over(
+        stub, tmp_path):
+    """The same browser again (a reload) replaces its own connection; another device (another
+    key) opening the link takes the conversation over: it gets the history, the first device
+    is told "moved" and is no longer admitted, and the agent reads one line."""
+    clock = Clock()
+    rooms = Rooms(clock=clock)
+    session, screen = await _agent(stub, tmp_path, rooms)
     room = rooms.get(session.room.token)
     first = room.join(GUEST)
     room.set_guest_language("de")
     await room.guest_says(GUEST, "Guten Tag, ich habe eine Frage.", PAYER)
-    with pytest.raises(RoomError, match="already joined"):
-        room.join("b" * 32)
     again = room.join(GUEST)  # the same browser after a reload
     assert _drain(first)[-1] == {"type": "replaced"}
     welcome = _drain(again)[0]
     assert welcome["type"] == "welcome" and welcome["guest_language"] == "de"
     assert [m["original"] for m in welcome["history"]] == ["Guten Tag, ich habe eine Frage."]
+
+    laptop = room.join(PHONE_TWO)  # the customer opens the link on another device
+    history = _drain(laptop)[0]["history"]
+    assert [m["original"] for m in history] == ["Guten Tag, ich habe eine Frage."]
+    assert _drain(again)[-1] == {"type": "moved", "key": "moved",
+                                 "text": "This conversation continued on another device."}
+    assert room.guests == {PHONE_TWO}
+    await asyncio.sleep(0.05)  # the agent's tab is told from the session's own context
+    assert screen.texts[-1].replace("\\", "") == CUSTOMER_MOVED
+    await room.guest_says(GUEST, "Vom alten Telefon.", PAYER)  # the old device: no longer heard
+    await room.guest_says(PHONE_TWO, "Vom Laptop.", PAYER)
+    assert [m.original for m in room.history][-1] == "Vom Laptop."
+    assert "Vom alten Telefon." not in [m.original for m in room.history]
+    await session.message("Danke, ich sehe es mir an.", None)
+    assert [e["message"]["who"] for e in _drain(laptop) if e["type"] == "message"] == [
+        "guest", "agent"]
+
+    with pytest.raises(RoomError, match="another device") as moved:
+        room.join(GUEST, resume=True)  # the old page reconnecting by itself: told, not taken
+    assert moved.value.key == "moved" and room.guests == {PHONE_TWO}
+    told = len(screen.texts)
+    clock.now += 5
+    back = room.join(GUEST)  # the link opened again on the first device: it takes it back
+    assert _drain(back)[0]["type"] == "welcome" and _drain(laptop)[-1]["type"] == "moved"
+    await asyncio.sleep(0.05)
+    assert len(screen.texts) == told  # the agent was told 5 s ago: not again so soon
+    clock.now += 60
+    room.join(PHONE_TWO)
+    await asyncio.sleep(0.05)
+    assert screen.texts[-1].replace("\\", "") == CUSTOMER_MOVED
+
     await session.message("/room guests 2", None)
-    room.join("b" * 32)  # now admitted
+    clock.now += 1
+    room.join(GUEST)  # now admitted beside the other: nobody is moved
+    assert room.guests == {GUEST, PHONE_TWO}
+    third = "e" * 32
+    room.join(third)  # a third device replaces the one connected longest ago
+    assert room.guests == {GUEST, third}
+    await session.message("/room", None)  # the link the agent is shown is the same, working
+    assert room.token in screen.last().markdown and rooms.get(room.token) is room
 
 
 async def test_unknown_expired_and_closed_links_say_why(stub, tmp_path):

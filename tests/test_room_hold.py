@@ -16,7 +16,9 @@ import pytest
 
 from hymt_chat.modes.agent.session import AgentSession
 from hymt_chat.modes.room import HeldReply, RoomError
-from hymt_chat.modes.warnings import HELD_DROPPED, HELD_GONE, HELD_SENT
+from hymt_chat.words.source import CHAT
+
+HELD_DROPPED, HELD_GONE, HELD_SENT = CHAT["held_dropped"], CHAT["held_gone"], CHAT["held_sent"]
 from hymt_chat.modes.wording import escape_markdown as md
 from tests.support.sessions import RecordingScreen, services
 from tests.support.stub_model import StubModel, echo_source

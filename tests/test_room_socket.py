@@ -18,6 +18,7 @@ from tests.support.tabs import Tab, app, marked, open_room, room_events, room_ws
 
 AGENT = "Support agent"
 GUEST = "c" * 32
+LAPTOP = "d" * 32  # the same customer's other device
 
 
 async def test_a_room_opened_before_the_chat_started_carries_the_agents_messages(tmp_path):
@@ -107,24 +108,79 @@ async def test_a_link_that_leads_nowhere_says_so(tmp_path, token):
                 assert message.type == aiohttp.WSMsgType.CLOSE and message.data == 4404
 
 
-async def test_a_foreign_page_cannot_join_and_a_second_guest_is_refused(tmp_path):
+async def test_a_foreign_page_and_a_silent_socket_cannot_join(tmp_path):
     with app(tmp_path) as (url, _):
         async with Tab(url, profile=AGENT) as agent, aiohttp.ClientSession() as http:
             token = await open_room(agent)
             with pytest.raises(aiohttp.WSServerHandshakeError):
                 await http.ws_connect(room_ws_url(url, token),
                                       headers={"Origin": "http://evil.example"})
-            async with http.ws_connect(room_ws_url(url, token)) as first:
-                await first.send_json({"type": "hello", "guest": GUEST})
-                await room_events(first, "welcome")
-                async with http.ws_connect(room_ws_url(url, token)) as second:
-                    await second.send_json({"type": "hello", "guest": "d" * 32})
-                    refused = await room_events(second, "closed")
-                    assert "already joined" in refused[-1]["text"]
             async with http.ws_connect(room_ws_url(url, token)) as silent:
                 await silent.send_json({"type": "say", "text": "no hello"})
                 message = await asyncio.wait_for(silent.receive(), 10)
                 assert message.type == aiohttp.WSMsgType.CLOSE and message.data == 4400
+
+
+async def _closed(ws: aiohttp.ClientWebSocketResponse) -> aiohttp.WSMessage:
+    """The socket's next frame, which must be its close."""
+    message = await asyncio.wait_for(ws.receive(), 30)
+    assert message.type == aiohttp.WSMsgType.CLOSE, message
+    return message
+
+
+async def test_the_customer_moves_to_another_device_and_the_conversation_follows(tmp_path):
+    """The link opened on a second device (another key) takes the conversation over: it gets
+    the history and can write, the first device's socket is told "moved" and closed, and the
+    agent's tab reads one line. The first page reconnecting by itself ("resume") is told the
+    same and takes nothing; opened again (a reload), it takes the conversation back. /room
+    shows the same link, which still works."""
+    with app(tmp_path) as (url, _):
+        async with Tab(url, profile=AGENT) as agent, aiohttp.ClientSession() as http:
+            token = await open_room(agent)
+            async with http.ws_connect(room_ws_url(url, token)) as phone:
+                await phone.send_json({"type": "hello", "guest": GUEST, "language": "es"})
+                await room_events(phone, "welcome")
+                await phone.send_json({"type": "say", "text": "Hola desde el móvil."})
+                await room_events(phone, "message", tab=agent)
+                await agent.wait("EN:Hola desde el móvil.")
+                async with http.ws_connect(room_ws_url(url, token)) as laptop:
+                    await laptop.send_json({"type": "hello", "guest": LAPTOP})
+                    welcome = (await room_events(laptop, "welcome"))[-1]
+                    assert [m["original"] for m in welcome["history"]] == [
+                        "Hola desde el móvil."]
+                    assert welcome["guest_language"] == "es"
+                    moved = (await room_events(phone, "moved"))[-1]
+                    assert moved == {"type": "moved", "key": "moved",
+                                     "text": "This conversation continued on another device."}
+                    assert (await _closed(phone)).data == 1000
+                    await agent.wait("The customer continued on another device")
+                    await laptop.send_json({"type": "say", "text": "Hola desde el portátil."})
+                    said = (await room_events(laptop, "message", tab=agent))[-1]["message"]
+                    assert said["who"] == "guest" and said["original"] == "Hola desde el portátil."
+                    await agent.wait("EN:Hola desde el portátil.")
+                    await agent.send("Your order ships today.")
+                    sent = (await room_events(laptop, "message", tab=agent))[-1]["message"]
+                    assert sent["who"] == "agent"
+
+                    async with http.ws_connect(room_ws_url(url, token)) as again:
+                        await again.send_json({"type": "hello", "guest": GUEST, "resume": True})
+                        refused = (await room_events(again, "closed"))[-1]
+                        assert refused["key"] == "moved"
+                        assert (await _closed(again)).data == 4409
+                    links = len(agent.said(f"/room/{token}"))
+                    await agent.send("/room")  # the link again: the same one, still working
+                    for _ in range(600):
+                        if len(agent.said(f"/room/{token}")) > links:
+                            break
+                        await asyncio.sleep(0.1)
+                    else:
+                        raise AssertionError("/room did not show the room's link again")
+                    async with http.ws_connect(room_ws_url(url, token)) as back:
+                        await back.send_json({"type": "hello", "guest": GUEST})  # a reload
+                        history = (await room_events(back, "welcome"))[-1]["history"]
+                        assert [m["who"] for m in history] == ["guest", "guest", "agent"]
+                        assert (await room_events(laptop, "moved"))[-1]["key"] == "moved"
+            assert sum("continued on another device" in t for t in agent.said("")) == 1
 
 
 LONG = "\n\n".join(f"Paragraphe {i} de la longue lettre du client." for i in range(8))

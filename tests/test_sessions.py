@@ -17,11 +17,11 @@ import pytest
 
 from hymt_chat.modes import wording
 from hymt_chat.modes.agent.session import AgentSession
-from hymt_chat.modes.chat_words import ENGLISH
 from hymt_chat.modes.kiosk_session import PICK, KioskSession
 from hymt_chat.modes.screen import Choice, Reply, Toggle
 from hymt_chat.modes.session import Services, Upload
 from hymt_chat.modes.translator_session import TranslatorSession
+from hymt_chat.words.source import CHAT as ENGLISH
 from tests.support.sessions import RecordingScreen, ScriptedProbe, Shown, services
 from tests.support.stub_model import StubModel, echo_source
 
@@ -135,7 +135,7 @@ async def test_while_the_model_warms_up_messages_wait_in_order(stub, tmp_path):
     session, screen = _translator(services(stub, tmp_path, probe=probe, startup_timeout=60))
     await session.message("Erste Nachricht auf Deutsch, bitte übersetzen", None)
     await session.message("Zweite Nachricht auf Deutsch, bitte übersetzen", None)
-    assert "warming up" in screen.texts[0] and "your 2 waiting messages" in screen.texts[1]
+    assert "warming up" in screen.texts[0] and "2 messages are waiting" in screen.texts[1]
     assert stub.prompts == [] and len(session.waiting) == 2
     session.services.readiness.start()
     probe.state = "ready"

@@ -1,19 +1,21 @@
-"""Transcript downloads: CSV that Excel opens in UTF-8, and a Markdown table that stays a table."""
+"""Transcript downloads: CSV that Excel opens in UTF-8, and Markdown a person reads as a
+conversation, rendered or as plain text (no "Agent\\: English")."""
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from datetime import UTC, datetime
 
 from hymt_chat.modes.agent.conversation import Conversation, Turn
 from hymt_chat.modes.agent.transcript import (
     CSV_COLUMNS,
-    escape_cell,
     export_files,
     transcript_csv,
     transcript_markdown,
 )
+from hymt_chat.modes.page_text import PageText
 
 T0 = datetime(2025, 3, 1, 9, 30, 5, tzinfo=UTC)
 
@@ -39,25 +41,56 @@ def test_csv_has_a_bom_and_round_trips_through_the_csv_module():
     assert rows[2][6:] == ["Line one, line two", "Numbers differ"]
 
 
-def test_markdown_cells_cannot_break_the_table():
-    assert escape_cell("a | b") == "a \\| b"
-    assert escape_cell("one\r\ntwo\nthree") == "one<br>two<br>three"
-    assert escape_cell("<script>&") == "&lt;script&gt;&amp;"
-    assert escape_cell("back\\slash") == "back\\\\slash"
-
-
-def test_markdown_has_the_pair_times_and_one_row_per_turn():
+def test_markdown_is_the_conversation_as_a_person_reads_it():
+    """Who, when, the original, then its translation: no table, no <br>, and a backslash
+    only where Markdown would otherwise change the text (here: an HTML tag)."""
     md = transcript_markdown(_conversation())
-    lines = md.splitlines()
-    assert "Agent: English ⇄ Customer: Chinese" in md
-    assert "Started: 2025-03-01T09:30:05+00:00" in md
-    rows = [line for line in lines if line.startswith("| 2025")]
-    assert len(rows) == 2
-    # Every row has exactly the header's 5 columns: unescaped pipes would add some.
-    for row in rows:
-        assert row.replace("\\|", "").count("|") == 6
-    assert "*English:* Line one \\| with a pipe<br>line two &lt;b&gt;" in rows[1]
-    assert "Back-translation: Line one, line two" in rows[1]
+    assert md == (
+        "# Support conversation\n"
+        "\n"
+        "Agent: English ⇄ Customer: Chinese  \n"
+        "Started 2025-03-01 09:30 UTC · 2 messages\n"
+        "\n"
+        "## 09:30:05 · Customer · Chinese\n"
+        "\n"
+        "您好，我的订单号是JD123456789。\n"
+        "\n"
+        "> English: Hello, my order number is JD123456789.\n"
+        "\n"
+        "## 09:30:05 · Agent · English\n"
+        "\n"
+        "Line one | with a pipe  \n"  # a line break kept as a line break
+        "line two \\<b>\n"  # a tag would vanish from the rendered page
+        "\n"
+        "> Chinese: 第一行  \n"
+        "> 第二行\n"
+        "\n"
+        "> Back-translation: Line one, line two\n"
+        "\n"
+        "- ⚠ Numbers differ\n")
+
+
+def test_markdown_escapes_only_what_would_change_the_text():
+    conv = Conversation("en", "es", started=T0)
+    conv.add_turn(Turn(T0, "customer", "# 1. Pedido: 12.50 € (IVA incl.) — *urgente*", "es",
+                       "# 1. Order: 12.50 € (VAT incl.) — *urgent*", "en"))
+    md = transcript_markdown(conv)
+    assert "\\# 1. Pedido: 12.50 € (IVA incl.) — \\*urgente\\*" in md  # a heading, emphasis
+    assert "> English: # 1. Order: 12.50 € (VAT incl.) — \\*urgent\\*" in md  # mid-line: no
+    assert "\\:" not in md and "\\." not in md and "\\(" not in md
+
+
+def test_markdown_is_in_the_pages_words_with_the_next_days_date():
+    conv = Conversation("fr", "es", started=T0)
+    later = datetime(2025, 3, 2, 8, 0, 0, tzinfo=UTC)
+    conv.add_turn(Turn(T0, "customer", "Hola", "es", "Bonjour", "fr"))
+    conv.add_turn(Turn(later, "agent", "Merci", "fr", "Gracias", "es"))
+    md = transcript_markdown(conv, PageText.of("fr"))
+    assert md.startswith("# Conversation d'assistance\n")
+    assert "Commencée le 2025-03-01 09:30 UTC · 2 messages" in md
+    assert re.search(r"^## 09:30:05 · \w+ · Espagnol$", md, re.MULTILINE)
+    assert "## 2025-03-02 08:00:00 · Conseiller · Français" in md  # another day: its date
+    assert "> Espagnol : Gracias" not in md and "> Espagnol: Gracias" in md
 
 
 def test_export_files_are_named_after_the_start():

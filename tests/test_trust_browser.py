@@ -22,11 +22,15 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
-from hymt_chat.modes.guest_words import STATIC
-from hymt_chat.modes.warnings import EDIT_LABEL, HELD_NOTE, HELD_SENT, SEND_ANYWAY_LABEL
+from hymt_chat.words.source import CHAT
+
+# The agent's page is English in these tests: the catalogs' source words.
+EDIT_LABEL, HELD_NOTE = CHAT["edit"], CHAT["held_note"]
+HELD_SENT, SEND_ANYWAY_LABEL = CHAT["held_sent"], CHAT["send_anyway"]
 from hymt_chat.modes.wording import DELIVERED, NOT_DELIVERED
 from hymt_chat.service.auth import hash_password
 from hymt_chat.text.verdict import judge
+from hymt_chat.words.catalogs import catalog
 from tests.support.browser import new_page
 from tests.support.double_app import double_app
 from tests.support.engine_double import running_double
@@ -120,7 +124,7 @@ def test_a_desk_reply_whose_back_translation_refuses_it_is_held_until_sent_anywa
         expect(guest.locator(".msg.guest .text")).to_have_text([OPENING])
         agent.get_by_role("button", name=f"Take #{number}").click()
         expect(agent.get_by_text(f"Now with #{number} · Spanish").last).to_be_visible()
-        joined = STATIC["es"]["joined"]
+        joined = catalog("es").group("guest")["joined"]
         expect(guest.locator("#status")).to_have_text(joined)
         guest.evaluate(_WATCH_STATUS)
 
@@ -135,7 +139,7 @@ def test_a_desk_reply_whose_back_translation_refuses_it_is_held_until_sent_anywa
         # left waiting for a reply that is not coming, and it shows nothing of this one.
         expect(guest.locator("#status")).to_have_text(joined)
         statuses = guest.evaluate("window.__statuses")
-        translating = [i for i, said in enumerate(statuses) if said == STATIC["es"]["translating"]]
+        translating = [i for i, said in enumerate(statuses) if said == catalog("es").group("guest")["translating"]]
         assert translating and joined in statuses[translating[-1] + 1:], statuses
         assert guest.locator(".msg.agent").count() == 0
         assert REFUSED not in guest.locator("#log").inner_text()
@@ -194,7 +198,7 @@ def test_a_reply_after_the_room_closed_says_nobody_received_it(
     agent, guest = _room_with_guest(browser, trust_app, "dave")
     try:
         _say(agent, "/room close")
-        expect(guest.locator("#status")).to_have_text(STATIC["es"]["closed"])
+        expect(guest.locator("#status")).to_have_text(catalog("es").group("guest")["closed"])
         _say(agent, YES)
         reply = agent.locator(".ai-message", has_text=SI).last
         expect(reply.get_by_text(re.compile(_meta(NOT_DELIVERED)))).to_be_visible()

@@ -55,6 +55,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from hymt_chat.modes.profiles import saved_markdown
     from hymt_chat.service.export import export_person
 
     settings = Settings()
@@ -63,7 +64,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     audit = _audit(settings)
     conversations = _conversations(settings)
     try:
-        result = export_person(settings, subject, out, holdings=[conversations], audit=audit)
+        result = export_person(settings, subject, out, holdings=[conversations], audit=audit,
+                               conversation=saved_markdown)
     finally:
         conversations.close()
     if not result.total:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import inspect
@@ -123,6 +124,31 @@ class PartialTranslation:
         """Everything in order: translations in place, missing parts in the original, marked."""
         return "".join(mark_missing(seg) if result is None else result
                        for seg, result in zip(self.plan.segments, self.results, strict=True))
+
+    @property
+    def so_far(self) -> str:
+        """The translation as far as it got (:func:`shown_so_far`)."""
+        return shown_so_far(self.plan.segments, self.results)
+
+
+class PartsCancelled(asyncio.CancelledError):
+    """A translation cancelled (a job's Cancel) once some of its parts were done: the task
+    still ends cancelled; ``partial`` keeps them (a ``PartialTranslation`` or a document's
+    ``PartialDocument``), for the chat to show and to offer the rest (Retry the rest)."""
+
+    def __init__(self, partial: object, done: int, total: int) -> None:
+        super().__init__(f"cancelled after {done} of {total} parts")
+        self.partial, self.done, self.total = partial, done, total
+
+
+def shown_so_far(segments: Sequence[str], results: Sequence[str | None]) -> str:
+    """The translation as far as it got: every segment up to the last one translated (any
+    missing before it marked :data:`MISSING_MARK`), the untranslated rest left out."""
+    last = max((i for i, (seg, result) in enumerate(zip(segments, results, strict=True))
+                if result is not None and seg.strip()), default=-1)
+    return "".join(mark_missing(seg) if result is None else result
+                   for seg, result in zip(segments[: last + 1], results[: last + 1],
+                                          strict=True))
 
 
 def part_numbers(needs_work: list[bool], results: Sequence[str | None]) -> list[int]:
@@ -303,7 +329,7 @@ class Translator:
         prompt_source = plan.source or plan.target
         todo = [i for i, r in enumerate(results) if r is None]
         total = plan.work
-        done = total - len(todo)
+        done = before = total - len(todo)  # before: parts an earlier run did (Retry the rest)
         findings = dict(findings or {})
         translate_one = segment_translator or (
             functools.partial(self.translate_segment, build=prompt) if prompt
@@ -354,10 +380,18 @@ class Translator:
             maybe = on_progress(done, total)
             if inspect.isawaitable(maybe):
                 await maybe
-        failed = await run_bounded(
-            [functools.partial(one, i) for i in todo],
-            lambda: segment_parallelism(self.policy, self.settings.segment_concurrency, klass),
-        )
+        try:
+            failed = await run_bounded(
+                [functools.partial(one, i) for i in todo],
+                lambda: segment_parallelism(self.policy, self.settings.segment_concurrency,
+                                            klass),
+            )
+        except asyncio.CancelledError as err:
+            if done == before or isinstance(err, PartsCancelled):  # nothing new to keep
+                raise
+            kept = PartialTranslation(plan, tuple(results), klass, time.monotonic() - started,
+                                      tuple(sorted(findings.items())))
+            raise PartsCancelled(kept, done, total) from err
         seconds = time.monotonic() - started
         if failed:
             first = failed[min(failed)]

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 from hymt_chat.errors import CommandError, UnknownLanguageError
 from hymt_chat.lang.languages import Language, find_language
-from hymt_chat.lang.names import AUTO, language_list, language_name
+from hymt_chat.lang.names import AUTO, language_name
 from hymt_chat.modes.commands import split_command
 from hymt_chat.modes.wording import unknown_language_message
+from hymt_chat.words.said import Code
 
 __all__ = [
     "COMMANDS",
@@ -74,16 +75,12 @@ class ChatState:
         """
         if self.source != AUTO:
             if self.source == self.target:
-                raise CommandError(f"Source and target are both {language_name(self.target)}.")
+                raise CommandError.worded("swap_same", language=Code(self.target))
             self.source, self.target = self.target, self.source
             return
         other = self.previous if self.previous != self.target else None
         if other is None:
-            raise CommandError(
-                "Nothing to swap with yet: the source is Auto-detect and no message in another "
-                f"language than {language_name(self.target)} was translated. "
-                "Pick a target with /to <language>."
-            )
+            raise CommandError.worded("swap_nothing", language=Code(self.target))
         self.previous, self.target = self.target, other
 
     def reset(self, default_target: str = "en") -> None:
@@ -103,9 +100,9 @@ class ChatState:
 def _code(name: str) -> str:
     lang = find_language(name)
     if lang is None and not isinstance(name, str):  # from the browser, not typed by a person
-        raise UnknownLanguageError("That setting is not a language name; pick one from the list.")
+        raise UnknownLanguageError.worded("not_a_language")
     if lang is None:
-        raise UnknownLanguageError(unknown_language_message(name[:40]))
+        raise unknown_language_message(name[:40])
     return lang.code
 
 
@@ -160,13 +157,10 @@ def parse_command(text: str, command: str | None = None) -> Command | None:
     name, rest = found
     if name == "to":
         if not rest:
-            raise CommandError(
-                f"Which language? Type /to followed by a name or a code, e.g. /to Japanese or "
-                f"/to ja. The languages are:\n\n{language_list()}"
-            )
+            raise CommandError.worded("which_language")
         lang = find_language(rest)
         if lang is None:
-            raise UnknownLanguageError(unknown_language_message(rest))
+            raise unknown_language_message(rest)
         return ToCommand(lang)
     if name == "swap":
         return SwapCommand()

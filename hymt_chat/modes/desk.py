@@ -37,9 +37,9 @@ from typing import Any, Protocol
 
 from hymt_chat.errors import InputError, RateLimitedError
 from hymt_chat.modes.agent.conversation import Conversation
-from hymt_chat.modes.guest_words import ENGLISH
 from hymt_chat.modes.room import Room, RoomMessage, Rooms, Translate
 from hymt_chat.store.conversations import StoredRoom
+from hymt_chat.words.source import GUEST as ENGLISH
 
 __all__ = ["Desk", "DeskError", "Remote", "Seat", "Ticket", "TicketView"]
 
@@ -64,7 +64,8 @@ class Seat(Protocol):
                          message: RoomMessage | None = None) -> None:
         """*what*: "waiting" (a new one in the queue), "message" (its visitor wrote),
         "taken" (another agent took it over), "closed", "typing" / "typed" (its visitor types
-        / their message came: told to its holder only)."""
+        / their message came: told to its holder only), "moved" (its visitor continued on
+        another device: told to its holder only)."""
         ...
 
 
@@ -199,7 +200,7 @@ class Desk:
                                to_agent=self._router(number), charge=self.charge)
         ticket = Ticket(number, room, visitor, self.clock(),
                         doors={self.remote.replica} if self.remote is not None else set())
-        room.on_typing = self._typing(number)
+        room.on_typing, room.on_moved = self._typing(number), self._moved(number)
         room.notice = "waiting"
         self.tickets[number] = ticket
         if first is not None:
@@ -228,6 +229,15 @@ class Desk:
             for seat in self._holders(ticket):  # its holder's tabs; nobody's while it waits
                 await seat.desk_event(ticket, "typing" if typing else "typed")
         return typed
+
+    def _moved(self, number: int) -> Callable[[], Awaitable[None]]:
+        async def moved() -> None:
+            ticket = self.tickets.get(number)
+            if ticket is None:
+                return
+            for seat in self._holders(ticket):  # its holder's tabs; nobody's while it waits
+                await seat.desk_event(ticket, "moved")
+        return moved
 
     def _changed(self, ticket: Ticket, *, new: bool = False) -> None:
         ticket.room.about = {"number": ticket.number, "visitor": ticket.visitor,
@@ -272,7 +282,7 @@ class Desk:
             number), charge=self.charge, clock=self.clock)
         room.translate = self.translate_for(room.conv)
         if number is not None:
-            room.on_typing = self._typing(number)
+            room.on_typing, room.on_moved = self._typing(number), self._moved(number)
             ticket = Ticket(number, room, row.visitor or "", row.opened, row.agent, row.taken,
                             row.unread, doors={self.remote.replica} if self.remote else set())
             self.tickets[number] = ticket
@@ -357,7 +367,7 @@ class Desk:
                 bind(ticket)
                 return ticket
         if ticket is None:
-            raise InputError(f"There is no open conversation #{number}.")
+            raise InputError.worded("desk_no_such", n=number)
         before = ticket.agent
         if before == seat.agent:
             bind(ticket)
@@ -398,7 +408,7 @@ class Desk:
             Conversation(self.agent_language)), to_agent=self._router(number),
             charge=self.charge)
         room.translate = self.translate_for(room.conv)
-        room.on_typing = self._typing(number)
+        room.on_typing, room.on_moved = self._typing(number), self._moved(number)
         ticket = Ticket(number, room, state["visitor"], state["opened"], state["agent"],
                         state["taken"], doors=set(state["doors"]))
         self.tickets[number] = ticket

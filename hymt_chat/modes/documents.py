@@ -36,6 +36,7 @@ for the file's answer to show.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import logging
@@ -53,6 +54,7 @@ from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.runner import run_bounded
 from hymt_chat.engine.translator import (
     PartialTranslation,
+    PartsCancelled,
     SegmentJob,
     Translator,
     mark_missing,
@@ -63,6 +65,7 @@ from hymt_chat.errors import (
     InputError,
     InputTooLongError,
     ModelError,
+    NotTextError,
 )
 from hymt_chat.lang.detect import detect_language
 from hymt_chat.modes.structured import (
@@ -78,13 +81,17 @@ from hymt_chat.text import formats
 from hymt_chat.text.checks import Finding, check_translation
 from hymt_chat.text.cleanup import decode_bytes, is_blank
 from hymt_chat.text.formats.inline import plain_of, tags_of
+from hymt_chat.text.formats.pdf_guard import viewable
 from hymt_chat.text.values import values_prepared
+from hymt_chat.words.said import Said, said
 
 if TYPE_CHECKING:
     from hymt_chat.engine.policy import EventSink
 
 __all__ = [
     "DOCUMENT_TYPES",
+    "KIND_WORDS",
+    "MAX_FILES",
     "MAX_FILE_BYTES",
     "UNIT_SEPARATOR",
     "Answer",
@@ -94,6 +101,7 @@ __all__ = [
     "PartialDocument",
     "Piece",
     "StructuredCall",
+    "accepted_kinds",
     "conversions",
     "detect_document_language",
     "file_summary",
@@ -106,6 +114,7 @@ __all__ = [
     "translate_document",
     "translate_document_rest",
     "untranslated",
+    "upload_mime",
 ]
 
 Kind = str  # "txt", "md", "srt", "json", "yaml", "po", or a kind of formats.FORMATS ("docx"…)
@@ -126,7 +135,12 @@ UNIT_SEPARATOR = "\x1e"
 record separator: cleanup removes control characters from the text sent, and each answer is
 stripped of it), so that the one text-shaped machinery carries them and encode splits them."""
 MAX_FILE_BYTES = 2 * 1024 * 1024
-"""Largest upload accepted (checked again here; .chainlit/config.toml sets the same 2 MB)."""
+"""Largest file the app reads. Chainlit's page lets larger ones through (.chainlit/config.toml
+sets its limits far above the app's, whose refusal is an English toast): the app says it,
+in the page's language (``file_too_big``)."""
+MAX_FILES = 5
+"""Files the app reads in one message (more: ``too_many_files``; the page lets up to
+.chainlit/config.toml's ``max_files`` through, for the same reason)."""
 
 ProgressSink = Callable[[int, int], "Awaitable[None] | None"]
 _log = logging.getLogger(__name__)
@@ -183,8 +197,8 @@ class Document:
     # reads the bytes again, which gives the same units in the same order.
     data: bytes = field(default=b"", compare=False, repr=False)
     units: tuple[str, ...] = field(default=(), compare=False, repr=False)
-    kept: tuple[str, ...] = ()  # what such a file keeps as it was ("formulas, numbers…")
-    removed: tuple[str, ...] = ()  # active content taken out of it ("JavaScript"…)
+    kept: tuple[Said, ...] = ()  # what such a file keeps as it was ("formulas, numbers…")
+    removed: tuple[Said, ...] = ()  # active content taken out of it ("JavaScript"…)
     found: object = field(default=None, compare=False, repr=False)  # Source.found: no 2nd OCR
 
     @property
@@ -225,6 +239,25 @@ class Piece:
 
 
 _ALIASES = frozenset({".markdown", ".yml", ".htm", ".xliff", ".jpeg"})  # not named in the refusal
+KIND_WORDS: dict[Kind, str] = {
+    "txt": "kind_text", "docx": "kind_word", "pptx": "kind_powerpoint", "xlsx": "kind_excel",
+    "pdf": "kind_pdf", "png": "kind_pictures", "jpeg": "kind_pictures", "webp": "kind_pictures",
+    "srt": "kind_subtitles", "html": "kind_web", "epub": "kind_ebooks",
+    "odt": "kind_opendocument", "odp": "kind_opendocument", "ods": "kind_opendocument",
+    "md": "kind_markdown", "json": "kind_strings", "yaml": "kind_strings", "po": "kind_strings",
+    "xliff": "kind_strings",
+}
+"""How people name each kind the app reads (a message of hymt_chat/words/source.py), in the
+order a refusal lists them: "text, Word, PowerPoint, Excel, PDF, pictures…"."""
+_DATA_FORMATS = {"json": "JSON", "yaml": "YAML", "po": "gettext PO"}
+
+
+def accepted_kinds() -> tuple[Said, ...]:
+    """The kinds of file the app reads, named as people name them (each kind once, from
+    :data:`DOCUMENT_TYPES`): the list a refused upload is answered with."""
+    kinds = {kind for kind, _ in DOCUMENT_TYPES.values()}
+    return tuple(said(key) for key in dict.fromkeys(
+        key for kind, key in KIND_WORDS.items() if kind in kinds))
 
 
 def _kind_of(name: str) -> tuple[Kind, str]:
@@ -237,15 +270,28 @@ def _kind_of(name: str) -> tuple[Kind, str]:
         raise DocumentError(
             f"I can translate {allowed} files; "
             f"{PurePath(name).name!r} ({shown}) is not one of them."
-        )
+        ).saying("file_kind", name=PurePath(name).name, kinds=accepted_kinds())
     return DOCUMENT_TYPES[suffix]
 
 
-def _size_message(name: str, size: int, limit: int) -> str:
-    return (
+def _too_big(name: str, size: int, limit: int) -> DocumentError:
+    return DocumentError(
         f"{PurePath(name).name!r} is {size / 1_048_576:.1f} MB; the limit is "
         f"{limit / 1_048_576:.0f} MB per file. Split it and upload the parts."
-    )
+    ).saying("file_too_big", name=PurePath(name).name, size=round(size / 1_048_576, 1),
+             limit=round(limit / 1_048_576))
+
+
+def upload_mime(name: str, mime: str, data: bytes) -> str:
+    """The MIME type an upload is kept under, which decides how the page shows it in the
+    message that carries it: a PDF the app cannot open is a plain file there, not the page's
+    PDF viewer (which would say "Failed to load PDF file." in English, or ask for a password),
+    nor is one over the app's size, which the app refuses (and does not parse to judge);
+    anything else keeps the type the browser gave it."""
+    del name  # the type the browser gave decides the viewer (Chainlit's own rule)
+    if mime == "application/pdf" and (len(data) > MAX_FILE_BYTES or not viewable(data)):
+        return "application/octet-stream"
+    return mime
 
 
 def load_document(
@@ -255,15 +301,21 @@ def load_document(
     InputTooLongError."""
     kind, mime = _kind_of(name)
     if len(data) > max_bytes:
-        raise DocumentError(_size_message(name, len(data), max_bytes))
+        raise _too_big(name, len(data), max_bytes)
     if PurePath(name).suffix.lower() in formats.FORMATS:
         return _load_formatted(name, data, kind, mime, max_chars)
-    text = decode_bytes(data)  # NotTextError for binary / non-UTF-8
+    try:
+        text = decode_bytes(data)  # NotTextError for binary / non-UTF-8
+    except NotTextError as err:
+        if err.said is not None:  # its page sentence names the file
+            err.saying(err.said.key, **{**err.said.slots, "name": PurePath(name).name})
+        raise
     text = text.removeprefix("\ufeff")
     newline = "\r\n" if "\r\n" in text else "\n"
     text = text.replace("\r\n", "\n")
     if is_blank(text):
-        raise DocumentError(f"{PurePath(name).name!r} is empty: there is nothing to translate.")
+        raise DocumentError(f"{PurePath(name).name!r} is empty: there is nothing to "
+                            "translate.").saying("file_empty", name=PurePath(name).name)
     if max_chars is not None and len(text) > max_chars:
         raise InputTooLongError(len(text), max_chars)
     doc = Document(PurePath(name).name, kind, mime, text, newline)
@@ -277,7 +329,8 @@ def _load_formatted(name: str, data: bytes, kind: Kind, mime: str,
     units = tuple(_without_separator(unit.tagged) for unit in source.units)
     text = "\n".join(plain_of(unit) for unit in units)
     if is_blank(text):
-        raise DocumentError(f"{PurePath(name).name!r} has no text to translate.")
+        raise DocumentError(f"{PurePath(name).name!r} has no text to translate.").saying(
+            "file_no_text", name=PurePath(name).name)
     if max_chars is not None and len(text) > max_chars:
         raise InputTooLongError(len(text), max_chars)
     return Document(PurePath(name).name, kind, mime, text, data=data, units=units,
@@ -292,13 +345,16 @@ def untranslated(doc: Document) -> str:
     return doc.text
 
 
-def file_summary(doc: Document) -> str:
-    """One line on what a translated document held: parts, characters, what was kept."""
+def file_summary(doc: Document) -> Said:
+    """One line on what a translated document held: parts, characters, what was kept and
+    what was removed, as a sentence the page words ("12 parts, 1,840 characters; kept as they
+    were: formulas, numbers and dates")."""
     parts = sum(1 for p in split_document(doc) if p.translate)
-    line = f"{parts:,} part{'s' if parts != 1 else ''}, {len(doc.text):,} characters"
+    line = said("file_summary", count=parts, chars=len(doc.text))
     kept = kept_summary(doc)
-    line = f"{line}; kept as they were: {', '.join(kept)}" if kept else line
-    return f"{line}; removed: {', '.join(doc.removed)}" if doc.removed else line
+    line = said("file_summary_kept", summary=line, kept=tuple(kept)) if kept else line
+    return (said("file_summary_removed", summary=line, removed=doc.removed) if doc.removed
+            else line)
 
 
 def found_text(doc: Document, out: str) -> list[tuple[str, str]]:
@@ -318,7 +374,7 @@ def conversions(doc: Document) -> dict[Kind, str]:
     return dict(formats.CONVERSIONS.get(doc.kind, {}))
 
 
-def kept_summary(doc: Document) -> list[str]:
+def kept_summary(doc: Document) -> list[Said]:
     """What a formatted document keeps untranslated, as short phrases ("formulas, numbers and
     dates"), for the one-line summary the chat shows."""
     return list(doc.kept)
@@ -330,7 +386,7 @@ def read_upload(path: str | Path, name: str, **limits: int) -> Document:
     max_bytes = limits.get("max_bytes", MAX_FILE_BYTES)
     size = Path(path).stat().st_size
     if size > max_bytes:
-        raise DocumentError(_size_message(name, size, max_bytes))
+        raise _too_big(name, size, max_bytes)
     return load_document(name, Path(path).read_bytes(), **limits)
 
 
@@ -374,7 +430,8 @@ def split_document(doc: Document) -> list[Piece]:
         try:
             parts = SPLITTERS[doc.kind](doc.text, repr(doc.name))
         except StructuredError as err:
-            raise DocumentError(str(err)) from None
+            raise DocumentError(str(err)).saying(
+                "file_data_invalid", name=doc.name, format=_DATA_FORMATS[doc.kind]) from None
         return [Piece(p.text, p.translate, protected=placeholders(p.text) if p.translate else [],
                       quote=p.quote) for p in parts]
     if doc.kind == "srt":
@@ -424,9 +481,9 @@ def split_srt(text: str) -> list[Piece]:
         raise DocumentError(
             f"This is not a valid SRT file (unexpected text at line {line}); "
             "numbering and timestamps must follow the SRT format."
-        ) from None
+        ).saying("srt_invalid", line=line) from None
     if not subtitles:
-        raise DocumentError("This SRT file has no subtitles.")
+        raise DocumentError("This SRT file has no subtitles.").saying("srt_empty")
     pieces: list[Piece] = []
     pos = 0
     for match in srt.SRT_REGEX.finditer(text):
@@ -757,10 +814,23 @@ class PartialDocument:
         return part_numbers([p.translate for p in self.pieces], self.results)
 
     @property
+    def so_far(self) -> str:
+        """The document as far as it got: everything up to its last piece translated (or half
+        translated), the untranslated rest left out."""
+        last = max((i for i, (piece, result) in enumerate(zip(self.pieces, self.results,
+                                                               strict=True))
+                    if piece.translate and (result is not None or i in self.inner)), default=-1)
+        return self._joined(last + 1)
+
+    @property
     def text(self) -> str:
         """Everything in order; a missing piece as far as it got, the rest of it marked."""
+        return self._joined(len(self.pieces))
+
+    def _joined(self, count: int) -> str:
         out = []
-        for i, (piece, result) in enumerate(zip(self.pieces, self.results, strict=True)):
+        for i, (piece, result) in enumerate(zip(self.pieces[:count], self.results[:count],
+                                                strict=True)):
             if result is None:
                 result = piece.written(self.inner[i].text if i in self.inner
                                        else mark_missing(piece.text))
@@ -949,8 +1019,9 @@ async def _run_pieces(
     if not missing:
         return "".join(results)  # type: ignore[arg-type]
     single = len(todo) == 1
-    done = len(todo) - len(missing)
+    done = before = len(todo) - len(missing)  # before: pieces an earlier run did
     limit = concurrency if callable(concurrency) else (lambda: max(1, int(concurrency)))
+    halves: list[PartsCancelled] = []  # pieces cancelled half way (their parts are in inner)
 
     async def report(count: int, total: int) -> None:
         if on_progress is not None:
@@ -967,6 +1038,11 @@ async def _run_pieces(
                                                            resume, earlier)
         except IncompleteTranslationError as err:
             raise _Unfinished(err) from None
+        except PartsCancelled as err:  # cancelled half way through this piece: its parts kept
+            if isinstance(err.partial, PartialTranslation):
+                inner[index] = err.partial
+                halves.append(err)
+            raise
         inner.pop(index, None)
         flags.add(part[index], found)
         done += 1
@@ -974,7 +1050,15 @@ async def _run_pieces(
             await report(done, len(todo))
 
     await report(done, len(todo))
-    failed = await run_bounded([functools.partial(run, i) for i in missing], limit)
+    try:
+        failed = await run_bounded([functools.partial(run, i) for i in missing], limit)
+    except asyncio.CancelledError as cancel:  # a job's Cancel: the pieces done are kept
+        if (done == before and not halves) or isinstance(cancel, PartsCancelled):
+            raise  # nothing new to keep
+        kept = PartialDocument(tuple(pieces), tuple(results), inner, flags.by_part())
+        if single and halves:  # its line counted the one piece's parts: so does the sentence
+            raise PartsCancelled(kept, halves[0].done, halves[0].total) from cancel
+        raise PartsCancelled(kept, done, len(todo)) from cancel
     if failed:
         for index, err in failed.items():
             if isinstance(err, _Unfinished):

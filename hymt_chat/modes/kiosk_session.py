@@ -16,7 +16,7 @@ from hymt_chat.errors import HymtError
 from hymt_chat.lang.languages import get_language
 from hymt_chat.lang.names import AUTO
 from hymt_chat.modes import kiosk, wording
-from hymt_chat.modes.chat_words import PageText
+from hymt_chat.modes.page_text import PageText
 from hymt_chat.modes.screen import Button, Reply, Screen, Shown
 from hymt_chat.modes.session import Job, Kept, Services, Session, Upload
 from hymt_chat.modes.warnings import with_warnings
@@ -60,8 +60,8 @@ class KioskSession(Session):
         await self.welcome()
 
     async def welcome(self) -> None:
-        text = wording.welcome_markdown(self.idle)
-        await self.show(Reply(f"{text}\n\n{wording.COUNTER_LINK}", _buttons(kiosk.kiosk_buttons()),
+        text = wording.welcome_markdown(self.idle, self.page)
+        await self.show(Reply(f"{text}\n\n{wording.counter_link(self.page)}", _buttons(kiosk.kiosk_buttons()),
                               marker=self.marker()))
 
     def touch(self, *, activity: bool = True) -> None:
@@ -113,7 +113,7 @@ class KioskSession(Session):
             return
         self.text = text
         if self.target is None:
-            await self.show(Reply(wording.escape_markdown(wording.kiosk_pick_message()),
+            await self.show(Reply(wording.escape_markdown(wording.kiosk_pick_message(self.page)),
                                   _buttons(kiosk.kiosk_buttons())))
             return
         await self.when_ready(Job("kiosk", text, target=self.target), inline=True)
@@ -131,7 +131,7 @@ class KioskSession(Session):
         target = payload.get("target")
         if target in (kiosk.MORE, PICK):
             choices = kiosk.more_buttons() if target == kiosk.MORE else kiosk.kiosk_buttons()
-            await self.show(Reply(wording.escape_markdown(wording.kiosk_pick_message()),
+            await self.show(Reply(wording.escape_markdown(wording.kiosk_pick_message(self.page)),
                                   _buttons(choices)))
             return
         try:  # the payload comes from the browser: a code of ours, or nothing is stored
@@ -143,7 +143,7 @@ class KioskSession(Session):
         if self.text and await self.admit(Job("kiosk", self.text)):  # a text on screen: into it
             await self.when_ready(Job("kiosk", self.text, target=code), inline=False)
         else:
-            await self.say(wording.kiosk_target_message(code, label))
+            await self.say(wording.kiosk_target_message(code, label, self.page))
 
     async def execute(self, job: Job) -> None:
         with kiosk.kiosk_memory(self.settings):  # read, never write what a visitor typed
@@ -163,12 +163,13 @@ class KioskSession(Session):
             return
         if result.same_language:
             await self.show(Reply(
-                wording.escape_markdown(wording.kiosk_same_message(result.target)),
+                wording.escape_markdown(wording.kiosk_same_message(result.target, self.page)),
                 _buttons(kiosk.kiosk_buttons())))
             return
         meta = wording.format_meta(result, demo=self.services.demo(), page=self.page)
         await self.show(Reply(
-            with_warnings(wording.answer_markdown(result.text, meta), result.warnings),
+            with_warnings(wording.answer_markdown(result.text, meta), result.warnings,
+                          self.page),
             (Button("kiosk_target", "Another language · 其他语言", {"target": PICK},
                     "languages"),),
             marker=self.marker(result.text, result.target)))

@@ -27,6 +27,7 @@ __all__ = [
     "Profile",
     "agent_state_of",
     "profile_name",
+    "saved_markdown",
 ]
 
 TRANSLATOR_PROFILE = "Translator"
@@ -37,7 +38,7 @@ AGENT_STATE = "agent_state"  # key in the user session and in the thread's metad
 @dataclass(frozen=True, slots=True)
 class Profile:
     name: str  # its identity (threads, settings); shown as the page's word of *key*
-    key: str  # its words in hymt_chat.modes.chat_words: *key* its name, *key*_about its
+    key: str  # its words in hymt_chat.modes.page_text: *key* its name, *key*_about its
     # Markdown description (shown when hovering the profile picker)
     icon: str  # a file under public/ or a URL ("" for none)
     starters: bool  # show the Translator's starters (the others show none)
@@ -74,3 +75,14 @@ def agent_state_of(metadata: Mapping[str, Any] | str | None) -> Conversation | N
         return Conversation.from_dict(state)
     except (HymtError, KeyError, TypeError, ValueError, AttributeError):
         return None
+
+
+def saved_markdown(metadata: Mapping[str, Any] | None) -> str | None:
+    """A thread's saved Support-agent conversation as Markdown a person reads, or None where
+    the thread holds none (a data export renders each thread this way)."""
+    from hymt_chat.modes.agent.transcript import transcript_markdown
+
+    conversation = agent_state_of(metadata)
+    if conversation is None or not conversation.transcript:
+        return None
+    return transcript_markdown(conversation)

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from hymt_chat.engine.pacing import eta_seconds
 from hymt_chat.engine.policy import PolicyEvent
 from hymt_chat.modes import wording
-from hymt_chat.modes.chat_words import PageText
+from hymt_chat.modes.page_text import PageText
 from hymt_chat.modes.screen import ProgressView, Reply, Shown
 
 __all__ = ["Progress"]
@@ -32,7 +32,8 @@ class Progress:
     def __init__(self, view: ProgressView, title: str, *, always: bool = False,
                  base: int = 0, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-                 page: PageText | None = None) -> None:
+                 page: PageText | None = None, expected: float | None = None,
+                 parallel: Callable[[], int] | None = None) -> None:
         self.view = view
         self.page = page or PageText()  # the language the line speaks
         self.title = title
@@ -40,6 +41,10 @@ class Progress:
         self.base = base  # parts done before this run (Retry the rest): not this run's pace
         self.clock = clock
         self.sleep = sleep
+        # Before the first part is back: the seconds the whole job should take at the model's
+        # measured pace (None: not measured yet); and how many parts go at once.
+        self.expected = expected
+        self.parallel = parallel
         self.done = self.total = 0
         self.note: str | None = None
         self.queued = False  # the note is a place in the queue
@@ -53,12 +58,23 @@ class Progress:
     def name(self) -> str:
         parts = [self.title]
         if self.total > 1:
-            eta = None if self.note == wording.CANCELLED else eta_seconds(
-                self.done - self.base, self.total - self.base, self.clock() - self.started)
-            parts.append(wording.progress_label(self.done, self.total, eta, self.page))
+            eta = None if self.note == self.page["cancelled"] else self.eta()
+            parts.append(wording.progress_label(self.done, self.total, eta, self.page,
+                                                waiting=self.note is not None))
         if self.note:
             parts.append(self.note)
         return " · ".join(parts)
+
+    def eta(self) -> float | None:
+        """Seconds left: from the pace of the parts back so far, counted in rounds of the
+        parts sent at once; before the first, from the measured pace (*expected*), while
+        that has time left; else None."""
+        done, total = self.done - self.base, self.total - self.base
+        elapsed = self.clock() - self.started
+        if done <= 0:
+            left = None if self.expected is None else self.expected - elapsed
+            return left if left is not None and left >= 1 else None
+        return eta_seconds(done, total, elapsed, self.parallel() if self.parallel else 1)
 
     async def _show(self, force: bool = False) -> None:
         async with self._lock:
@@ -86,7 +102,7 @@ class Progress:
     def event(self, event: PolicyEvent) -> None:
         """The policy's event callback (synchronous): a retry or a wait becomes the note, shown
         by one redraw task: at once if the line was quiet long enough, else when it has been."""
-        note = wording.describe_event(event)
+        note = wording.describe_event(event, self.page)
         if note == self.note or (note is None and not (self.note and event.kind == "started")):
             return
         moved = self.queued and event.kind == "queued"  # only the place changed
@@ -111,7 +127,7 @@ class Progress:
         async with self._lock:
             self.closed = True
             if self.shown:
-                self.note = wording.CANCELLED if cancelled else None
+                self.note = self.page["cancelled"] if cancelled else None
                 await self.view.close(self.name(), failed=failed or cancelled)
 
     async def end(self) -> bool:

@@ -12,11 +12,18 @@ is written to the deployment's database as it changes, and a room this process d
 is told to the other (throttled, expiring on its own: :mod:`~hymt_chat.modes.typing`). An
 agent's reply whose checks found something is held (:class:`HeldReply`): the guests get nothing
 until the agent sends it anyway or drops it to write it again. Nothing here knows Chainlit or HTTP.
+
+A customer may move to another device: the room's link is the key, and a device that opens it
+when the room is full takes the conversation over (:meth:`Room.join`). It gets the history;
+the device it replaces is told ("moved") and loses its place; the agent reads one line. A page
+that reconnects by itself never takes over: two open pages do not wrest the room from each
+other, only a link opened (or a page reloaded) does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -27,13 +34,16 @@ from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reas
 from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.conversation import Conversation, Turn
 from hymt_chat.modes.agent.turns import AgentTurn
-from hymt_chat.modes.guest_words import ENGLISH
 from hymt_chat.modes.keeping import RoomKeeper, keep_rooms
 from hymt_chat.modes.typing import Typing
 from hymt_chat.settings import Settings
 from hymt_chat.store.conversations import MessageRecord, RoomRecord, StoredRoom
+from hymt_chat.words.source import GUEST as ENGLISH
 
-__all__ = ["GuestRelay", "HeldReply", "Room", "RoomError", "RoomMessage", "Rooms"]
+__all__ = ["CUSTOMER_MOVED", "GuestRelay", "HeldReply", "Room", "RoomError", "RoomMessage",
+           "Rooms"]
+
+_log = logging.getLogger(__name__)
 
 Who = Literal["agent", "guest"]
 Translate = Callable[[str, str], Awaitable[AgentTurn]]  # (text, side) -> the turn
@@ -42,10 +52,25 @@ Charge = Callable[[str, str], Awaitable[None]]  # (payer's allowance key, text)
 Typed = Callable[[bool], Awaitable[None]]  # the guest types (True) or their message came (False)
 Event = dict[str, Any]
 HELD_REPLIES = 20  # per room: the agent's flagged replies awaiting "Send anyway" or "Edit"
+# The agent's line when the customer's conversation moved to another device: said at most once
+# in this many seconds (a link opened in a loop does not fill the agent's chat; each move still
+# takes place and the device it replaced is still told).
+MOVED_TOLD_SECONDS = 30.0
+CUSTOMER_MOVED = "The customer continued on another device."  # WORDS: room_moved
+# The guest pages' words this module says that the table of words does not have yet.
+_MORE_ENGLISH = {
+    "moved": "This conversation continued on another device.",  # WORDS: moved
+}
+
+
+def _english(key: str) -> str:
+    """The English of a guest page's word (a key of the page words)."""
+    return ENGLISH.get(key) or _MORE_ENGLISH.get(key) or ENGLISH["ended"]
 
 
 class RoomError(InputError):
-    """A join link that leads nowhere (unknown, expired, closed) or a room that is full.
+    """A join link that leads nowhere (unknown, expired, closed), or a page whose conversation
+    continued on another device ("moved").
 
     ``known``: the link was a room's once (expired or closed), not a made-up one. ``key``: the
     sentence's key in the guest pages' words (``hymt_chat.modes.guest_words``), which the guest
@@ -53,7 +78,7 @@ class RoomError(InputError):
     """
 
     def __init__(self, key: str, *, known: bool = True) -> None:
-        super().__init__(ENGLISH[key])
+        super().__init__(_english(key))
         self.key, self.known = key, known
 
 
@@ -98,6 +123,8 @@ class GuestRelay(Protocol):
 
     def typing(self, guest: str) -> None: ...
 
+    def moved(self, guest: str, gone: list[str]) -> None: ...
+
 
 class Room:
     """One conversation between an agent and (by default one) guest."""
@@ -129,6 +156,10 @@ class Room:
         self.relay: GuestRelay | None = None
         self.typing = Typing(clock)
         self.on_typing: Typed | None = None  # the agent's side shows "the visitor is typing…"
+        self.on_moved: Callable[[], Awaitable[None]] | None = None  # the agent reads one line
+        self._moved_told = float("-inf")  # when the agent was last told of a move
+        self._arrived: dict[str, float] = {}  # each guest's latest connection (this process)
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.held: dict[str, HeldReply] = {}  # the agent's flagged replies, oldest first
         self.opened = clock()
         # What its holder adds to its row: the desk's number, visitor, agent, taken, unread;
@@ -184,26 +215,76 @@ class Room:
     def refusal(self) -> str | None:
         """Why this room cannot be used now, in English, or None when it is open."""
         key = self.refusal_key()
-        return ENGLISH[key] if key else None
+        return _english(key) if key else None
 
-    def join(self, guest: str) -> asyncio.Queue[Event]:
+    def join(self, guest: str, *, resume: bool = False) -> asyncio.Queue[Event]:
         """Admit *guest* (again, after a reload: the same key) and open their event queue,
-        which starts with the room's history. Raises :class:`RoomError`."""
+        which starts with the room's history. Raises :class:`RoomError`.
+
+        *guest* is a device's key (its page makes one at random and keeps it). A new device
+        when the room is full takes the conversation over from the device that was away
+        longest (one guest: the only one): that one is told ("moved") and is no longer
+        admitted, and the agent is told. *resume*: the page reconnects by itself (the
+        connection dropped) rather than being opened; it never takes over, and a device that
+        lost its place meanwhile is told so (:class:`RoomError` "moved")."""
         refused = self.refusal_key()
         if refused:
             raise RoomError(refused)
-        if guest not in self.guests and len(self.guests) >= self.max_guests:
-            raise RoomError("full")
+        gone: list[str] = []
         if guest not in self.guests:
+            if len(self.guests) >= self.max_guests:
+                if resume:
+                    raise RoomError("moved")
+                gone = self._longest_away(len(self.guests) - self.max_guests + 1)
             self.guests.add(guest)
-            self.kept()
+            if not gone:
+                self.kept()
         queue: asyncio.Queue[Event] = asyncio.Queue()
         old = self._queues.get(guest)
         if old is not None:  # the same guest on a new connection: the old one is replaced
             old.put_nowait({"type": "replaced"})
         self._queues[guest] = queue
+        self._arrived[guest] = self.clock()
         queue.put_nowait(self.welcome())
+        if gone:
+            self.took_over(guest, gone)
         return queue
+
+    def _longest_away(self, count: int) -> list[str]:
+        """The *count* guests a new device replaces: those not connected first, then those
+        connected longest ago."""
+        order = sorted(self.guests, key=lambda g: (g in self._queues, self._arrived.get(g, 0.0),
+                                                   g))
+        return order[:count]
+
+    def took_over(self, guest: str, gone: list[str]) -> None:
+        """*guest*'s device took the conversation over from *gone*'s: they are no longer
+        admitted and their pages say so; the agent reads one line (at most one in
+        :data:`MOVED_TOLD_SECONDS`). Also what the room's talk on another replica hears from the
+        replica where the new device connected (the desk's relay)."""
+        for old in gone:
+            self.guests.discard(old)
+            self._arrived.pop(old, None)
+            self._tell(old, {"type": "moved", "key": "moved", "text": _english("moved")})
+        self.guests.add(guest)
+        self.kept()
+        if self.relay is not None:  # the room's talk is on another replica: told there
+            self.relay.moved(guest, gone)
+            return
+        now, told = self.clock(), self.on_moved
+        if told is not None and now - self._moved_told >= MOVED_TOLD_SECONDS:
+            self._moved_told = now
+
+            async def tell() -> None:
+                await told()
+            task = asyncio.get_running_loop().create_task(tell())
+            self._tasks.add(task)
+            task.add_done_callback(self._told)
+
+    def _told(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and (err := task.exception()) is not None:
+            _log.error("the agent could not be told of a move", exc_info=err)
 
     def leave(self, guest: str, queue: asyncio.Queue[Event]) -> None:
         if self._queues.get(guest) is queue:
@@ -231,7 +312,7 @@ class Room:
         if self.closed is None:
             self.closed, self.closed_at = key, self.clock()
             self.kept()
-            self._to_guests({"type": "closed", "key": key, "text": ENGLISH[key]})
+            self._to_guests({"type": "closed", "key": key, "text": _english(key)})
 
     # --- the guest's side ---------------------------------------------------------------------
 
@@ -315,6 +396,8 @@ class Room:
             self.notice = event.get("key")
         elif kind == "closed" and self.closed is None:
             self.closed, self.closed_at = event.get("key") or "closed", self.clock()
+        elif kind == "moved" and guest is not None:  # that device is no longer admitted here
+            self.guests.discard(guest)
         if guest is None:
             for queue in self._queues.values():
                 queue.put_nowait(event)
@@ -481,6 +564,7 @@ class Rooms:
             raise RoomError("ended")
         room.translate = self.defaults(room.conv) if self.defaults is not None else nowhere
         room.to_agent, room.on_pending, room.on_typing = unattended, None, None
+        room.on_moved = None
 
     def open(self, conv: Conversation, *, translate: Translate, to_agent: Deliver,
              charge: Charge | None = None,

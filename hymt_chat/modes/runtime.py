@@ -67,7 +67,7 @@ class Runtime:
         self.tabs: dict[str, Session] = {}
 
     def services(self, max_files: int = 5) -> Services:
-        """What a chat session uses of it (*max_files* per message: the page's own cap)."""
+        """What a chat session uses of it (*max_files* per message: the app's own cap)."""
         return Services(self.settings, self.translator, self.readiness, self.limiter,
                         self.metrics, max_files, self.rooms, self.desk, audit_log=self.audit)
 

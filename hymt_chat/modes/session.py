@@ -19,7 +19,10 @@ from pathlib import PurePath
 from typing import Any, Generic, Literal, TypeVar
 
 from hymt_chat.engine import chimera
-from hymt_chat.engine.translator import Translator, is_long_text
+from hymt_chat.engine.pacing import expected_seconds
+from hymt_chat.engine.policy import segment_parallelism
+from hymt_chat.engine.priority import BULK
+from hymt_chat.engine.translator import PartsCancelled, Translator, is_long_text, model_calls
 from hymt_chat.errors import (
     HymtError,
     IncompleteTranslationError,
@@ -32,9 +35,9 @@ from hymt_chat.errors import (
 from hymt_chat.lang import detect
 from hymt_chat.lang.languages import find_language
 from hymt_chat.modes import documents, wording
-from hymt_chat.modes.chat_words import PAGE_LANGUAGE, PageText
 from hymt_chat.modes.cost import priced
 from hymt_chat.modes.desk import Desk
+from hymt_chat.modes.page_text import PAGE_LANGUAGE, PageText
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.room import Rooms
 from hymt_chat.modes.screen import Attachment, Button, Reply, Screen, Shown
@@ -46,6 +49,8 @@ from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
 from hymt_chat.store.audit import AuditLog
 from hymt_chat.text import formats, values
+from hymt_chat.text.segments import estimate_tokens
+from hymt_chat.words.said import Said, said
 
 __all__ = ["BUTTONS", "KEPT_JOBS", "Job", "Kept", "Services", "Session", "Upload"]
 
@@ -72,7 +77,7 @@ class Services:
     readiness: Readiness
     limiter: RateLimiter
     metrics: Metrics
-    max_files: int = 5  # per message; Chainlit enforces its own cap only in the browser
+    max_files: int = 5  # per message, the app's own: the page lets more through, the app says so
     rooms: Rooms | None = None  # the agents' rooms (None: no rooms in this process)
     desk: Desk | None = None  # the support desk's queue (None: no desk in this process)
     audit_log: AuditLog | None = None  # who read, corrected, took over (None: not recorded)
@@ -228,8 +233,9 @@ class Session:
         """Someone used the session (the kiosk restarts its idle clock)."""
 
     def title(self) -> str | None:
-        """A name for the tab's thread in the history, from its conversation, when a button
-        started it (a message names it with its own text); None: the button's label."""
+        """A name for the tab's thread in the history, from its conversation: its first real
+        words (never a command); None while there are none (the app names the thread once
+        there are: Chainlit would list "/room close" or "Untitled Conversation")."""
         return None
 
     # --- output -----------------------------------------------------------------------------
@@ -253,37 +259,40 @@ class Session:
             return await asyncio.to_thread(documents.read_upload, upload.path, upload.name,
                                            max_chars=self.settings.max_input_chars)
         except (HymtError, OSError) as err:
-            await self.say_error(err if isinstance(err, HymtError) else NotTextError(
-                "The uploaded file could not be read; please upload it again."))
+            await self.say_error(err if isinstance(err, HymtError) else NotTextError.worded(
+                "upload_unreadable"))
             return None
 
     async def text_in_pictures(self, uploads: Sequence[Upload]) -> str | None:
         """The text OCR finds in the pictures sent (a customer's screenshot, a sign held up at
         the kiosk), paragraphs in reading order, to be translated as a message; None, said,
-        for anything else (the modes that take pictures as messages)."""
+        for anything else, or for more files than a message may carry (the modes that take
+        pictures as messages)."""
+        if len(uploads) > self.services.max_files:
+            await self.say(said("too_many_files", limit=self.services.max_files,
+                                count=len(uploads)))
+            return None
         found = []
         for upload in uploads:
             doc = await self.read_upload(upload)
             if doc is None:
                 return None
             if doc.kind not in formats.PICTURES:
-                await self.say(f"{wording.escape_markdown(doc.name)}: here a picture's text "
-                               "is translated (a screenshot, a sign); translate documents in the "
-                               "Translator.")
+                await self.say(said("picture_only", name=doc.name))
                 return None
             found.append(doc.text)
         return "\n\n".join(found)
 
-    async def say(self, text: str, buttons: tuple[Button, ...] = ()) -> None:
-        """A sentence of ours, shown literally."""
-        await self.show(Reply(wording.escape_markdown(text), buttons))
+    async def say(self, text: Said | str, buttons: tuple[Button, ...] = ()) -> None:
+        """A sentence of ours, shown literally, in the page's language."""
+        await self.show(Reply(wording.escape_markdown(self.page.say(text)), buttons))
 
     async def say_error(self, err: BaseException, retry: Job | None = None) -> None:
         """A refusal as it is; a failure with a Retry button for *retry* when it may pass."""
         if isinstance(err, InputError):
-            await self.say(str(err))
+            await self.say(self.page.error(err))
             return
-        text = str(err) if isinstance(err, HymtError) else wording.UNEXPECTED_ERROR
+        text = self.page.error(err) if isinstance(err, HymtError) else self.page["unexpected_error"]
         buttons: tuple[Button, ...] = ()
         if retry is not None and (isinstance(err, ModelError) or not isinstance(err, HymtError)):
             buttons = (self._retry_button(retry),)
@@ -291,16 +300,36 @@ class Session:
                 text = f"{text} {self.page['kept_hint']}"
         await self.say(text, buttons)
 
-    def progress(self, title: str, *, always: bool = False, base: int = 0) -> Progress:
-        """A job's progress line; a background job's is shown at once, with its Cancel."""
+    def progress(self, title: str, *, always: bool = False, base: int = 0,
+                 text: str | None = None, klass: str = BULK) -> Progress:
+        """A job's progress line; a background job's is shown at once, with its Cancel.
+        With the *text* it translates (as request class *klass*), the line has an estimate
+        before its first part is back (:meth:`pace`)."""
+        pace = self.pace(text, klass) if text is not None else {}
         job_id = _JOB.get()
         if job_id is None:
             return Progress(self.screen.progress(), title, always=always, base=base,
-                            page=self.page)
+                            page=self.page, **pace)
         cancel = Button("cancel_job", self.page["cancel"], {"job": job_id}, "x",
                         self.page["cancel_tip"])
         return Progress(self.screen.progress(cancel), title, always=True, base=base,
-                        page=self.page)
+                        page=self.page, **pace)
+
+    def pace(self, text: str, klass: str = BULK) -> dict[str, Any]:
+        """What a progress line of *text* estimates its time with: the parts sent at once
+        (the policy's share for *klass*, re-read), and the seconds the whole should take at
+        the decode rate measured on this server (None until one answer was measured)."""
+        policy, concurrency = self.translator.policy, self.settings.segment_concurrency
+
+        def parallel() -> int:
+            return segment_parallelism(policy, concurrency, klass)
+
+        rate = getattr(getattr(self.translator, "client", None), "decode_rate", None)
+        expected = None
+        if rate is not None and rate.measured:
+            expected = expected_seconds(estimate_tokens(text), model_calls(text, self.settings),
+                                        rate.value, parallel())
+        return {"expected": expected, "parallel": parallel}
 
     def _retry_button(self, job: Job) -> Button:
         return Button("retry", self.page["retry"], {"key": self.kept.keep(job)}, "refresh-cw",
@@ -357,7 +386,7 @@ class Session:
                 self.stopped.discard(task)
             return
         if model == "down" and not self.waiting:
-            await self.say_error(ModelUnavailableError(wording.model_down_message()), retry=job)
+            await self.say_error(ModelUnavailableError.worded("model_down"), retry=job)
             return
         if background:
             self._start_job(job, wait=model != "ready")
@@ -377,13 +406,13 @@ class Session:
             task = asyncio.get_running_loop().create_task(later())
             self.waiting.add(task)
         if model != "ready":
-            await self.say(wording.warming_up_message(model, len(self.waiting)))
+            await self.say(wording.warming_up_message(model, len(self.waiting), self.page))
 
     async def _model_started(self, job: Job) -> bool:
         """Wait for the model; False, said with a Retry for *job*, when it never came up."""
         if await self.services.readiness.wait_ready(self.settings.startup_timeout):
             return True
-        message = wording.still_not_ready_message(self.settings.startup_timeout)
+        message = wording.still_not_ready_message(self.settings.startup_timeout, self.page)
         await self.say_error(ModelUnavailableError(message), retry=job)
         return False
 
@@ -416,7 +445,7 @@ class Session:
         job_id = payload.get("job") if isinstance(payload, Mapping) else None
         task = self.jobs.get(job_id) if isinstance(job_id, str) else None
         if task is None:
-            await self.say(wording.JOB_ALREADY_OVER)
+            await self.say(self.page["job_over"])
             return
         task.cancel()
 
@@ -446,7 +475,7 @@ class Session:
     async def rerun(self, job: Job | None) -> None:
         """Run a button's kept job again: said when it expired; charged like a message."""
         if job is None:
-            await self.say(wording.EXPIRED_JOB)
+            await self.say(self.page["expired_job"])
             return
         if await self.admit(job):
             await self.when_ready(job, inline=False)
@@ -498,9 +527,12 @@ class Session:
             await progress.start()  # a background job's line (its Cancel) shows from the start
         try:
             result = await work
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as err:
             if asyncio.current_task() in self.stopped:
                 await self._ended(progress)  # Stop's message, with Retry, takes its place
+            elif isinstance(err, PartsCancelled):  # a job's Cancel once parts were done
+                await self._ended(progress)
+                await self.say_cancelled(err, job)  # they take the line's place, kept
             else:
                 await progress.finish(cancelled=True)  # a job's Cancel: the line says so
             raise
@@ -530,26 +562,51 @@ class Session:
         if result is not None:
             meta = wording.format_meta(result, demo=self.services.demo(), page=self.page)
             await self.show(Reply(with_warnings(wording.answer_markdown(result.text, meta),
-                                                result.warnings)))
+                                                result.warnings, self.page)))
+
+    async def say_cancelled(self, err: PartsCancelled, job: Job) -> None:
+        """A job cancelled once some of its parts were done: what they say (a file: the
+        partial file, the rest marked), that the rest was cancelled, and the button that
+        translates only the rest."""
+        rest = Job(job.kind, job.text, job.doc, job.target, job.source, job.detected,
+                   err.partial, err.done)
+        buttons = (Button("retry_rest", self.page["retry_rest"], {"key": self.kept.keep(rest)},
+                          "refresh-cw", self.page["retry_rest_tip"]),)
+        sentence = self.page.fill("cancelled_after", done=err.done, total=err.total)
+        if job.kind == "file" and job.doc is not None and job.target is not None:
+            full = PurePath(documents.output_name(job.doc.name, job.target))
+            name = f"{full.stem}.partial{full.suffix}"
+            text = err.partial.text  # type: ignore[attr-defined]
+            data = await asyncio.to_thread(job.doc.encode, text, job.target)  # a zip, off the loop
+            content = f"{wording.escape_markdown(sentence)} {self.page['retry_rest_hint']}"
+            await self.show(Reply(content, buttons, (Attachment(name, data, job.doc.mime),)))
+            return
+        found = [f for _, part in getattr(err.partial, "findings", ()) for f in part]
+        so_far = err.partial.so_far  # type: ignore[attr-defined]
+        await self.show(Reply(with_warnings(
+            wording.partial_answer_markdown(so_far, sentence, self.page), found, self.page),
+            buttons))
 
     async def say_partial(self, err: IncompleteTranslationError, job: Job) -> None:
         """Everything translated so far, in place, and a button that resends only the rest."""
         rest = Job(job.kind, job.text, job.doc, job.target, job.source, job.detected,
                    err.partial, err.done)
-        buttons = (Button("retry_rest", "Retry the rest", {"key": self.kept.keep(rest)},
-                          "refresh-cw", "Translate only the parts marked [not translated]"),)
+        buttons = (Button("retry_rest", self.page["retry_rest"], {"key": self.kept.keep(rest)},
+                          "refresh-cw", self.page["retry_rest_tip"]),)
         text = err.partial.text  # type: ignore[attr-defined]
         if job.kind == "file" and job.doc is not None and job.target is not None:
             full = PurePath(documents.output_name(job.doc.name, job.target))
             name = f"{full.stem}.partial{full.suffix}"
             data = await asyncio.to_thread(job.doc.encode, text, job.target)  # a zip, off the loop
             files = (Attachment(name, data, job.doc.mime),)
-            content = f"{wording.escape_markdown(str(err))} {wording.RETRY_REST_HINT}"
+            content = (f"{wording.escape_markdown(self.page.error(err))} "
+                       f"{self.page['retry_rest_hint']}")
             if isinstance(err.partial, documents.PartialDocument):  # what the parts done hold
-                flagged = file_warnings_markdown(err.partial.flags)
+                flagged = file_warnings_markdown(err.partial.flags, page=self.page)
                 content = f"{content}\n\n{flagged}" if flagged else content
             await self.show(Reply(content, buttons, files))
             return
         found = [f for _, part in getattr(err.partial, "findings", ()) for f in part]
-        await self.show(Reply(with_warnings(wording.partial_answer_markdown(text, str(err)),
-                                            found), buttons))
+        await self.show(Reply(with_warnings(
+            wording.partial_answer_markdown(text, self.page.error(err), self.page), found,
+            self.page), buttons))

@@ -21,7 +21,7 @@ from hymt_chat.lang.detect import detect_language
 from hymt_chat.lang.names import AUTO
 from hymt_chat.modes import chat, documents, wording
 from hymt_chat.modes.chat import ChatState
-from hymt_chat.modes.chat_words import PageText
+from hymt_chat.modes.page_text import PageText
 from hymt_chat.modes.progress import Progress
 from hymt_chat.modes.screen import (
     Attachment,
@@ -37,7 +37,8 @@ from hymt_chat.modes.session import Job, Services, Session, Upload
 from hymt_chat.modes.warnings import file_warnings_markdown, with_warnings
 from hymt_chat.service.metrics import outcome_of
 from hymt_chat.text import formats
-from hymt_chat.text.cleanup import clean_text, is_blank
+from hymt_chat.text.cleanup import clean_text, headline, is_blank
+from hymt_chat.words.said import said
 
 __all__ = ["QUICK_TARGETS", "TranslatorSession"]
 
@@ -50,14 +51,25 @@ class TranslatorSession(Session):
         super().__init__(services, screen, session_id=session_id, user_key=user_key, page=page)
         self.state = ChatState.new(self.settings.default_target)
         self.best = False
+        self._title: str | None = None  # the thread's name: its first text, or file's name
 
     # --- settings and commands --------------------------------------------------------------
 
     async def start(self) -> None:
         await self.send_pickers()
+        await self._composer()
+
+    async def _composer(self) -> None:
+        """The command menu, and the empty box saying which languages it translates between
+        ("Auto-detect → English: type or paste text…"): what a first load shows of the
+        languages, whose pickers are behind the settings' button."""
+        pair = wording.settings_pair(self.state, self.page)
         await self.screen.commands([(cid, self.page[f"command_{cid}"], icon)
                                     for cid, _, icon in chat.COMMANDS],
-                                   self.page["chat.input.placeholder"])
+                                   self.page.fill("placeholder_pair", pair=pair))
+
+    def title(self) -> str | None:
+        return self._title
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
         """A thread reopened: its pickers as they were (an unknown value keeps the default)."""
@@ -77,7 +89,7 @@ class TranslatorSession(Session):
         ]
         if await self.services.best_available():
             stand_in = self._stand_in()
-            fields.append(Toggle("best", wording.best_label(True) if stand_in else self.page["best"],
+            fields.append(Toggle("best", wording.best_label(True, self.page) if stand_in else self.page["best"],
                                  self.best, self.page["best_tip"]))
         await self.screen.settings([*fields, self.page.page_choice()])
 
@@ -95,7 +107,8 @@ class TranslatorSession(Session):
             await self.say_error(err)
             return
         if changed:
-            await self.say(wording.settings_changed_message(self.state))
+            await self._composer()
+            await self.say(wording.settings_changed_message(self.state, self.page))
 
     async def command(self, command: chat.Command) -> None:
         state = self.state
@@ -109,9 +122,9 @@ class TranslatorSession(Session):
             elif isinstance(command, chat.DetectCommand):
                 if command.text.strip():
                     await self.say(wording.detect_message(
-                        detect_language(clean_text(command.text))))
+                        detect_language(clean_text(command.text)), self.page))
                 else:
-                    await self.say(wording.last_detected_message(state.last_detected))
+                    await self.say(wording.last_detected_message(state.last_detected, self.page))
                 return
         except HymtError as err:
             await self.say_error(err)
@@ -120,7 +133,8 @@ class TranslatorSession(Session):
 
     async def _languages_changed(self) -> None:
         await self.send_pickers()
-        await self.say(wording.settings_changed_message(self.state))
+        await self._composer()
+        await self.say(wording.settings_changed_message(self.state, self.page))
 
     async def swap(self, payload: object,
                    done: Callable[[], Awaitable[object]] | None = None) -> None:
@@ -173,9 +187,12 @@ class TranslatorSession(Session):
             return
         if not is_blank(text):
             jobs.append(Job("text", text))
+        if self._title is None and jobs:  # the thread is named after its first real message
+            first = next((job for job in jobs if job.doc is None), jobs[0])
+            self._title = headline(first.text) if first.doc is None else first.doc.name
         size = sum(job.chars for job in jobs)
         if size > self.settings.max_input_chars:  # files count against the same limit as text
-            await self.say(str(InputTooLongError(size, self.settings.max_input_chars)))
+            await self.say_error(InputTooLongError(size, self.settings.max_input_chars))
             return
         if jobs and await self.admit(*jobs):
             for job in jobs:
@@ -186,8 +203,7 @@ class TranslatorSession(Session):
         None, said, when one is refused."""
         limit = self.services.max_files
         if len(uploads) > limit:
-            await self.say(f"At most {limit} files per message; none of these {len(uploads)} "
-                           "was translated. Send them in smaller groups.")
+            await self.say(said("too_many_files", limit=limit, count=len(uploads)))
             return None
         jobs = []
         for upload in uploads:
@@ -219,7 +235,8 @@ class TranslatorSession(Session):
             await self._same_language(job)
             return
         best = self.best and await self.services.best_available()
-        progress = self.progress(self.page["translating_best" if best else "translating"])
+        progress = self.progress(self.page["translating_best" if best else "translating"],
+                                 text=plan.text, klass=self.translator.request_class(plan))
         fused: chimera.BestTranslation | None = None
         if best:
             fused = await self.finished(progress, job, self._translate_best(job.text, progress))
@@ -241,7 +258,7 @@ class TranslatorSession(Session):
             body = f"{wording.literal_block(result.text)}\n\n{note}"
         else:
             body = wording.answer_markdown(result.text, meta)
-        await self.show(Reply(with_warnings(body, result.warnings)))
+        await self.show(Reply(with_warnings(body, result.warnings, self.page)))
 
     async def _translate_best(self, text: str, progress: Progress) -> chimera.BestTranslation:
         """Best quality through the translator inside the metrics' wrapper (chimera re-sizes
@@ -312,7 +329,8 @@ class TranslatorSession(Session):
             await self._same_language(job)
             return
         target = state.target
-        progress = self.progress(f"Translating {doc.name}", always=True)
+        progress = self.progress(self.page.fill("translating_file", name=doc.name), always=True,
+                                 text=doc.text)
         job = Job("file", doc=doc, target=target, source=source, detected=detected)
         await progress.start()
         # JSON, YAML and .po values in blocks through the family's structured-data instruction
@@ -334,7 +352,7 @@ class TranslatorSession(Session):
         if job.kind != "file" or job.target is None:
             await self.translate_rest(job)
             return
-        progress = self.progress("Translating the rest", always=True, base=job.done)
+        progress = self.progress(self.page["translating_rest"], always=True, base=job.done)
         await progress.start()
         flags = documents.FileFlags()  # the earlier parts' come with the partial document
         out = await self.finished(progress, job, documents.translate_document_rest(
@@ -353,8 +371,9 @@ class TranslatorSession(Session):
                              max(1, progress.total), progress.seconds)
         meta = wording.format_meta(result, demo=self.services.demo(), page=self.page)
         data = await asyncio.to_thread(doc.encode, out, target)  # a zip for office files
-        body = wording.file_answer_markdown(doc.name, name, meta, documents.file_summary(doc),
-                                            file_warnings_markdown(flags.by_part()))
+        body = wording.file_answer_markdown(doc.name, name, meta,
+                                            self.page.say(documents.file_summary(doc)),
+                                            file_warnings_markdown(flags.by_part(), page=self.page))
         if doc.kind in formats.PICTURES:
-            body = f"{wording.found_text_markdown(documents.found_text(doc, out))}\n\n{body}"
+            body = f"{wording.found_text_markdown(documents.found_text(doc, out), self.page)}\n\n{body}"
         await self.show(Reply(body, files=(Attachment(name, data, doc.mime),)))

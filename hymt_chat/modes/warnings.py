@@ -12,16 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from hymt_chat.modes.page_text import PageText
 from hymt_chat.modes.wording import escape_markdown
+from hymt_chat.words.said import Said
+
+_ENGLISH_PAGE = PageText()
 
 __all__ = [
-    "EDIT_LABEL",
     "FILE_WARNINGS_SHOWN",
-    "HELD_DROPPED",
-    "HELD_GONE",
-    "HELD_NOTE",
-    "HELD_SENT",
-    "SEND_ANYWAY_LABEL",
     "WARNING_MARK",
     "file_warnings_markdown",
     "held_markdown",
@@ -31,15 +29,6 @@ __all__ = [
 ]
 
 WARNING_MARK = "⚠"
-HELD_NOTE = "Not sent yet: the customer sees nothing until you choose. Read the warning below."
-SEND_ANYWAY_LABEL = "Send anyway"
-SEND_ANYWAY_TOOLTIP = "Send this translation to the customer as it is"
-EDIT_LABEL = "Edit"
-EDIT_TOOLTIP = "Drop this translation and write the reply again"
-HELD_SENT = "Sent to the customer as it was, warning and all."
-HELD_DROPPED = ("Not sent: the customer saw nothing. Your reply is back in the message box: "
-                "change it and send it again.")
-HELD_GONE = "That reply is no longer waiting: it was sent or dropped, or its conversation ended."
 FILE_WARNINGS_SHOWN = 10  # a file's flags listed in its answer; the rest counted, not listed
 
 
@@ -52,41 +41,52 @@ class _Finding(Protocol):
     def message(self) -> str: ...
 
 
-def warning_lines(warnings: Sequence[_Finding | str]) -> list[str]:
-    """Each warning's sentence once, in order (a finding or an already written sentence)."""
+def warning_lines(warnings: Sequence[_Finding | Said | str],
+                  page: PageText = _ENGLISH_PAGE) -> list[str]:
+    """Each warning's sentence once, in order (a finding, a sentence of the app's, or an
+    already written sentence), in the *page*'s language where it is worded."""
     seen: dict[str, None] = {}
     for warning in warnings:
-        seen.setdefault(warning if isinstance(warning, str) else warning.message, None)
+        if isinstance(warning, str | Said):
+            line = page.say(warning)
+        else:
+            worded = getattr(warning, "said", None)
+            line = page.say(worded) if isinstance(worded, Said) else warning.message
+        seen.setdefault(line, None)
     return list(seen)
 
 
-def warnings_markdown(warnings: Sequence[_Finding | str]) -> str:
+def warnings_markdown(warnings: Sequence[_Finding | Said | str],
+                      page: PageText = _ENGLISH_PAGE) -> str:
     """"- ⚠ The amount 259 元 may be wrong in this translation (it says $259)." lines, Markdown
     escaped; the empty string when every check passed."""
     return "\n".join(f"- {WARNING_MARK} {escape_markdown(line)}"
-                     for line in warning_lines(warnings))
+                     for line in warning_lines(warnings, page))
 
 
-def with_warnings(markdown: str, warnings: Sequence[_Finding | str]) -> str:
+def with_warnings(markdown: str, warnings: Sequence[_Finding | Said | str],
+                  page: PageText = _ENGLISH_PAGE) -> str:
     """*markdown* (an answer) followed by its warnings, if any: never hidden, right under it."""
-    lines = warnings_markdown(warnings)
+    lines = warnings_markdown(warnings, page)
     return f"{markdown}\n\n{lines}" if lines else markdown
 
 
-def file_warnings_markdown(parts: Sequence[tuple[int, Sequence[_Finding | str]]],
-                           limit: int = FILE_WARNINGS_SHOWN) -> str:
+def file_warnings_markdown(parts: Sequence[tuple[int, Sequence[_Finding | Said | str]]],
+                           limit: int = FILE_WARNINGS_SHOWN,
+                           page: PageText = _ENGLISH_PAGE) -> str:
     """A file's warnings part by part ("- ⚠ Part 3: The duration 14 jours may be wrong…"),
     the first *limit* of them, then how many more: a long file's answer stays short enough to
     read. *parts* are (part number, its warnings) in reading order; "" when nothing was found."""
-    lines = [f"Part {number}: {line}" for number, found in parts
-             for line in warning_lines(found)]
+    lines = [page.fill("part_line", number=number, line=line) for number, found in parts
+             for line in warning_lines(found, page)]
     shown = [f"- {WARNING_MARK} {escape_markdown(line)}" for line in lines[:limit]]
     if len(lines) > limit:
-        shown.append(f"- {WARNING_MARK} " + escape_markdown(f"…and {len(lines) - limit:,} more."))
+        more = page.fill("and_more", count=f"{len(lines) - limit:,}")
+        shown.append(f"- {WARNING_MARK} " + escape_markdown(more))
     return "\n".join(shown)
 
 
-def held_markdown(reply_markdown: str) -> str:
+def held_markdown(reply_markdown: str, page: PageText = _ENGLISH_PAGE) -> str:
     """A held reply as the agent sees it: the hold said first, in bold, then the reply (its
     translation, notes and warnings)."""
-    return f"**{WARNING_MARK} {escape_markdown(HELD_NOTE)}**\n\n{reply_markdown}"
+    return f"**{WARNING_MARK} {escape_markdown(page['held_note'])}**\n\n{reply_markdown}"

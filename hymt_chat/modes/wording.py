@@ -9,8 +9,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hymt_chat.lang.names import language_label, language_list, language_name
-from hymt_chat.modes.chat_words import PageText
+from hymt_chat.errors import UnknownLanguageError
+from hymt_chat.lang.names import AUTO
+from hymt_chat.modes.page_text import PageText
 
 _ENGLISH_PAGE = PageText()
 
@@ -20,26 +21,26 @@ if TYPE_CHECKING:
     from hymt_chat.modes.chat import ChatState
 
 
-def unknown_language_message(name: str) -> str:
-    shown = name.strip() or "(nothing)"
-    return (
-        f"I don't know the language {shown!r}. Use a name or a code from this list "
-        f"(English and Chinese names work too):\n\n{language_list()}"
-    )
+def unknown_language_message(name: str) -> UnknownLanguageError:
+    """The refusal of a language name that names none of the 38 (the page adds its list)."""
+    return UnknownLanguageError.worded("unknown_language_named", name=name.strip() or "…")
 
 
 
-def format_duration(seconds: float) -> str:
-    """ "0.8 s", "12 s", "2 min 5 s"."""
+def format_duration(seconds: float, page: PageText = _ENGLISH_PAGE) -> str:
+    """ "0.8 s", "12 s", "2 min 5 s" (in the *page*'s language)."""
     if seconds < 10:
-        return f"{seconds:.1f} s"
+        return page.fill("seconds", n=f"{seconds:.1f}")
     if seconds < 60:
-        return f"{seconds:.0f} s"
+        return page.fill("seconds", n=f"{seconds:.0f}")
     minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    if rest:
+        return page.fill("minutes_seconds", m=minutes, s=rest)
+    return page.fill("minutes", m=minutes)
 
 
-def memory_note(remembered: Sequence[str], parts: int) -> str | None:
+def memory_note(remembered: Sequence[str], parts: int,
+                page: PageText = _ENGLISH_PAGE) -> str | None:
     """What the memory answered, for a meta line: "from memory", "corrected by an agent",
     "2 of 5 parts from memory · 1 corrected by an agent"; None when the model did it all."""
     if not remembered:
@@ -48,14 +49,15 @@ def memory_note(remembered: Sequence[str], parts: int) -> str | None:
     imported = sum(1 for origin in remembered if origin == "imported")
     whole = len(remembered) >= parts
     if whole and corrected == len(remembered):
-        return "corrected by an agent"
+        return page["corrected_by_agent"]
     if whole and imported == len(remembered):
-        return "from the team's memory"
-    note = "from memory" if whole else f"{len(remembered)} of {parts} parts from memory"
+        return page["from_team_memory"]
+    note = (page["from_memory"] if whole
+            else page.fill("parts_from_memory", done=len(remembered), total=parts))
     if corrected:
-        note += f" · {corrected} corrected by an agent"
+        note += " · " + page.fill("n_corrected", count=corrected)
     if imported:
-        note += f" · {imported} from the team's memory"
+        note += " · " + page.fill("n_from_team", count=imported)
     return note
 
 
@@ -64,13 +66,13 @@ def format_meta(result: Translation, *, demo: bool = False,
     """The small line under an answer: "Chinese → English · 0.8 s" (+ parts, memory, demo),
     in the *page*'s language."""
     parts = [f"{page.name_of(result.source)} → {page.name_of(result.target)}",
-             format_duration(result.seconds)]
+             format_duration(result.seconds, page)]
     total = result.segments + len(result.remembered)
     if total > 1:
         parts.append(page.fill("parts_count", count=total))
-    note = memory_note(result.remembered, total)
+    note = memory_note(result.remembered, total, page)
     if note:
-        parts.append(page["from_memory"] if note == "from memory" else note)
+        parts.append(note)
     if demo:
         parts.append(page["demo_model"])
     return " · ".join(parts)
@@ -81,43 +83,36 @@ def same_language_message(target: str, *, can_swap: bool, page: PageText = _ENGL
     return f"{page.fill('already_in', language=page.name_of(target, in_text=True))} {hint}"
 
 
-def settings_changed_message(state: ChatState) -> str:
-    return f"Now translating {state.pair}."
+def settings_pair(state: ChatState, page: PageText = _ENGLISH_PAGE) -> str:
+    """ "Auto-detect → English": the languages the chat translates between now."""
+    source = page["auto"] if state.source == AUTO else page.name_of(state.source)
+    return f"{source} → {page.name_of(state.target)}"
 
 
-def detect_message(code: str | None) -> str:
+def settings_changed_message(state: ChatState, page: PageText = _ENGLISH_PAGE) -> str:
+    return page.fill("now_translating", pair=settings_pair(state, page))
+
+
+def detect_message(code: str | None, page: PageText = _ENGLISH_PAGE) -> str:
     if code is None:
-        return (
-            "I can't tell which language this is (too short or mixed). "
-            "Pick the source in the settings."
-        )
-    return f"This looks like {language_label(code)}."
+        return page["detect_unsure"]
+    return page.fill("detect_is", language=f"{page.name_of(code, in_text=True)} ({code})")
 
 
-def warming_up_message(state: str, waiting: int) -> str:
-    what = "restarting" if state == "restarting" else "warming up"
-    queued = "it" if waiting <= 1 else f"your {waiting} waiting messages"
-    return (
-        f"The translation model is {what}; this can take a few minutes on a CPU. "
-        f"I'll translate {queued} as soon as it is ready, in order."
-    )
+def warming_up_message(state: str, waiting: int = 1, page: PageText = _ENGLISH_PAGE) -> str:
+    said = page["restarting" if state == "restarting" else "warming_up"]
+    return f"{said} {page.count('messages_waiting', waiting)}" if waiting > 1 else said
 
 
-def model_down_message() -> str:
-    return (
-        "The translation model is not reachable (it is down or not started). "
-        "Your text was kept — press Retry when it is back."
-    )
+def model_down_message(page: PageText = _ENGLISH_PAGE) -> str:
+    return page["model_down"]
 
 
-def still_not_ready_message(seconds: float) -> str:
-    return (
-        f"The translation model is still not ready after {format_duration(seconds)}. "
-        "Your text was kept — press Retry."
-    )
+def still_not_ready_message(seconds: float, page: PageText = _ENGLISH_PAGE) -> str:
+    return page.fill("still_not_ready", duration=format_duration(seconds, page))
 
 
-UNEXPECTED_ERROR = "Something went wrong on our side."
+UNEXPECTED_ERROR = _ENGLISH_PAGE["unexpected_error"]
 
 # What each mode's empty composer says it takes (public/composer.js puts it in the box): one
 # line on a phone (the paperclip's tooltip lists the document kinds).
@@ -126,10 +121,10 @@ KEPT_HINT = _ENGLISH_PAGE["kept_hint"]
 """Added by the chat page where it offers Retry (the core's sentences name no button)."""
 
 
-def last_detected_message(code: str | None) -> str:
+def last_detected_message(code: str | None, page: PageText = _ENGLISH_PAGE) -> str:
     if code is None:
-        return "Type /detect followed by a text to know its language."
-    return f"The last message was in {language_label(code)}."
+        return page["detect_how"]
+    return page.fill("detect_last", language=f"{page.name_of(code, in_text=True)} ({code})")
 
 
 def answer_markdown(text: str, meta: str) -> str:
@@ -150,12 +145,12 @@ def file_answer_markdown(name: str, output: str, meta: str, summary: str = "",
     return f"{head}\n\n*{escape_markdown(meta)}*"
 
 
-def found_text_markdown(pairs: list[tuple[str, str]]) -> str:
+def found_text_markdown(pairs: list[tuple[str, str]], page: PageText = _ENGLISH_PAGE) -> str:
     """The text found in a picture and its translation, block by block in reading order, each
     shown verbatim (what a photo's OCR reads is never Markdown)."""
     rows = [f"**{number}.** {escape_markdown(found)}\n\n→ {escape_markdown(translated)}"
             for number, (found, translated) in enumerate(pairs, 1)]
-    return "Text found, and its translation:\n\n" + "\n\n".join(rows)
+    return escape_markdown(page["found_text"]) + "\n\n" + "\n\n".join(rows)
 
 
 DEMO_NOTICE = (
@@ -165,67 +160,58 @@ DEMO_NOTICE = (
 )
 
 
-def describe_event(event: PolicyEvent) -> str | None:
-    """A short status for a waiting or retried request, or None when there is nothing to say."""
+def describe_event(event: PolicyEvent, page: PageText = _ENGLISH_PAGE) -> str | None:
+    """A short status for a waiting or retried request, or None when there is nothing to say
+    (the model's own reason for a retry goes to the log, not to the reader)."""
     if event.kind == "queued" and event.ahead > 0:
-        return f"busy — waiting ({event.ahead} ahead)"
+        return page.fill("busy_waiting", count=event.ahead)
     if event.kind == "retrying" and event.error.startswith("timeout"):
-        split = " in two halves" if "split" in event.error else " with more time"
-        return f"the model was slow — retrying{split}"
+        return page["slow_halves" if "split" in event.error else "slow_more_time"]
     if event.kind == "retrying":
-        reason = f" ({event.error})" if event.error else ""
-        return f"model busy{reason} — retrying in {format_duration(event.delay)}"
+        return page.fill("busy_retrying", delay=format_duration(event.delay, page))
     return None
 
 
 def progress_label(done: int, total: int, eta: float | None,
-                   page: PageText = _ENGLISH_PAGE) -> str:
+                   page: PageText = _ENGLISH_PAGE, *, waiting: bool = False) -> str:
     """"7 of 15 parts · about 40 s left" (the estimate only once it means something), in the
-    *page*'s language."""
-    label = page.fill("parts_done", done=done, total=total)
+    *page*'s language; before any part is back "15 parts · on their way" (or only "15 parts"
+    while *waiting*: the note says for what)."""
+    if done == 0:
+        label = page.fill("parts_count", count=total) if waiting else page.count(
+            "parts_on_their_way", total)
+    else:
+        label = page.fill("parts_done", done=done, total=total)
     if eta is not None and done < total:
-        left = f"{max(1, round(eta))} s" if eta < 60 else format_duration(eta)
+        left = (page.fill("seconds", n=max(1, round(eta))) if eta < 60
+                else format_duration(eta, page))
         label += " · " + page.fill("time_left", left=left)
     return label
 
 
-RETRY_REST_HINT = "Press **Retry the rest** to send only the missing parts again."
-EXPIRED_JOB = ("That earlier text is no longer kept (only the last 20 are); "
-               "send it again to translate it.")
-CANCELLED = "cancelled"
+RETRY_REST_HINT = _ENGLISH_PAGE["retry_rest_hint"]
+EXPIRED_JOB = _ENGLISH_PAGE["expired_job"]
+CANCELLED = _ENGLISH_PAGE["cancelled"]
 """The note a background job's progress line ends with after its Cancel (or the tab closed)."""
-JOB_ALREADY_OVER = "That translation is already over: there was nothing left to cancel."
+JOB_ALREADY_OVER = _ENGLISH_PAGE["job_over"]
 
 # --- an agent's correction of a translation (hymt_chat/modes/agent/corrections.py) ----------
-CORRECT_LABEL = "Correct this translation"
-CORRECT_TOOLTIP = "Type a better translation: used next time for the same text, by everyone here"
-CORRECTION_CANCELLED = "Correction cancelled: the translation stays as it was."
-CORRECTION_EXPIRED = ("That translation is no longer kept (only the last 20 are): correct it "
-                      "the next time it comes.")
-CORRECTION_NOT_SAVED = ("The translation memory is not answering right now: the correction was "
-                        "not saved. Try again shortly.")
+def correct_prompt(original: str, target: str, page: PageText = _ENGLISH_PAGE) -> str:
+    return page.fill("correct_prompt", language=page.name_of(target, in_text=True),
+                     original=original)
 
 
-def correct_prompt(original: str, target: str) -> str:
-    return (f"Type the corrected {language_name(target)} translation of “{original}” and send "
-            "it. It is used from then on for the same text, by everyone on this deployment "
-            "(shown “corrected by an agent”). /cancel keeps the translation as it is.")
+def correction_check_message(findings: Sequence[str], page: PageText = _ENGLISH_PAGE) -> str:
+    return page.fill("correction_check", findings=" ".join(findings))
 
 
-def correction_check_message(findings: Sequence[str]) -> str:
-    return ("Check the correction before it is kept: " + " ".join(findings)
-            + " Send it again unchanged to keep it as it is, or type another.")
+def correction_saved_message(target: str, page: PageText = _ENGLISH_PAGE) -> str:
+    return page.fill("correction_saved", language=page.name_of(target, in_text=True))
 
 
-def correction_saved_message(target: str) -> str:
-    return (f"Saved: from now on this text is translated into {language_name(target)} as you "
-            "wrote it, for everyone on this deployment. The conversation above keeps what was "
-            "sent.")
-
-
-def partial_answer_markdown(text: str, error: str) -> str:
+def partial_answer_markdown(text: str, error: str, page: PageText = _ENGLISH_PAGE) -> str:
     """A translation with parts missing: what was translated, in place, then why and what next."""
-    return f"{literal_block(text)}\n\n{escape_markdown(error)} {RETRY_REST_HINT}"
+    return f"{literal_block(text)}\n\n{escape_markdown(error)} {page['retry_rest_hint']}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -254,10 +240,13 @@ def literal_block(text: str) -> str:
     return f"{fence}\n{text}\n{fence}"
 
 
-# The kiosk's sentences: strangers read them, so the key ones carry Chinese and Spanish too.
+# The kiosk's sentences: strangers read them, so the welcome carries Chinese, Spanish and
+# French too, whatever the page's language.
 
-COUNTER_LINK = ("[Two people at one counter? One screen, two languages → · 柜台双语模式 · "
-                "Modo mostrador](/counter)")
+
+def counter_link(page: PageText = _ENGLISH_PAGE) -> str:
+    """The link to the counter (two people, one screen), in the page's language."""
+    return f"[{escape_markdown(page['counter_link'])}](/counter)"
 
 
 # The kiosk's welcome in the languages strangers most often read, each on its own line.
@@ -268,41 +257,38 @@ WELCOME_LINES: tuple[str, ...] = (
 )
 
 
-def welcome_markdown(idle_seconds: float) -> str:
-    """The kiosk's welcome, Markdown: the English sentence first, each other language on a line
+def welcome_markdown(idle_seconds: float, page: PageText = _ENGLISH_PAGE) -> str:
+    """The kiosk's welcome, Markdown: the page's sentence first, each other language on a line
     of its own (not run together in one paragraph), then how long the screen keeps anything."""
     minutes = max(1, round(idle_seconds / 60))
-    when = "a minute" if minutes == 1 else f"{minutes} minutes"
-    english = ("Type or paste your text in any language, then tap the language to translate "
-               "into.")
     lines = "\n".join(f"- {escape_markdown(line)}" for line in WELCOME_LINES)
-    kept = escape_markdown(f"Nothing is kept: the screen starts afresh after {when} without use.")
-    return f"**Welcome!** {escape_markdown(english)}\n\n{lines}\n\n*{kept}*"
+    kept = escape_markdown(page.count("welcome_kept", minutes))
+    return (f"**{escape_markdown(page['welcome'])}** {escape_markdown(page['welcome_how'])}"
+            f"\n\n{lines}\n\n*{kept}*")
 
 
-def kiosk_target_message(target: str, label: str | None = None) -> str:
+def kiosk_target_message(target: str, label: str | None = None,
+                         page: PageText = _ENGLISH_PAGE) -> str:
     """After a language button without a text waiting: what to do next."""
-    name = label or language_name(target)
-    return f"→ {name}. Type or paste your text, then press Enter."
+    return page.fill("kiosk_target", language=label or page.name_of(target))
 
 
-def kiosk_pick_message() -> str:
+def kiosk_pick_message(page: PageText = _ENGLISH_PAGE) -> str:
     """A text arrived before any language was chosen."""
-    return "Tap the language to translate into · 请点选目标语言 · Toque el idioma de destino"
+    return page["kiosk_pick"]
 
 
-def kiosk_same_message(target: str) -> str:
+def kiosk_same_message(target: str, page: PageText = _ENGLISH_PAGE) -> str:
     """The text is already in the language tapped."""
-    return (f"This is already {language_name(target)}. Tap another language · 请选择其他语言 · "
-            "Toque otro idioma")
+    return page.fill("kiosk_same", language=page.name_of(target, in_text=True))
 
 
-def best_label(stand_in: bool) -> str:
+def best_label(stand_in: bool, page: PageText = _ENGLISH_PAGE) -> str:
     """The Best quality switch, which names the model that fuses (the demo model when it plays
     Hunyuan-MT-Chimera's part)."""
     if stand_in:
-        return "Best quality (the demo model standing in for Hunyuan-MT-Chimera)"
-    return "Best quality (Hunyuan-MT-Chimera)"
+        return page["best_demo"]
+    return f"{page['best']} (Hunyuan-MT-Chimera)"
 
 
 def best_meta(meta: str, note: str, *, downgraded: bool) -> str:
@@ -315,51 +301,46 @@ def best_meta(meta: str, note: str, *, downgraded: bool) -> str:
 
 # The room: the customer on their own phone.
 
-ROOM_CLOSED = "The room is closed: its link no longer works."
-DELIVERED = "sent to the customer"
-NOT_DELIVERED = ("not sent: no room or desk conversation is open, so nobody received it "
-                 "(copy it, /room to open one, /desk to take one)")
+ROOM_CLOSED = _ENGLISH_PAGE["room_closed"]
+DELIVERED = _ENGLISH_PAGE["delivered"]
+NOT_DELIVERED = _ENGLISH_PAGE["not_delivered"]
 
 
-def room_again(messages: int) -> str:
+def room_again(messages: int, page: PageText = _ENGLISH_PAGE) -> str:
     """A signed-in agent's new tab found their room still open (a reload, a restart)."""
-    return (f"Your room is still open ({messages} message(s) so far): its guest's messages "
-            "come here again.")
-CUSTOMER_TYPING = "The customer is typing…"  # the agent's own room (public/desk.js shows it)
+    return page.count("room_again", messages)
 
 
-def visitor_typing(label: str) -> str:
+def visitor_typing(label: str, page: PageText = _ENGLISH_PAGE) -> str:
     """A desk conversation's visitor types (*label*: "#3 · Spanish")."""
-    return f"{label} · the visitor is typing…"
+    return page.fill("visitor_typing", label=label)
 
 
-def room_link_markdown(link: str, hours: float) -> str:
+def room_link_markdown(link: str, hours: float, page: PageText = _ENGLISH_PAGE) -> str:
     """The join link and how to use it (the QR code comes as an image beside it)."""
-    how = (f"One guest at a time; the link works for {hours:g} h or until /room close. Type "
-           "your replies here: they are translated for the customer, and their messages "
-           "appear here translated.")
-    return (f"**Room open.** Send the customer this link, or let them scan the code: "
+    how = page.fill("room_how_long", hours=f"{hours:g}")
+    return (f"**{escape_markdown(page['room_open'])}** {escape_markdown(page['room_send_link'])} "
             f"[{escape_markdown(link)}]({link})\n\n*{escape_markdown(how)}*")
 
 
-def room_message_markdown(message: object, *, demo: bool = False) -> str:
+def room_message_markdown(message: object, *, demo: bool = False,
+                          page: PageText = _ENGLISH_PAGE) -> str:
     """A room message as the agent sees it: the translation, then the original, small."""
-    who = "Customer" if getattr(message, "who", "") == "guest" else "You (sent to the customer)"
+    who = page["who_customer" if getattr(message, "who", "") == "guest" else "who_you_sent"]
     source = getattr(message, "source", None)
     target = getattr(message, "target", "")
     original = getattr(message, "original", "")
     translation = getattr(message, "translation", None)
     note = getattr(message, "note", None)
     parts = [literal_block(translation if translation is not None else original)]
-    meta = [who, f"{language_name(source) if source else 'unknown language'} → "
-                 f"{language_name(target)}"]
+    meta = [who, f"{page.name_of(source)} → {page.name_of(target)}"]
     if demo:
-        meta.append("demo model")
+        meta.append(page["demo_model"])
     parts.append(f"*{escape_markdown(' · '.join(meta))}*")
     if translation is not None and original:
-        parts.append(f"*{escape_markdown('Original:')}* {escape_markdown(original)}")
+        parts.append(f"*{escape_markdown(page['original_label'])}* {escape_markdown(original)}")
     if note:
-        parts.append(f"**⚠ {escape_markdown(note)}**")
+        parts.append(f"**⚠ {escape_markdown(page.say(note))}**")
     for warning in getattr(message, "warnings", ()) or ():
-        parts.append(f"- ⚠ {escape_markdown(warning)}")
+        parts.append(f"- ⚠ {escape_markdown(page.say(warning))}")
     return "\n\n".join(parts)

@@ -4,12 +4,10 @@ any of the 38.
 Chainlit's page asks ``/project/translations`` for its UI strings and ``/project/settings``
 for its profiles, starters and readme, each with the browser's language. Here:
 
-* ``/project/translations`` answers ahead of Chainlit's: Chainlit's own file for the page's
-  language where Chainlit ships one (the strings it leaves in English there filled by the
-  model's words once made), else its English strings as the model says them (made, checked
-  and kept once per deployment like the guest pages' words, :class:`PageWords`); then the
-  app's words (:mod:`hymt_chat.modes.chat_words`) over the strings it words its own way. So
-  the app's words and Chainlit's come from the same language.
+* ``/project/translations`` answers ahead of Chainlit's, from the catalogs
+  (:mod:`hymt_chat.words.catalogs`): Chainlit's UI strings in the page's language (its own
+  files' words where it ships them, completed for the 38), then the app's words over the
+  strings it words its own way. So the app's words and Chainlit's come from the same language.
 * ``/project/settings`` is passed the page's own language (:class:`PageLanguage`), so that
   the profiles and starters follow it; Chainlit reads the readme of that language
   (``chainlit_<tag>.md``), or the English one where none is written, and so never looks for
@@ -21,10 +19,8 @@ for its profiles, starters and readme, each with the browser's language. Here:
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import json
-import unicodedata
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
@@ -34,13 +30,12 @@ from urllib.parse import parse_qsl, urlencode
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from hymt_chat.engine.translator import Translator
-from hymt_chat.lang.endonyms import endonym
 from hymt_chat.lang.languages import find_language
 from hymt_chat.lang.page_locale import chainlit_tag, page_language
-from hymt_chat.modes.chat_words import ENGLISH, STATIC, PageText, chainlit_keys
-from hymt_chat.room.words import PageWords
+from hymt_chat.modes.page_text import PageText, chainlit_keys
 from hymt_chat.service.web import to_front
+from hymt_chat.words.catalogs import catalog
+from hymt_chat.words.extract import NOT_WORDS
 
 __all__ = ["COOKIE", "ChatWords", "PageLanguage", "environ_language", "flat", "mount", "nested",
            "settings_language"]
@@ -49,8 +44,6 @@ COOKIE = "hymt_page_language"
 """The reader's choice of the page's language (set by ``?lang=<code>``)."""
 _YEAR = 365 * 24 * 3600
 _CHAINLIT_HTML = b'<html lang="en">'  # Chainlit's page, whatever the language it then speaks
-# Chainlit strings that are no words to translate: a keyboard shortcut, an example address.
-_NOT_WORDS = frozenset({"navigation.user.menu.settingsKey", "auth.login.form.email.placeholder"})
 # The page's language while Chainlit answers /project/settings: Chainlit hands its callbacks
 # (profiles, starters) the language it was asked, which names the readme's file, not the page.
 _SETTINGS_PAGE: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -98,12 +91,6 @@ def _cookie(header: str | None) -> str | None:
     return morsel.value if morsel is not None else None
 
 
-def _latin(text: str) -> bool:
-    """Is *text* written in the Latin script (a language's name in itself)?"""
-    letters = [c for c in text if c.isalpha()]
-    return bool(letters) and all(unicodedata.name(c, "").startswith("LATIN") for c in letters)
-
-
 def settings_language(language: str | None) -> str:
     """The page's language in a Chainlit callback given *language* (profiles, starters):
     the one :class:`PageLanguage` chose for this request, else *language*'s."""
@@ -111,66 +98,27 @@ def settings_language(language: str | None) -> str:
 
 
 class ChatWords:
-    """The chat page's words in any of the 38: the app's (by hand, or the model's) and
-    Chainlit's (its file, or the model's where it ships none)."""
+    """The chat page's words in any of the 38, from the catalogs: the app's (group ``chat``)
+    and Chainlit's UI strings (group ``chainlit``, its files' words completed for the 38)."""
 
-    def __init__(self, translator: Translator | None, folder: Path, translations: Path,
-                 wait_seconds: float = 20.0) -> None:
+    def __init__(self, translations: Path) -> None:
         self.translations = translations  # Chainlit's translation files (.chainlit/translations)
         self.english = flat(json.loads((translations / "en-US.json").read_text("utf-8")))
-        self._files: dict[str, dict[str, str]] = {}
-        ui = {k: v for k, v in self.english.items() if k not in ENGLISH and k not in _NOT_WORDS}
-        self.app = PageWords(translator, folder / "chat-words", wait_seconds,
-                             english=ENGLISH, static=STATIC)
-        self.ui = PageWords(translator, folder / "chainlit-words", wait_seconds,
-                            english=ui, static={"en": ui})
+        self.ui = {k: v for k, v in self.english.items() if k not in NOT_WORDS}
 
     def settings_text(self, language: str | None) -> PageText:
         """The words of a page asking Chainlit's ``/project/settings`` in *language*."""
         return self.page_text(settings_language(language))
 
     def page_text(self, code: str) -> PageText:
-        """A tab's words, without waiting for the model: the page's request for its strings
-        (:meth:`translation`) came first and asked for them; else English this once, as the
-        strings were."""
-        words = self.app.known(code)
-        return PageText(code, words) if words is not None else PageText()
+        """A tab's words."""
+        return PageText.of(code)
 
-    def _shipped(self, tag: str) -> dict[str, str]:
-        """Chainlit's strings in *tag* (read once: a handful of files)."""
-        if tag not in self._files:
-            try:
-                tree = json.loads((self.translations / f"{tag}.json").read_text("utf-8"))
-            except (OSError, ValueError):
-                tree = {}
-            self._files[tag] = flat(tree)
-        return self._files[tag]
-
-    def _gaps(self, code: str, shipped: Mapping[str, str]) -> list[str]:
-        """The strings Chainlit's file for *code* leaves in English ("Light Theme" in its
-        Japanese): all that differ from English in a language of another script, those of
-        more than one word in a language of Latin script ("Info" is French too)."""
-        latin = _latin(endonym(code))
-        return [key for key, english in self.ui.english.items()
-                if code != "en" and shipped.get(key, english) == english
-                and (not latin or len(english.split()) > 1)]
-
-    async def translation(self, code: str) -> dict[str, Any]:
-        """Chainlit's translation file for a page in *code*, with the app's words in it: all
-        English when the app's words are not to be had now (the model is slow or failed)."""
-        tag = chainlit_tag(code)
-        if tag is not None:
-            (said, words), ui = await self.app.words(code), self._shipped(tag)
-            if self._gaps(code, ui):  # the model's words there, once they are made: no wait
-                made, filled = await self.ui.words(code, wait=0)
-                if made == code:
-                    ui = {**ui, **{k: filled[k] for k in self._gaps(code, ui) if k in filled}}
-        else:
-            (said, words), (_, ui) = await asyncio.gather(self.app.words(code),
-                                                          self.ui.words(code))
-        if said != code:
-            ui = {}
-        return nested({**self.english, **ui, **chainlit_keys(words)})
+    def translation(self, code: str) -> dict[str, Any]:
+        """Chainlit's translation file for a page in *code*, with the app's words in it."""
+        said = catalog(code)
+        return nested({**self.english, **said.group("chainlit", self.ui),
+                       **chainlit_keys(said.group("chat"))})
 
 
 class PageLanguage:
@@ -255,13 +203,11 @@ def environ_language(environ: Mapping[str, Any]) -> str:
                          accept_language=environ.get("HTTP_ACCEPT_LANGUAGE"))
 
 
-def mount(server: FastAPI, translator: Translator | None, cache: Path,
-          app_root: str | Path) -> ChatWords:
+def mount(server: FastAPI, app_root: str | Path) -> ChatWords:
     """``/project/translations`` ahead of Chainlit's, and :class:`PageLanguage` around the app
-    (*app_root*: Chainlit's, with its readmes and ``.chainlit/translations``); the model's
-    words kept under *cache*."""
+    (*app_root*: Chainlit's, with its readmes and ``.chainlit/translations``)."""
     root = Path(app_root)
-    words = ChatWords(translator, cache, root / ".chainlit" / "translations")
+    words = ChatWords(root / ".chainlit" / "translations")
     readmes = frozenset(p.stem.removeprefix("chainlit_") for p in root.glob("chainlit_*.md"))
     server.add_middleware(PageLanguage, readmes=readmes)
 
@@ -269,7 +215,7 @@ def mount(server: FastAPI, translator: Translator | None, cache: Path,
     async def translations(request: Request) -> JSONResponse:
         code = page_language(request.cookies.get(COOKIE), request.query_params.get("language"),
                              request.headers.get("accept-language"))
-        return JSONResponse({"translation": await words.translation(code)})
+        return JSONResponse({"translation": words.translation(code)})
 
     to_front(server)
 
@@ -279,8 +225,8 @@ def mount(server: FastAPI, translator: Translator | None, cache: Path,
         Chainlit's page writes in English whatever its language) in the page's language."""
         code = page_language(request.cookies.get(COOKIE), request.query_params.get("language"),
                              request.headers.get("accept-language"))
-        lang, said = await words.app.words(code)
-        return JSONResponse({"lang": lang, "words": {k: v for k, v in said.items()
+        said = words.page_text(code)
+        return JSONResponse({"lang": said.language, "words": {k: v for k, v in said.words.items()
                                                      if k.startswith(("banner_", "script_"))}},
                             headers={"Cache-Control": "no-store"})
 

@@ -53,7 +53,7 @@ def _page(settings: Settings, sides: dict[str, tuple[str, dict[str, str]]],
 def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, settings: Settings,
           words: PageWords | None = None) -> None:
     """Add the counter's routes in front of Chainlit's catch-all page."""
-    page_words = words or PageWords(None, settings.cache_dir / "page-words")
+    page_words = words or PageWords()
 
     @server.get("/counter", include_in_schema=False)
     async def page(request: Request) -> HTMLResponse:

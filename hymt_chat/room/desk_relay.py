@@ -10,7 +10,8 @@ conversation to the replica of the agent who takes it — not only the sticky co
   history and conversation) and keeps the visitor's socket (A is the *door*); from then on A
   sends what the visitor says to B (``says``, ``language``, ``typing``) and B sends the room's
   events to A (``guest_event``: the agent's typing among them), which shows them on the
-  visitor's page. A further take-over moves the talk
+  visitor's page. A visitor's new device that takes the conversation over at a door is told to
+  the talk (``moved``: the device admitted, those it replaced). A further take-over moves the talk
   again and tells the door (``relay_to``).
 * ``hymt:room:<token>``: the replica that holds a room (the desk's and the agents' own).
 * ``hymt:desk:alive:<replica>``: each replica's heartbeat (expiring). A conversation whose
@@ -63,6 +64,10 @@ class _ToTalk:
 
     def typing(self, guest: str) -> None:
         self.relay.send(self.to, {"op": "typing", "token": self.token, "guest": guest})
+
+    def moved(self, guest: str, gone: list[str]) -> None:
+        self.relay.send(self.to, {"op": "moved", "token": self.token, "guest": guest,
+                                  "gone": gone})
 
 
 class DeskRelay:
@@ -343,6 +348,13 @@ class DeskRelay:
         room = self._room(message["token"])
         if room is not None and room.relay is None:
             await room.guest_typing(message["guest"])
+
+    async def _on_moved(self, message: dict[str, Any]) -> None:
+        """A visitor's new device took the conversation over at a door: admitted here, the
+        devices it replaced told (at every door) and no longer admitted, the agent told."""
+        room = self._room(message["token"])
+        if room is not None and room.relay is None:
+            room.took_over(message["guest"], [str(g) for g in message["gone"]])
 
     async def _on_language(self, message: dict[str, Any]) -> None:
         room = self._room(message["token"])

@@ -10,6 +10,11 @@ to the guest's own allowance, their address (as the chat would charge them). Eac
 page's id for it: the page sends it again after a reconnect until it comes back as a message
 (the server was away), and the room takes each id once.
 
+The link is the key to the room, and the customer may carry it to another device: a page opened
+there takes the conversation over (:meth:`~hymt_chat.modes.room.Room.join`), and the page it
+replaces is told ``{"type": "moved"}`` and closed. A page that reconnects by itself says so in
+its hello (``"resume": true``): it never takes over.
+
 A frame that is not a JSON object (a list, a string, binary, broken JSON) is answered with a
 close that says so (:func:`read_object`), never a traceback; the same for the counter's socket.
 """
@@ -148,7 +153,7 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings,
           words: PageWords | None = None) -> None:
     """Add the guest's routes in front of Chainlit's catch-all page (*words*: the pages'
     words; without a translator, only the table's languages)."""
-    words = words or PageWords(None, settings.cache_dir / "page-words")
+    words = words or PageWords()
 
     @server.get("/room/words/{code}", include_in_schema=False)
     async def page_words(code: str) -> Response:
@@ -228,7 +233,7 @@ async def _serve(websocket: WebSocket, room: Room, payer: str,
         await _close(websocket, 4400, _HELLO)
         return
     try:
-        queue = room.join(guest)
+        queue = room.join(guest, resume=hello.get("resume") is True)
     except RoomError as err:
         await websocket.send_json({"type": "closed", "key": err.key, "text": str(err)})
         await _close(websocket, 4409, str(err))
@@ -242,7 +247,7 @@ async def _serve(websocket: WebSocket, room: Room, payer: str,
         while True:
             event = await queue.get()
             await websocket.send_json(event)
-            if event["type"] in ("closed", "replaced"):
+            if event["type"] in ("closed", "replaced", "moved"):
                 await _close(websocket, 1000, event["type"])
                 return
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,13 +26,19 @@ from hymt_chat.service.erasure import Holding, Subject, open_memory_if_kept, seg
 from hymt_chat.service.history_records import HistoryRecords
 from hymt_chat.service.log_lines import holding_lines, log_files
 from hymt_chat.store.audit import AuditLog
+from hymt_chat.text.markdown_text import as_markdown, tidy_escapes
 
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
 
-__all__ = ["Exported", "export_person", "transcript"]
+__all__ = ["Conversation", "Exported", "export_person", "transcript"]
+
+Conversation = Callable[[Mapping[str, Any] | None], str | None]
+"""A thread's saved conversation (its metadata) as Markdown, None where it holds none: the
+mode that saved it renders it (:func:`hymt_chat.modes.profiles.saved_markdown`)."""
 
 _SHOWN_TYPES = ("user_message", "assistant_message", "system_message")
+_HEADING = re.compile(r"^(#+ )", re.MULTILINE)  # a conversation's headings, under a thread's
 
 
 @dataclass(slots=True)
@@ -44,28 +51,38 @@ class Exported:
         return sum(self.counts.values())
 
 
-def transcript(subject: Subject, threads: Sequence[dict[str, Any]], extra: Sequence[str] = ()
-               ) -> str:
-    """The threads' messages in order, as Markdown a person can read."""
-    lines = [f"# What we hold about {subject.kind} {subject.text}", "",
+def transcript(subject: Subject, threads: Sequence[dict[str, Any]], extra: Sequence[str] = (),
+               conversation: Conversation | None = None) -> str:
+    """The threads in order, as Markdown a person reads, rendered or as plain text: a Support
+    agent's thread as its conversation (who, when, original and translation:
+    :func:`~hymt_chat.modes.agent.transcript.transcript_markdown`), any other thread's messages
+    under who said them and when, without the chat's needless escapes ("Agent\\: English")."""
+    lines = [f"# What we hold about {subject.kind} {as_markdown(subject.text)}", "",
              f"Exported {datetime.now(UTC).isoformat(timespec='seconds')}.", ""]
     for thread in threads:
-        lines += [f"## {thread.get('name') or 'Conversation'} ({thread.get('createdAt') or ''})",
-                  ""]
+        name = as_markdown(str(thread.get("name") or "Conversation"))
+        lines += [f"## {name} ({thread.get('createdAt') or ''})", ""]
+        saved = conversation(thread.get("metadata")) if conversation is not None else None
+        if saved:
+            lines += [_HEADING.sub(r"##\1", saved), ""]
+            continue
         for step in thread.get("steps", []):
             if step.get("type") not in _SHOWN_TYPES:
                 continue
             said = (step.get("output") or step.get("input") or "").strip()
             if said:
-                who = step.get("name") or step.get("type")
-                lines += [f"**{step.get('createdAt') or ''} — {who}**", "", said, ""]
+                who = as_markdown(str(step.get("name") or step.get("type")))
+                text = (as_markdown(said) if step.get("type") == "user_message"  # as typed
+                        else tidy_escapes(said))  # the app's own Markdown
+                lines += [f"### {step.get('createdAt') or ''} · {who}", "", text, ""]
     lines += list(extra)
     return "\n".join(lines).rstrip() + "\n"
 
 
 def export_person(settings: Settings, subject: Subject, out: Path, *,
                   holdings: Sequence[Holding] = (), audit: AuditLog | None = None,
-                  actor: str = "command:export") -> Exported:
+                  actor: str = "command:export",
+                  conversation: Conversation | None = None) -> Exported:
     """Write the zip to *out*; the counts say what it holds (all zero: nothing is held)."""
     result = Exported(out)
     history = HistoryRecords(settings.history_url)
@@ -118,7 +135,7 @@ def export_person(settings: Settings, subject: Subject, out: Path, *,
                 stored += 1
         result.counts.update({"history threads": len(threads), "memory entries": len(entries),
                               "log lines": sum(map(len, lines.values())), "files": stored})
-        zf.writestr("transcript.md", transcript(subject, threads, extra))
+        zf.writestr("transcript.md", transcript(subject, threads, extra, conversation))
         put("subject.json", {"kind": subject.kind, "value": subject.text,
                              "exported": time.time(), "holds": result.counts})
     if audit is not None:

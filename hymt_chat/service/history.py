@@ -30,6 +30,8 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from hymt_chat.text.cleanup import headline
+
 __all__ = [
     "COLUMNS",
     "ERASED",
@@ -40,6 +42,7 @@ __all__ = [
     "refuse_erased",
     "skip_writes_when",
     "sqlite_path",
+    "thread_name",
     "unnamed_after",
 ]
 
@@ -243,19 +246,29 @@ WRITES = (
 """The data layer methods that store something about a conversation."""
 
 
-def unnamed_after(layer_cls: L, names: Collection[str]) -> L:
-    """A subclass of a Chainlit data layer class that never names a thread one of *names*.
+def thread_name(name: str | None, buttons: Collection[str] = ()) -> str | None:
+    """What a thread is listed as for the *name* it is given: one line of at most
+    :data:`~hymt_chat.text.cleanup.TITLE_CHARS` characters; None (it stays as it was) for a
+    command ("/room close"), a text without words (a file sent alone) or one of *buttons*."""
+    if name is None or name in buttons or name.lstrip().startswith("/"):
+        return None
+    return headline(name) or None
 
-    Chainlit names a thread after its first interaction: a message's text, or an action's
+
+def unnamed_after(layer_cls: L, names: Collection[str]) -> L:
+    """A subclass of a Chainlit data layer class whose threads are named as :func:`thread_name`
+    says: never one of *names*, never a command, never a whole paste.
+
+    Chainlit names a thread after its first interaction: a message's text (a command: the
+    history listed "/room close"; a file alone: "Untitled Conversation"), or an action's
     *name* when a button came first (a desk thread was listed as "desk_take"). Such a name is
-    left out; the app names the thread from its conversation instead."""
+    left out; the app names the thread from its conversation instead (``Session.title``)."""
     original = getattr(layer_cls, "update_thread")  # noqa: B009 - L: mypy knows no such name
 
     @functools.wraps(original)
     async def update_thread(self: Any, thread_id: str, name: str | None = None,
                             *args: Any, **kwargs: Any) -> Any:
-        return await original(self, thread_id, None if name in names else name,
-                              *args, **kwargs)
+        return await original(self, thread_id, thread_name(name, names), *args, **kwargs)
 
     named = type(f"Named{layer_cls.__name__}", (layer_cls,), {"update_thread": update_thread})
     return named  # type: ignore[return-value]

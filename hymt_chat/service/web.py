@@ -38,9 +38,10 @@ from hymt_chat.service.ratelimit import client_address
 from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
 
-__all__ = ["ChainlitSurface", "FilesFolder", "SessionBinding", "add_routes", "address_key",
-           "allowed_hosts", "allowed_origins", "api_origins", "cookie", "forwarded_allow_ips",
-           "frame_cap", "install_guards", "own_files", "page_url", "peer_key", "to_front", "trusted_proxies"]
+__all__ = ["ChainlitSurface", "FilesFolder", "SessionBinding", "UploadCap", "add_routes",
+           "address_key", "allowed_hosts", "allowed_origins", "api_origins", "cookie",
+           "forwarded_allow_ips", "frame_cap", "install_guards", "own_files", "page_url",
+           "peer_key", "to_front", "trusted_proxies", "upload_cap"]
 
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 _LOOPBACK_BINDS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
@@ -139,9 +140,10 @@ def install_guards(server: FastAPI, settings: Settings, *,
                    user_of: Callable[[dict[str, str], str | None],
                                      web_guard.SignedUser | None] | None,
                    is_allowed: Callable[[web_guard.SignedUser], bool] | None,
-                   sign_in: bool) -> None:
+                   sign_in: bool, max_upload: int | None = None) -> None:
     """Host names, origins, revoked agents, the counter's sign-in, password guessing and
-    oversized frames (:class:`~.web_guard.Guard`); CORS for the APIs apart from the app's;
+    oversized frames (:class:`~.web_guard.Guard`); uploads over *max_upload* bytes
+    (:class:`UploadCap`: None, no cap); CORS for the APIs apart from the app's;
     proxies trusted only as configured; security headers on every answer, a nonce CSP on
     the page, Secure cookies over HTTPS."""
     origins = allowed_origins(settings)
@@ -149,6 +151,8 @@ def install_guards(server: FastAPI, settings: Settings, *,
     server.add_middleware(ChainlitSurface, router=server.router,
                           framework=frozenset(id(r) for r in server.router.routes))
     server.add_middleware(SessionBinding)
+    if max_upload is not None:
+        server.add_middleware(UploadCap, limit=max_upload)
     # Chainlit's CORS answers every origin ("*" with credentials): only the listed others here
     # (set before the app starts, when Starlette builds its middleware stack).
     for middleware in server.user_middleware:
@@ -363,6 +367,68 @@ def _client_token(scope: Scope) -> str | None:
 
 _MAX_ACTION_BODY = 1 << 20
 _FILES = "/project/file"
+UPLOAD_SLACK = 64 * 1024
+"""A multipart upload's own bytes around its file (boundaries, the part's headers)."""
+
+
+def upload_cap(max_size_mb: float) -> int:
+    """The largest upload body let through to Chainlit, for its config's ``max_size_mb``
+    (the page counts a megabyte as 10**6 bytes, Chainlit's server as 2**20)."""
+    return int(max_size_mb * 1024 * 1024) + UPLOAD_SLACK
+
+
+class UploadCap:
+    """ASGI middleware: an upload (``POST /project/file``) over *limit* bytes is refused with
+    413 before Chainlit sees it. Chainlit reads an uploaded file whole into memory and only
+    then checks its size, and its page refuses a large file only in the browser (with an
+    English toast, which is why its limits are set far above the app's, and the app says
+    what it refuses in the page's language): a client that skips the page is stopped here by
+    its Content-Length, or, without one, once its body passes *limit*."""
+
+    def __init__(self, app: Any, *, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if (scope["type"] != "http" or scope.get("method") != "POST"
+                or scope.get("path") != _FILES):
+            await self.app(scope, receive, send)
+            return
+        declared = next((v for k, v in scope.get("headers", []) if k == b"content-length"), b"")
+        if declared.strip().isdigit() and int(declared) > self.limit:
+            await _too_large(send, self.limit)
+            return
+        seen, over, started = 0, False, False
+
+        async def counted() -> MutableMapping[str, Any]:
+            nonlocal seen, over
+            message: MutableMapping[str, Any] = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:  # the rest is never read: the app sees the client gone
+                    over = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def sending(message: MutableMapping[str, Any]) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, sending)
+        except Exception:
+            if not over or started:
+                raise
+        if over and not started:
+            await _too_large(send, self.limit)
+
+
+async def _too_large(send: Any, limit: int) -> None:
+    body = json.dumps({"detail": f"The upload is over {limit:,} bytes."}).encode()
+    await send({"type": "http.response.start", "status": 413, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
 _ACTION = "/project/action"
 
 

@@ -19,10 +19,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hymt_chat.lang.detect import count_scripts, detect_other_than, script_of
-from hymt_chat.lang.languages import CODES, find_language
+from hymt_chat.lang.languages import CODES
 from hymt_chat.text.meaning_words import NUMBER_WORDS, UNSPACED
 from hymt_chat.text.protect import find_spans, strip_tokens
 from hymt_chat.text.values import (
@@ -33,6 +33,7 @@ from hymt_chat.text.values import (
     number_values,
     to_ascii_digits,
 )
+from hymt_chat.words.said import Code, Said, said
 
 __all__ = ["KINDS", "Finding", "check_translation", "score", "spelled_numbers"]
 
@@ -46,12 +47,14 @@ SMALL_NUMBER = 10
 """Bare numbers up to this are often written as words ("3 items" -> "trois articles"): only
 their kinds with a unit (durations, amounts, times…) are checked."""
 
-_NAMES = {"amount": "amount", "date": "date", "time": "time", "weekday": "weekday",
-          "duration": "duration", "percent": "percentage", "number": "number"}
-_SPAN_KINDS = {"order": ("order", "order or tracking number"), "number": ("order", "number"),
-               "email": ("email", "e-mail address"), "url": ("url", "link"),
-               "placeholder": ("placeholder", "placeholder"), "code": ("placeholder", "code"),
-               "literal": ("placeholder", "reference")}
+# What a value of each kind is called in a sentence (the catalogs' ``value_<kind>``).
+_NAMES = {kind: said(f"value_{kind}") for kind in
+          ("amount", "date", "time", "weekday", "duration", "percent", "number")}
+_SPAN_KINDS = {"order": ("order", said("value_order")), "number": ("order", said("value_number")),
+               "email": ("email", said("value_email")), "url": ("url", said("value_url")),
+               "placeholder": ("placeholder", said("value_placeholder")),
+               "code": ("placeholder", said("value_code")),
+               "literal": ("placeholder", said("value_reference"))}
 # The scripts each target language is written in (a source script outside them is a leftover).
 _TARGET_SCRIPTS: dict[str, frozenset[str]] = {
     **{code: frozenset({"latin"}) for code in
@@ -91,16 +94,21 @@ class Finding:
     message: str
     original: str = ""  # the source's value as written ("259 元"), if the finding is about one
     found: str = ""  # what the translation has instead, when known ("$259")
+    # The sentence as the catalogs word it, for a page's language (``message`` is its English).
+    said: Said | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(cls, kind: str, key: str, original: str = "", found: str = "",
+           **slots: object) -> Finding:
+        """The finding whose sentence is the chat's message *key* (English in ``message``)."""
+        sentence = said(key, **slots)
+        return cls(kind, str(sentence), original, found, sentence)
 
 
 def score(findings: tuple[Finding, ...] | list[Finding]) -> int:
     """Lower is better: how a retried answer is compared with the first one."""
     return len(findings)
 
-
-def _language_name(code: str) -> str:
-    lang = find_language(code)
-    return lang.english if lang else code
 
 
 def _all_numbers(text: str, values: list[Value]) -> set:  # type: ignore[type-arg]
@@ -125,24 +133,24 @@ def _value_findings(source_values: list[Value], answer_values: list[Value],
         if value.kind == "number":
             if any(n > SMALL_NUMBER or n != int(n) for n in value.numbers) and not (
                     value.numbers & answer_numbers):
-                findings.append(Finding("number", f"The number {value.text} is missing from "
-                                        "this translation.", value.text))
+                findings.append(Finding.of("number", "value_missing", value.text,
+                                           what=name, value=value.text))
             continue
         changed = [w for w in same_kind
                    if not any(w.agrees(s) for s in source_values if s.kind == w.kind)]
         if changed:
             shown = ", ".join(w.text for w in changed)
-            findings.append(Finding(value.kind, f"The {name} {value.text} may be wrong in this "
-                                    f"translation (it says {shown}).", value.text, shown))
+            findings.append(Finding.of(value.kind, "value_wrong", value.text, shown, what=name,
+                                       value=value.text, shown=shown))
         elif value.kind == "amount" and value.sure and value.numbers & bare_numbers:
-            findings.append(Finding("amount", f"The amount {value.text} may be wrong in this "
-                                    "translation (its currency is missing).", value.text))
+            findings.append(Finding.of("amount", "amount_no_currency", value.text,
+                                       value=value.text))
         elif value.numbers and not value.numbers & answer_numbers:
-            findings.append(Finding(value.kind, f"The {name} {value.text} is missing from this "
-                                    "translation.", value.text))
+            findings.append(Finding.of(value.kind, "value_missing", value.text, what=name,
+                                       value=value.text))
         elif value.kind == "weekday" and not same_kind:
-            findings.append(Finding("weekday", f"The weekday {value.text} is missing from this "
-                                    "translation.", value.text))
+            findings.append(Finding.of("weekday", "value_missing", value.text, what=name,
+                                       value=value.text))
     findings += _added(source_values, answer_values, findings, spelled)
     return findings
 
@@ -162,9 +170,8 @@ def _added(source_values: list[Value], answer_values: list[Value],
                 value.numbers and all(n == int(n) and int(n) in spelled for n in value.numbers)):
             continue
         if not any(value.agrees(s) for s in source_values):
-            out.append(Finding(value.kind, f"This translation adds the {_NAMES[value.kind]} "
-                               f"{value.text}, which the source does not have.", "",
-                               value.text))
+            out.append(Finding.of(value.kind, "value_added", "", value.text,
+                                  what=_NAMES[value.kind], value=value.text))
     return out
 
 
@@ -200,8 +207,8 @@ def _spelled_findings(source: str, answer: str, source_lang: str | None,
         answer))}
     known = {v for _, v in said} | {int(d) for d in _DIGITS.findall(to_ascii_digits(source))}
     others = [w for w, v in answer_words if v not in known]
-    return [Finding("number", f"The number {word} may be wrong in this translation (it says "
-                    f"{', '.join(others)}).", word, ", ".join(others))
+    return [Finding.of("number", "value_wrong", word, ", ".join(others), what=_NAMES["number"],
+                       value=word, shown=", ".join(others))
             for word, value in dict(said).items() if value not in have and others]
 
 
@@ -210,10 +217,10 @@ def _span_findings(source: str, answer: str) -> list[Finding]:
     for span in find_spans(source):
         if span.kind == "literal":
             continue  # "[2]": a caller's own placeholder (the agent mode checks its spans)
-        kind, label = _SPAN_KINDS.get(span.kind, ("placeholder", "value"))
+        kind, label = _SPAN_KINDS.get(span.kind, ("placeholder", said("value_placeholder")))
         if span.original not in answer:
-            findings.append(Finding(kind, f"The {label} {span.original} is missing from this "
-                                    "translation.", span.original))
+            findings.append(Finding.of(kind, "value_missing", span.original, what=label,
+                                       value=span.original))
     return findings
 
 
@@ -300,23 +307,20 @@ def check_translation(source: str, answer: str, source_lang: str | None, target:
                                                      LANGUAGE_CONFIDENCE))
     if (written_in and confidence >= LANGUAGE_CONFIDENCE
             and _FAMILY.get(written_in, written_in) != _FAMILY.get(target, target)):
-        findings.append(Finding("language", f"This translation looks like "
-                                f"{_language_name(written_in)}, not {_language_name(target)}.",
-                                found=written_in))
+        findings.append(Finding.of("language", "translation_looks_like", found=written_in,
+                                   language=Code(written_in), target=Code(target)))
     left = _leftovers(source, answer, target, source_lang)
     if left:
         shown = ", ".join(dict.fromkeys(left))
-        findings.append(Finding("leftover", "This translation still contains untranslated "
-                                f"source text: {shown}.", found=shown))
+        findings.append(Finding.of("leftover", "leftover", found=shown, shown=shown))
     want, got = _lines(source), _lines(answer)
     if want > 1 and got != want:
-        findings.append(Finding("lines", f"The source has {want} lines and this translation "
-                                f"{got}: lines may be merged or lost."))
+        findings.append(Finding.of("lines", "lines_differ", want=want, got=got))
     added = [m.group() for m in _PAREN.finditer(answer)]
     if len(added) > len(_PAREN.findall(source)):
         extra = added[len(_PAREN.findall(source)):] if _PAREN.search(source) else added
-        findings.append(Finding("gloss", "This translation adds an explanation the source does "
-                                f"not have: {' '.join(extra)}.", found=" ".join(extra)))
+        findings.append(Finding.of("gloss", "gloss", found=" ".join(extra),
+                                   extra=" ".join(extra)))
     order = {kind: i for i, kind in enumerate(KINDS)}
     findings.sort(key=lambda f: order.get(f.kind, len(order)))
     return tuple(findings)

@@ -11,7 +11,7 @@ import unicodedata
 
 from hymt_chat.errors import NotTextError
 
-__all__ = ["clean_text", "decode_bytes", "is_blank"]
+__all__ = ["TITLE_CHARS", "clean_text", "decode_bytes", "headline", "is_blank"]
 
 # --------------------------------------------------------------------------------------------
 # Cleanup
@@ -81,6 +81,23 @@ def is_blank(text: str) -> bool:
     return _INVISIBLE_ONLY.fullmatch(clean_text(text)) is not None
 
 
+TITLE_CHARS = 50
+"""The longest name of a thread in the history (the sidebar shows fewer)."""
+
+
+def headline(text: str, limit: int = TITLE_CHARS) -> str:
+    """*text* as one line of at most *limit* characters (a thread's name in the history):
+    its whitespace runs made single spaces, cut at a word where there is one, then "…"."""
+    line = " ".join(clean_text(text).split())
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:  # a word boundary not too far back (CJK has none: cut anywhere)
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-–—") + "…"
+
+
 # --------------------------------------------------------------------------------------------
 # Decoding uploads
 # --------------------------------------------------------------------------------------------
@@ -101,7 +118,8 @@ def decode_bytes(data: bytes) -> str:
     translated as mojibake and look like a model failure.
     """
     encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), "utf-8")
-    binary = NotTextError("This file is not UTF-8 text: it contains NUL bytes, so it looks binary.")
+    binary = NotTextError("This file is not UTF-8 text: it contains NUL bytes, so it looks "
+                          "binary.").saying("file_binary")
     if encoding == "utf-8" and b"\x00" in data:
         raise binary
     try:
@@ -110,7 +128,7 @@ def decode_bytes(data: bytes) -> str:
         raise NotTextError(
             f"This file is not UTF-8 text (invalid byte at position {err.start:,}); "
             "save it as UTF-8 and try again."
-        ) from None
+        ).saying("file_not_utf8", position=err.start) from None
     if "\x00" in text:
         raise binary
     return text

@@ -40,6 +40,7 @@ from hymt_chat.text.meaning_words import (
     UNSPACED,
 )
 from hymt_chat.text.values import calendar_words, to_ascii_digits
+from hymt_chat.words.said import said as worded
 
 __all__ = ["meaning_findings", "missing_numbers", "names", "negations", "numbers", "reads",
            "similarity", "words"]
@@ -158,10 +159,9 @@ def _opposites(original: str, back: str, language: str) -> list[Finding]:
                 if instead is not None and _which(other, a, wa, unspaced) is None and (
                         said, instead) not in seen:
                     seen.add((said, instead))
-                    other_thing = "the opposite" if len(group) == 2 else "something else"
-                    out.append(Finding(
-                        "antonym", f"The back-translation says “{instead}” where you wrote "
-                        f"“{said}”: the translation may say {other_thing}.", said, instead))
+                    other_thing = worded("the_opposite" if len(group) == 2 else "something_else")
+                    out.append(Finding.of("antonym", "antonym", said, instead, instead=instead,
+                                          said=said, other=other_thing))
     return out
 
 
@@ -174,13 +174,12 @@ def _negation(original: str, back: str, language: str) -> list[Finding]:
     if len(theirs) > len(mine):
         extra = [c for cues in theirs for c in cues]
         shown = ", ".join(f"“{w}”" for w in dict.fromkeys(extra))
-        return [Finding("negation", f"The back-translation adds a negation ({shown}) that your "
-                        "text does not have: the translation may say the opposite.", "",
-                        ", ".join(dict.fromkeys(extra)))]
+        return [Finding.of("negation", "negation_added", "", ", ".join(dict.fromkeys(extra)),
+                           shown=shown)]
     lost = [c for cues in mine for c in cues]
     shown = ", ".join(f"“{w}”" for w in dict.fromkeys(lost))
-    return [Finding("negation", f"Your text says {shown}; the back-translation does not: the "
-                    "translation may say the opposite.", ", ".join(dict.fromkeys(lost)))]
+    return [Finding.of("negation", "negation_lost", ", ".join(dict.fromkeys(lost)),
+                       shown=shown)]
 
 
 # --- names --------------------------------------------------------------------------------------
@@ -284,13 +283,14 @@ def _names(original: str, back: str, language: str, translation: str) -> list[Fi
             or (count > folded_back[_plain(_fold(n))] and new)]
     out = []
     for name in lost:
-        instead = f" (it says {', '.join(new)})" if new else ""
-        out.append(Finding("name", f"The name {name} is not in the back-translation{instead}: "
-                           "check who the translation names.", name, ", ".join(new)))
+        if new:
+            out.append(Finding.of("name", "name_lost_instead", name, ", ".join(new), name=name,
+                                  instead=", ".join(new)))
+        else:
+            out.append(Finding.of("name", "name_lost", name, name=name))
     if not out and brought:
         shown = ", ".join(brought)
-        out.append(Finding("name", f"The translation names {shown}, which your text does not: "
-                           "check who the translation names.", "", shown))
+        out.append(Finding.of("name", "name_added", "", shown, shown=shown))
     return out
 
 
@@ -371,13 +371,11 @@ def _lengths(original: str, back: str, language: str) -> list[Finding]:
     lost = _part_missing(original, back, language)
     if lost:
         shown = "; ".join(f"“{c}”" for c in lost)
-        return [Finding("omission", f"The back-translation leaves out {shown}: the "
-                        "translation may have lost it.", "; ".join(lost))]
+        return [Finding.of("omission", "omission", "; ".join(lost), shown=shown)]
     added = _part_missing(back, original, language)
     if added:
         shown = "; ".join(f"“{c}”" for c in added)
-        return [Finding("addition", f"The back-translation adds {shown}, which your text "
-                        "does not say.", "", "; ".join(added))]
+        return [Finding.of("addition", "addition", "", "; ".join(added), shown=shown)]
     return []
 
 

@@ -72,25 +72,23 @@ def back_findings(original: str, back: str, language: str | None, *, translation
     *original*: meaning, numbers, the spans it must keep, and (with a *floor* above 0) a back-
     translation that shares almost nothing with a long text."""
     if words(original) and not words(back):
-        return (Finding("omission", "The back-translation is empty: the translation may have "
-                        "lost everything."),)
+        return (Finding.of("omission", "back_empty"),)
     found = list(meaning_findings(original, back, language, translation))
     lost = missing_numbers(original, back, language or "")
     added = missing_numbers(back, original, language or "")
     if lost or added:
-        detail = "; ".join(filter(None, (f"missing {', '.join(lost)}" if lost else "",
-                                         f"new {', '.join(added)}" if added else "")))
-        found.append(Finding("number", f"Numbers differ in the back-translation ({detail}).",
-                             ", ".join(lost), ", ".join(added)))
+        key = ("numbers_differ_both" if lost and added
+               else "numbers_differ_missing" if lost else "numbers_differ_new")
+        found.append(Finding.of("number", key, ", ".join(lost), ", ".join(added),
+                                lost=", ".join(lost), added=", ".join(added)))
     gone = [s for s in spans if s not in back]
     if gone:
-        found.append(Finding("order", "The back-translation lost "
-                             + ", ".join(repr(s) for s in gone) + ".", ", ".join(gone)))
+        found.append(Finding.of("order", "spans_lost", ", ".join(gone),
+                                spans=", ".join(repr(s) for s in gone)))
     score = similarity(original, back)
     if (floor > 0 and score < floor and len(words(original)) >= FLOOR_WORDS
             and len(words(back)) >= FLOOR_WORDS):
-        found.append(Finding("drift", f"The back-translation reads like another text "
-                             f"(similarity {score:.0%}); check the translation's meaning."))
+        found.append(Finding.of("drift", "drift", score=f"{score:.0%}"))
     return tuple(found)
 
 

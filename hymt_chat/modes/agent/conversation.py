@@ -37,13 +37,13 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from hymt_chat.engine.families import TONES
-from hymt_chat.errors import CommandError, UnknownLanguageError
+from hymt_chat.errors import CommandError
 from hymt_chat.lang.detect import detect_candidates, detect_with_confidence
 from hymt_chat.lang.languages import CODES, find_language, get_language
-from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.glossary import Entry, Glossary, same_family
 from hymt_chat.modes.agent.protect import plain_text
 from hymt_chat.modes.wording import unknown_language_message
+from hymt_chat.words.said import Code, Said, said
 
 __all__ = [
     "AGENT_TO_CUSTOMER",
@@ -136,7 +136,7 @@ class Route:
     direction: Direction
     source: str  # table code the message is translated from
     target: str  # table code it is translated into
-    note: str | None = None  # why, when it is worth telling the agent
+    note: Said | None = None  # why, when it is worth telling the agent
     detected: str | None = None  # what detection said (None: unsure)
     pair_changed: bool = False  # the banner should be shown again
 
@@ -164,10 +164,9 @@ class CustomerLanguageUnknownError(CommandError):
     """The agent replied before the customer's language is known."""
 
     def __init__(self) -> None:
-        super().__init__(
-            "I don't know the customer's language yet — use /customer <language> "
-            "(for example /customer Spanish), or paste a message from the customer first."
-        )
+        sentence = said("customer_language_unknown")
+        super().__init__(str(sentence))
+        self.said = sentence
 
 
 @dataclass(slots=True)
@@ -190,29 +189,27 @@ class Conversation:
 
     # --- the pair ---------------------------------------------------------------------------
 
-    def banner(self) -> str:
+    def banner(self) -> Said:
         """ "Agent: English ⇄ Customer: Spanish"."""
-        customer = (language_name(self.customer_language) if self.customer_language
-                    else "not known yet (detected from their first message, or /customer "
-                         "<language>)")
-        return f"Agent: {language_name(self.agent_language)} ⇄ Customer: {customer}"
+        if self.customer_language is None:
+            return said("banner_unknown", agent=Code(self.agent_language))
+        return said("banner", agent=Code(self.agent_language),
+                    customer=Code(self.customer_language))
 
-    def set_customer_language(self, name: str) -> str:
+    def set_customer_language(self, name: str) -> Said:
         """``/customer <language>``; returns the sentence to show. Unknown names raise."""
         self.customer_language = _other_side(name, self.agent_language, _AGENTS_OWN)
-        return f"Customer language set. {self.banner()}"
+        return said("customer_set", banner=self.banner())
 
-    def set_agent_language(self, name: str) -> str:
+    def set_agent_language(self, name: str) -> Said:
         """``/agent <language>`` or the settings picker; returns the sentence to show."""
         self.agent_language = _other_side(name, self.customer_language, _CUSTOMERS)
-        return f"Your language set. {self.banner()}"
+        return said("agent_set", banner=self.banner())
 
-    def set_tone(self, name: str) -> str:
+    def set_tone(self, name: str) -> Said:
         """``/tone formal|friendly|neutral`` or the settings picker; the sentence to show."""
         self.tone = _tone(name)
-        if self.tone == "neutral":
-            return "Tone: neutral — your replies are translated without a style instruction."
-        return f"Tone: {self.tone} — your replies are translated in a {self.tone} style."
+        return said(f"tone_{self.tone}_set")
 
     # --- routing ----------------------------------------------------------------------------
 
@@ -240,10 +237,10 @@ class Conversation:
             route = replace(route, pair_changed=True)
         return route
 
-    def _customer(self, source: str, detected: str | None, note: str | None = None) -> Route:
+    def _customer(self, source: str, detected: str | None, note: Said | None = None) -> Route:
         return Route(CUSTOMER_TO_AGENT, source, self.agent_language, note, detected)
 
-    def _agent(self, detected: str | None, note: str | None = None) -> Route:
+    def _agent(self, detected: str | None, note: Said | None = None) -> Route:
         if self.customer_language is None:
             raise CustomerLanguageUnknownError()
         return Route(AGENT_TO_CUSTOMER, self.agent_language, self.customer_language, note,
@@ -264,12 +261,10 @@ class Conversation:
         previous = self.customer_language
         self.customer_language = detected
         if previous is None:
-            note = (f"The customer writes {language_name(detected)}; your replies will be "
-                    f"translated into {language_name(detected)}.")
+            note = said("customer_writes", language=Code(detected))
         elif previous != detected:
-            note = (f"The customer now writes {language_name(detected)} (was "
-                    f"{language_name(previous)}); your replies will be translated into "
-                    f"{language_name(detected)}.")
+            note = said("customer_now_writes", language=Code(detected),
+                        previous=Code(previous))
         else:
             note = None
         return self._customer(detected, detected, note)
@@ -288,14 +283,12 @@ class Conversation:
             if customer is None:
                 self.customer_language = hint
                 return self._customer(hint, detected,
-                                      f"The customer writes {language_name(hint)} (from a short "
-                                      "message; correct it with /customer <language> if wrong).")
-            return self._customer(hint, detected,
-                                  f"Short message in {language_name(hint)}: translated as the "
-                                  f"customer's; their language stays {language_name(customer)}.")
+                                      said("customer_writes_short", language=Code(hint)))
+            return self._customer(hint, detected, said("short_as_customer", language=Code(hint),
+                                                       customer=Code(customer)))
         if customer is None:
             raise CustomerLanguageUnknownError()
-        return self._agent(detected, "Short message: treated as your reply.")
+        return self._agent(detected, said("short_as_reply"))
 
     def _unclear(self, probe: str, detected: str | None) -> Route:
         """A long message the detector is unsure about (Spanish scored 71 % Portuguese).
@@ -321,18 +314,12 @@ class Conversation:
             return self._customer(customer, detected)
         if customer is not None:
             return self._customer(customer, detected,
-                                  f"Language unclear: translated as the customer's "
-                                  f"{language_name(customer)}.")
+                                  said("unclear_as_customer", language=Code(customer)))
         guess = ranked[0][0] if ranked and ranked[0][0] in CODES else None
         if guess is None:
-            raise CommandError(
-                "I can't tell which language this message is in. Set the customer's language "
-                "with /customer <language> and send it again."
-            )
+            raise CommandError.worded("message_language_unknown")
         self.customer_language = guess
-        return self._customer(guess, detected,
-                              f"The customer seems to write {language_name(guess)} (not "
-                              "sure; correct it with /customer <language> if wrong).")
+        return self._customer(guess, detected, said("customer_seems", language=Code(guess)))
 
     # --- transcript -------------------------------------------------------------------------
 
@@ -385,8 +372,7 @@ def _tone(name: str) -> str:
     """A tone by name (case-insensitive); CommandError listing the three otherwise."""
     key = (name or "").strip().lower()
     if key not in TONES:
-        raise CommandError(f"Unknown tone {name.strip()!r}: use /tone "
-                           f"{' | '.join(TONES)}.")
+        raise CommandError.worded("unknown_tone", name=name.strip())
     return key
 
 
@@ -424,9 +410,8 @@ def build_context(turns: Sequence[Turn], language: str, *, max_turns: int = 4,
     return "\n".join(reversed(lines))
 
 
-_AGENTS_OWN = ("{language} is your own language. Pick the customer's, for example /customer "
-               "Spanish, or change yours with /agent <language>.")
-_CUSTOMERS = "{language} is the customer's language. Change it first with /customer <language>."
+_AGENTS_OWN = "agents_own"  # the refusals' message keys
+_CUSTOMERS = "customers_own"
 
 
 def _other_side(name: str, taken: str | None, refusal: str) -> str:
@@ -434,14 +419,14 @@ def _other_side(name: str, taken: str | None, refusal: str) -> str:
     language *taken*: both sides in one language leaves nothing to translate."""
     code = _code(name)
     if code == taken:
-        raise CommandError(refusal.format(language=language_name(code)))
+        raise CommandError.worded(refusal, language=Code(code))
     return code
 
 
 def _code(name: str) -> str:
     lang = find_language(name) if name.strip() else None
     if lang is None:
-        raise UnknownLanguageError(unknown_language_message(name))
+        raise unknown_language_message(name)
     return lang.code
 
 

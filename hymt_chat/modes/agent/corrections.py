@@ -24,6 +24,7 @@ from hymt_chat.store.memory import CORRECTED, TeamEntry, line_pairs
 from hymt_chat.text.checks import Finding, check_translation
 from hymt_chat.text.cleanup import clean_text
 from hymt_chat.text.protect import Span
+from hymt_chat.words.said import Said, said
 
 __all__ = ["Correctable", "Review", "review"]
 
@@ -53,7 +54,7 @@ class Correctable:
 class Review:
     entries: tuple[TeamEntry, ...]  # what would be stored (empty when *problem*)
     findings: tuple[Finding, ...]  # the checks on the correction: shown, confirmed by resending
-    problem: str | None = None  # why it cannot be stored as written
+    problem: Said | None = None  # why it cannot be stored as written
 
 
 def _masked_like(text: str, spans: tuple[Span, ...]) -> str:
@@ -68,14 +69,13 @@ def review(item: Correctable, corrected: str, author: str) -> Review:
     """The entries *corrected* makes, what the checks say of it, or why it cannot be kept."""
     text = clean_text(corrected).strip()
     if not text:
-        return Review((), (), "The correction is empty: type the corrected translation.")
+        return Review((), (), said("correction_empty"))
     if text == item.translation.strip():
-        return Review((), (), "That is the translation as it was: type the corrected one.")
+        return Review((), (), said("correction_unchanged"))
     findings = check_translation(item.original, text, item.source, item.target)
     pairs = line_pairs(item.sent, _masked_like(text, item.spans))
     if pairs is None:
         lines = sum(1 for line in item.sent.split("\n") if line.strip())
-        return Review((), findings, f"The correction needs {lines} line"
-                      f"{'' if lines == 1 else 's'}, one for each line of the message.")
+        return Review((), findings, said("correction_lines", count=lines))
     return Review(tuple(TeamEntry(item.source, item.target, segment, translation, CORRECTED,
                                   author) for segment, translation in pairs), findings)

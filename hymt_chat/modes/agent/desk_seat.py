@@ -16,18 +16,19 @@ from typing import TYPE_CHECKING
 
 from hymt_chat.engine.translator import Translator
 from hymt_chat.errors import HymtError
-from hymt_chat.lang.names import language_name
 from hymt_chat.modes import wording
 from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.glossary import Glossary
 from hymt_chat.modes.cost import Text, priced
 from hymt_chat.modes.desk import Desk, Ticket, TicketView
+from hymt_chat.modes.page_text import PageText
 from hymt_chat.modes.room import RoomMessage, Rooms, Translate
 from hymt_chat.modes.screen import Button, Reply
 from hymt_chat.service.ratelimit import RateLimiter
 from hymt_chat.settings import Settings
 from hymt_chat.store.audit import audit_quietly
+from hymt_chat.words.said import said
 
 if TYPE_CHECKING:
     from hymt_chat.modes.agent.session import AgentSession
@@ -36,8 +37,6 @@ __all__ = ["DESK_BUTTONS", "DeskSeat", "open_desk", "translate_for"]
 
 DESK_BUTTONS = ("desk_take", "desk_open")
 _SHOWN_ON_SWITCH = 10  # the latest messages of a conversation shown when the agent opens it
-_HELP = ("/desk · the inbox · /desk take 3 · /desk 3 (switch to #3) · /desk close · "
-         "/desk block (this visitor starts no more conversations)")
 
 
 def translate_for(translator: Translator, settings: Settings) -> Callable[[Conversation],
@@ -75,12 +74,9 @@ def open_desk(rooms: Rooms, translator: Translator, limiter: RateLimiter,
                 charge=charge, starts=start, staffed=bool(settings.agents.strip()))
 
 
-def _since(seconds: float) -> str:
-    return wording.format_duration(max(0.0, seconds))
-
-
-def _label(ticket: Ticket | TicketView) -> str:
-    language = language_name(ticket.language) if ticket.language else "language not known yet"
+def _label(ticket: Ticket | TicketView, page: PageText) -> str:
+    language = (page.name_of(ticket.language) if ticket.language
+                else page["language_not_known"])
     return f"#{ticket.number} · {language}"
 
 
@@ -104,18 +100,27 @@ class DeskSeat:
             # Current before the first word is shown: a reply typed while the tab says what it
             # holds goes to that visitor, not to the agent's own translation.
             self._make_current(held[-1])
-            names = ", ".join(_label(t) for t in held)
-            await self.session.say(f"You hold {len(held)} conversation(s): {names}.")
+            names = ", ".join(self._label(t) for t in held)
+            await self.session.say(said("desk_holding", count=len(held), names=names))
             await self._show_current(held[-1])
         elif await self.desk.inbox(self.agent):  # of every replica
             await self.inbox()
+
+    @property
+    def page(self) -> PageText:
+        return self.session.page
+
+    def _label(self, ticket: Ticket | TicketView) -> str:
+        return _label(ticket, self.page)
 
     def stand(self) -> None:
         self.desk.stand(self)
 
     def title(self) -> str | None:
         """The thread's name while a desk conversation is open: "Desk #3 · Spanish"."""
-        return f"Desk {_label(self.current)}" if self.current is not None else None
+        if self.current is None:
+            return None
+        return self.page.fill("desk_title", label=self._label(self.current))
 
     # --- the agent's commands ----------------------------------------------------------------
 
@@ -130,41 +135,49 @@ class DeskSeat:
         elif word in ("close", "block"):
             ticket = self.current
             if ticket is None or not ticket.open:
-                await self.session.say("Open a conversation first: /desk 3.")
+                await self.session.say(self.page["desk_open_first"])
                 return
             if word == "block":
                 self.desk.block(ticket)
-                await self.session.say(f"{_label(ticket)}: the visitor is blocked and the "
-                                       "conversation closed.")
+                await self.session.say(self.page.fill("desk_blocked",
+                                                      label=self._label(ticket)))
             else:
                 self.desk.close(ticket)
-                await self.session.say(f"{_label(ticket)} is closed.")
+                await self.session.say(self.page.fill("desk_closed", label=self._label(ticket)))
             self.current = None
         else:
-            await self.session.say(_HELP)
+            await self.session.say(self.page["desk_help"])
 
     async def inbox(self) -> None:
         """Waiting and open conversations: language, waiting time, unread, holder."""
         now = self.desk.clock()
         tickets = await self.desk.inbox(self.agent)
         if not tickets:
-            await self.session.say("No conversation is waiting or open.")
+            await self.session.say(self.page["desk_empty"])
             return
-        lines = ["| # | Language | Waiting | Unread | Who |", "|---|---|---|---|---|"]
+        page = self.page
+        head = [page["desk_language"], page["desk_waiting_col"], page["desk_unread"],
+                page["desk_who"]]
+        lines = ["| # | " + " | ".join(wording.escape_markdown(h) for h in head) + " |",
+                 "|---|---|---|---|---|"]
         buttons = []
         for t in tickets:
-            who = ("waiting" if t.agent is None else "you" if t.agent == self.agent
-                   else t.agent.removeprefix("user:"))
+            who = (page["desk_waiting"] if t.agent is None else page["desk_you"]
+                   if t.agent == self.agent else t.agent.removeprefix("user:"))
             mark = " ◀" if t is self.current else ""
-            language = language_name(t.language) if t.language else "?"
+            language = page.name_of(t.language) if t.language else "?"
+            since = wording.format_duration(max(0.0, t.waited(now)), page)
             lines.append(f"| {t.number}{mark} | {wording.escape_markdown(language)} | "
-                         f"{_since(t.waited(now))} | {t.unread} | {wording.escape_markdown(who)} |")
+                         f"{since} | {t.unread} | {wording.escape_markdown(who)} |")
             if t.agent == self.agent:
-                buttons.append(Button("desk_open", f"Open #{t.number}", {"n": t.number}))
+                buttons.append(Button("desk_open", page.fill("desk_open", n=t.number),
+                                      {"n": t.number}))
             else:
-                verb = "Take" if t.agent is None else "Take over"
-                buttons.append(Button("desk_take", f"{verb} #{t.number}", {"n": t.number}))
-        await self.session.show(Reply("\n".join(lines) + f"\n\n*{_HELP}*", tuple(buttons[:12])))
+                verb = "desk_take" if t.agent is None else "desk_take_over"
+                buttons.append(Button("desk_take", page.fill(verb, n=t.number), {"n": t.number}))
+        help_line = wording.escape_markdown(page["desk_help"])
+        await self.session.show(Reply("\n".join(lines) + f"\n\n*{help_line}*",
+                                      tuple(buttons[:12])))
 
     async def take(self, number: int) -> None:
         try:
@@ -178,8 +191,7 @@ class DeskSeat:
     async def open(self, number: int) -> None:
         ticket = self.desk.get(number)
         if ticket is None or ticket.agent != self.agent:
-            await self.session.say(f"#{number} is not one of your open conversations: "
-                                   f"/desk take {number} first.")
+            await self.session.say(self.page.fill("desk_not_yours", n=number))
             return
         await self._audit("read", ticket)
         await self.switch(ticket)
@@ -203,16 +215,17 @@ class DeskSeat:
 
     async def _show_current(self, ticket: Ticket) -> None:
         history = ticket.room.history[-_SHOWN_ON_SWITCH:]
-        await self.session.say(f"Now with {_label(ticket)}: your messages go to this visitor "
-                               f"({len(ticket.room.history)} so far).")
+        await self.session.say(said("desk_now_with", label=self._label(ticket),
+                                    count=len(ticket.room.history)))
         demo = self.session.services.demo()
         for message in history:
-            await self.session.show(Reply(wording.room_message_markdown(message, demo=demo)))
+            await self.session.show(Reply(wording.room_message_markdown(message, demo=demo,
+                                                                        page=self.page)))
 
     def button(self, name: str, payload: object) -> Awaitable[None]:
         number = payload.get("n") if isinstance(payload, dict) else None
         if not isinstance(number, int):
-            return self.session.say("That button has expired.")
+            return self.session.say(self.page["button_expired"])
         return self.take(number) if name == "desk_take" else self.open(number)
 
     # --- the desk's news -------------------------------------------------------------------
@@ -222,24 +235,31 @@ class DeskSeat:
         async def show() -> None:
             if what == "waiting":
                 await self.session.say(
-                    f"A visitor is waiting: {_label(ticket)}.",
-                    (Button("desk_take", f"Take #{ticket.number}", {"n": ticket.number}),))
+                    self.page.fill("desk_visitor_waiting", label=self._label(ticket)),
+                    (Button("desk_take", self.page.fill("desk_take", n=ticket.number),
+                            {"n": ticket.number}),))
             elif what == "taken":
                 who = (ticket.agent or "").removeprefix("user:")
                 if self.current is ticket:
                     self.current = None
-                await self.session.say(f"{_label(ticket)} was taken over by {who}.")
+                await self.session.say(self.page.fill("desk_taken_by", label=self._label(ticket),
+                                                      name=who))
+            elif what == "moved":  # WORDS: desk_moved (the sentence below)
+                await self.session.say(self.page.fill("desk_moved", label=self._label(ticket)))
             elif what in ("typing", "typed"):
                 await self.session.typing_line(str(ticket.number),
-                                               wording.visitor_typing(_label(ticket)),
+                                               wording.visitor_typing(self._label(ticket),
+                                                                      self.page),
                                                what == "typing")
             elif what == "message" and message is not None and isinstance(ticket, Ticket):
                 if self.current is ticket:
                     await self.session.room_message(ticket.room, message)
                 else:
                     await self.session.say(
-                        f"{_label(ticket)} · {ticket.unread} unread.",
-                        (Button("desk_open", f"Open #{ticket.number}", {"n": ticket.number}),))
+                        self.page.fill("desk_unread_line", label=self._label(ticket),
+                                       count=ticket.unread),
+                        (Button("desk_open", self.page.fill("desk_open", n=ticket.number),
+                                {"n": ticket.number}),))
         await self.session.from_outside(show())
 
     # --- binding a conversation to this tab ---------------------------------------------------

@@ -20,7 +20,7 @@ from typing import Literal
 
 from hymt_chat.errors import CommandError
 from hymt_chat.lang.detect import detect_language
-from hymt_chat.lang.names import language_name
+from hymt_chat.words.said import Code, Said, said
 
 __all__ = [
     "MAX_ENTRIES",
@@ -112,7 +112,7 @@ class Glossary:
 
     def _room(self) -> None:
         if len(self) >= MAX_ENTRIES:
-            raise GlossaryError(f"The glossary is full ({MAX_ENTRIES} terms); remove some first.")
+            raise GlossaryError.worded("glossary_full", count=MAX_ENTRIES)
 
     # --- using it ----------------------------------------------------------------------------
 
@@ -136,17 +136,15 @@ class Glossary:
         pairs = self.replacements(direction, customer_language).items()
         return [(s, t) for s, t in pairs if s != t and s.casefold() in folded]
 
-    def listing(self) -> str:
+    def listing(self) -> Said:
         if not len(self):
-            return ("The glossary is empty. Add a term with /glossary add 订单号 = order number "
-                    "(customer's term = yours), or keep one untranslated with "
-                    "/glossary add JD-Express.")
-        lines = [f"Glossary ({len(self)}):"]
+            return said("glossary_empty")
+        lines = []
         for e in self.entries:
-            scope = f" (for {language_name(e.customer_language)})" if e.customer_language else ""
+            scope = f" ({e.customer_language})" if e.customer_language else ""
             lines.append(f"• {e.customer_term} = {e.agent_term}{scope}")
-        lines += [f"• {k} (not translated)" for k in self.keep]
-        return "\n".join(lines)
+        lines += [f"• {k} (—)" for k in self.keep]
+        return said("glossary_list", count=len(self), items="\n".join(lines))
 
 
 def _term(text: str) -> str:
@@ -156,11 +154,11 @@ def _term(text: str) -> str:
     if len(term) >= 2 and (term[0], term[-1]) in (("“", "”"), ("«", "»"), ("「", "」")):
         term = term[1:-1].strip()
     if not term:
-        raise GlossaryError("The term is empty. Example: /glossary add 订单号 = order number")
+        raise GlossaryError.worded("glossary_term_empty")
     if len(term) > MAX_TERM_CHARS:
-        raise GlossaryError(f"A glossary term is at most {MAX_TERM_CHARS} characters.")
+        raise GlossaryError.worded("glossary_term_long", count=MAX_TERM_CHARS)
     if "\n" in term:
-        raise GlossaryError("A glossary term is one line.")
+        raise GlossaryError.worded("glossary_term_lines")
     return term
 
 
@@ -193,11 +191,6 @@ class GlossaryCommand:
     translation: str = ""
 
 
-_USAGE = (
-    "Glossary commands: /glossary add 订单号 = order number (customer's term = yours) · "
-    "/glossary add JD-Express (never translated) · /glossary list · "
-    "/glossary remove <term> · /glossary clear"
-)
 _SEPARATOR = re.compile(r"\s*[=＝]\s*")
 
 
@@ -211,42 +204,43 @@ def parse_glossary(args: str) -> GlossaryCommand:
         return GlossaryCommand("clear")
     if verb in ("remove", "rm", "delete", "del"):
         if not rest:
-            raise GlossaryError(f"Which term? {_USAGE}")
+            raise GlossaryError.worded("glossary_which")
         return GlossaryCommand("remove", rest)
     if verb == "add":
         if not rest:
-            raise GlossaryError(f"Which term? {_USAGE}")
+            raise GlossaryError.worded("glossary_which")
         parts = _SEPARATOR.split(rest)
         if len(parts) == 1:
             return GlossaryCommand("keep", _term(parts[0]))
         if len(parts) > 2:
-            raise GlossaryError(f"Use one '=' between the two terms. {_USAGE}")
+            raise GlossaryError.worded("glossary_one_equals")
         return GlossaryCommand("add", _term(parts[0]), _term(parts[1]))
-    raise GlossaryError(_USAGE)
+    raise GlossaryError.worded("glossary_usage")
 
 
 def run_glossary(glossary: Glossary, command: GlossaryCommand, *, agent_language: str,
-                 customer_language: str | None) -> str:
+                 customer_language: str | None) -> Said:
     """Apply a parsed command; returns the sentence the UI shows."""
     if command.action == "list":
         return glossary.listing()
     if command.action == "clear":
         count = len(glossary)
         glossary.clear()
-        return f"Glossary cleared ({count} terms removed)." if count else "The glossary was empty."
+        return said("glossary_cleared", count=count) if count else said("glossary_was_empty")
     if command.action == "remove":
         removed = glossary.remove(command.term)
         if not removed:
-            return f"{command.term!r} is not in the glossary. " + glossary.listing()
-        return "Removed: " + "; ".join(removed) + "."
+            return said("glossary_not_in", term=command.term, listing=glossary.listing())
+        return said("glossary_removed", terms="; ".join(removed))
     if command.action == "keep":
         term = glossary.add_keep(command.term)
-        return f"{term!r} will be kept as written, never translated."
+        return said("glossary_kept", term=term)
     entry = glossary.add(command.term, command.translation, agent_language=agent_language,
                          customer_language=customer_language)
     if entry.customer_term == entry.agent_term:
-        return f"{entry.agent_term!r} will be kept as written, never translated."
-    scope = (f"for {language_name(entry.customer_language)} customers"
-             if entry.customer_language else "for any customer language")
-    return (f"Glossary: the customer's {entry.customer_term!r} ⇄ your "
-            f"{entry.agent_term!r} ({language_name(agent_language)}), {scope}.")
+        return said("glossary_kept", term=entry.agent_term)
+    if entry.customer_language:
+        return said("glossary_added_for", customer=entry.customer_term, agent=entry.agent_term,
+                    language=Code(agent_language), customers=Code(entry.customer_language))
+    return said("glossary_added", customer=entry.customer_term, agent=entry.agent_term,
+                language=Code(agent_language))

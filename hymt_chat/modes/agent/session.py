@@ -30,9 +30,9 @@ from hymt_chat.modes.agent import turns
 from hymt_chat.modes.agent.conversation import Conversation
 from hymt_chat.modes.agent.corrections import Correctable, review
 from hymt_chat.modes.agent.desk_seat import DESK_BUTTONS, DeskSeat
-from hymt_chat.modes.chat_words import PageText
+from hymt_chat.modes.page_text import PageText
 from hymt_chat.modes.progress import Progress
-from hymt_chat.modes.room import HeldReply, Room, RoomError, RoomMessage, Translate
+from hymt_chat.modes.room import CUSTOMER_MOVED, HeldReply, Room, RoomError, RoomMessage, Translate
 from hymt_chat.modes.screen import (
     Attachment,
     Button,
@@ -45,8 +45,9 @@ from hymt_chat.modes.screen import (
 )
 from hymt_chat.modes.session import KEPT_JOBS, Job, Kept, Services, Session, Upload
 from hymt_chat.modes.typing import SHOWN
+from hymt_chat.modes.warnings import warning_lines
 from hymt_chat.store.audit import audit_quietly
-from hymt_chat.text.cleanup import clean_text
+from hymt_chat.text.cleanup import TITLE_CHARS, clean_text, headline
 
 __all__ = ["HOLD_BUTTONS", "AgentSession"]
 
@@ -100,7 +101,22 @@ class AgentSession(Session):
             "user:") else None
 
     def title(self) -> str | None:
-        return self.seat.title() if self.seat is not None else None
+        """The desk conversation open ("Desk #3 · Spanish"), else the conversation's first
+        customer words ("Customer in Spanish: Hola, mi pedido…"), else the agent's first
+        reply; None before either."""
+        desk = self.seat.title() if self.seat is not None else None
+        if desk is not None:
+            return desk
+        turns_ = self.conv.transcript
+        turn = next((t for t in turns_ if t.who == "customer"), turns_[0] if turns_ else None)
+        if turn is None:
+            return None
+        key = "thread_customer" if turn.who == "customer" else "thread_reply"
+        language = self.page.name_of(turn.source if turn.who == "customer" else turn.target,
+                                     in_text=True)
+        room = TITLE_CHARS - len(self.page.fill(key, language=language, words=""))
+        return self.page.fill(key, language=language,
+                              words=headline(turn.original, max(20, room)))
 
     async def resume(self, chat_settings: Mapping[str, Any] | None) -> None:
         await self._controls()  # the thread shows the banner already; the desk: shown()
@@ -124,10 +140,10 @@ class AgentSession(Session):
         if room is None:
             return
         self._bind_room(room)
-        await self.say(wording.room_again(len(room.history)))
+        await self.say(wording.room_again(len(room.history), self.page))
         demo = self.services.demo()
         for message in room.history[-10:]:
-            await self.show(Reply(wording.room_message_markdown(message, demo=demo)))
+            await self.show(Reply(wording.room_message_markdown(message, demo=demo, page=self.page)))
         await self._show_link(room)
 
     def _bind_room(self, room: Room) -> None:
@@ -135,7 +151,7 @@ class AgentSession(Session):
         self.conv = room.conv
         room.translate, room.to_agent = self._room_translate, self._from_guest
         room.charge, room.on_pending = self._charge_guest, self._guest_writing
-        room.on_typing = self._guest_typing
+        room.on_typing, room.on_moved = self._guest_typing, self._guest_moved
         self.room = room
 
     async def start(self) -> None:
@@ -163,7 +179,7 @@ class AgentSession(Session):
         ])
 
     async def banner(self) -> None:
-        await self.show(Reply(f"**{wording.escape_markdown(self.conv.banner())}**"))
+        await self.show(Reply(f"**{wording.escape_markdown(self.page.say(self.conv.banner()))}**"))
 
     async def save(self) -> None:
         room = self.talking_room()
@@ -185,7 +201,7 @@ class AgentSession(Session):
                 await self.send_settings()  # put the picker back
                 await self.say_error(err)
                 return
-            await self.show(Reply(wording.escape_markdown(said)))
+            await self.show(Reply(wording.escape_markdown(self.page.say(said))))
         language = values.get("agent_language")
         if language and language != self.conv.agent_language:
             try:
@@ -207,7 +223,7 @@ class AgentSession(Session):
                 return
             self._correcting = None
             if text.strip().lower() == "/cancel":
-                await self.say(wording.CORRECTION_CANCELLED)
+                await self.say(self.page["correction_cancelled"])
                 return
         if uploads:
             found = await self.text_in_pictures(uploads)
@@ -246,19 +262,19 @@ class AgentSession(Session):
             return
         if command.name == "desk":
             if self.seat is None:
-                await self.say("The support desk is for signed-in agents (HYMT_AGENTS).")
+                await self.say(self.page["desk_signed_in_only"])
             else:
                 await self.seat.command(command.argument)
             return
         room = self.talking_room()
         conv = room.conv if room is not None else self.conv  # a desk conversation's own
         try:
-            reply = turns.run_agent_command(conv, command, self.translator.family)
+            reply = turns.run_agent_command(conv, command, self.translator.family, self.page)
         except HymtError as err:
             await self.say_error(err)
             return
         files = tuple(Attachment(f.name, f.content, f.mime) for f in reply.files)
-        await self.show(Reply(wording.escape_markdown(reply.text), files=files))
+        await self.show(Reply(wording.escape_markdown(self.page.say(reply.text)), files=files))
         if reply.banner_changed:
             await self.send_settings()  # /agent changes the picker's value
             await self.banner()
@@ -280,9 +296,9 @@ class AgentSession(Session):
             return
         # Nothing here sends it anywhere: an agent who had a room or a desk conversation open a
         # moment ago must not believe the customer got it.
-        delivery = wording.NOT_DELIVERED if result.route.side == "agent" else None
+        delivery = self.page["not_delivered"] if result.route.side == "agent" else None
         await self.show(Reply(turns.turn_markdown(result, demo=self.services.demo(),
-                                                  delivery=delivery),
+                                                  delivery=delivery, page=self.page),
                               self._correct_buttons(result)))
         if result.route.pair_changed:
             await self.banner()
@@ -297,25 +313,25 @@ class AgentSession(Session):
         room = self.room if self.room is not None and self.room.refusal() is None else None
         if word == "close":
             if room is None:
-                await self.say("No room is open.")
+                await self.say(self.page["no_room"])
                 return
             room.close()
-            await self.say(wording.ROOM_CLOSED)
+            await self.say(self.page["room_closed"])
             return
         if word == "guests":
             if room is None or not rest.strip().isdigit() or not 1 <= int(rest) <= 20:
-                await self.say("Open a room first, then allow 1 to 20 guests: /room guests 2")
+                await self.say(self.page["room_guests_how"])
                 return
             room.max_guests = int(rest)
-            await self.say(f"This room now admits up to {room.max_guests} guests.")
+            await self.say(self.page.fill("room_guests", count=room.max_guests))
             return
         if word:
-            await self.say("Type /room to open a room, /room close to end it.")
+            await self.say(self.page["room_usage"])
             return
         if room is None:
             rooms = self.services.rooms
             if rooms is None:
-                await self.say("Rooms are not available on this server.")
+                await self.say(self.page["rooms_unavailable"])
                 return
             room = rooms.open(self.conv, translate=self._room_translate,
                               to_agent=self._from_guest, charge=self._charge_guest,
@@ -331,8 +347,8 @@ class AgentSession(Session):
         segno.make(link, error="m").save(buffer, kind="png", scale=8, border=2)
         hours = self.services.rooms.hours if self.services.rooms else 12
         await self.show(Reply(
-            wording.room_link_markdown(link, hours),
-            (Button("room_close", "Close the room", {}, "x"),),
+            wording.room_link_markdown(link, hours, self.page),
+            (Button("room_close", self.page["close_room"], {}, "x"),),
             (Attachment("room.png", buffer.getvalue(), "image/png"),)))
 
     async def _charge_guest(self, key: str, text: str) -> None:
@@ -368,13 +384,17 @@ class AgentSession(Session):
     async def _guest_writing(self) -> None:
         """A guest's message is being translated: "translating…" in the agent's tab."""
         async def show() -> None:
-            line = self.progress("The customer's message · translating", always=True)
+            line = self.progress(self.page["customer_translating"], always=True)
             self._guest_lines.append(line)
             await line.start()
         await self.from_outside(show())
 
     async def _guest_typing(self, typing: bool) -> None:
-        await self.from_outside(self.typing_line("room", wording.CUSTOMER_TYPING, typing))
+        await self.from_outside(self.typing_line("room", self.page["customer_typing"], typing))
+
+    async def _guest_moved(self) -> None:
+        """The customer opened the room's link on another device, which has the talk now."""
+        await self.from_outside(self.say(CUSTOMER_MOVED))
 
     async def typing_line(self, key: str, text: str, typing: bool) -> None:
         """The tab's typing line (``public/desk.js``): *text* for :data:`SHOWN` seconds, or
@@ -402,7 +422,7 @@ class AgentSession(Session):
         demo = self.services.demo()
         turn = self._guest_turns.pop(message.original, None)
         buttons = self._correct_buttons(turn) if message.translation is not None else ()
-        reply = Reply(wording.room_message_markdown(message, demo=demo), buttons)
+        reply = Reply(wording.room_message_markdown(message, demo=demo, page=self.page), buttons)
         if line is not None and await line.end():
             await line.become(reply)
         else:
@@ -412,14 +432,13 @@ class AgentSession(Session):
     async def _reply_in_room(self, job: Job) -> None:
         room = self._room_of(job.room)
         if room is None:
-            await self.say(wording.ROOM_CLOSED)
+            await self.say(self.page["room_closed"])
             return
         holder = self.services.desk.holder_of(room) if self.services.desk else None
         if holder is not None and holder != self.user_key:  # taken over meanwhile
-            await self.say(f"Not sent: {holder.removeprefix('user:')} has taken over this "
-                           "conversation.")
+            await self.say(self.page.fill("taken_over", name=holder.removeprefix("user:")))
             return
-        progress = self.progress("Translating for the room")
+        progress = self.progress(self.page["translating_for_room"])
         mine: list[turns.AgentTurn] = []
         _ROOM_TURN.set(mine)
         sent = await self.finished(progress, job, room.agent_says(job.text))
@@ -432,29 +451,30 @@ class AgentSession(Session):
             return
         if turn is not None and sent.translation is not None:
             await self.show(Reply(turns.turn_markdown(turn, demo=self.services.demo(),
-                                                      delivery=wording.DELIVERED),
+                                                      delivery=self.page["delivered"],
+                                                      page=self.page),
                                   self._correct_buttons(turn)))
         else:
             demo = self.services.demo()
-            await self.show(Reply(wording.room_message_markdown(sent, demo=demo)))
+            await self.show(Reply(wording.room_message_markdown(sent, demo=demo, page=self.page)))
         await self.save()
 
     def _reply_markdown(self, turn: turns.AgentTurn | None, message: RoomMessage) -> str:
         demo = self.services.demo()
         if turn is not None:
-            return turns.turn_markdown(turn, demo=demo)
-        return wording.room_message_markdown(message, demo=demo)
+            return turns.turn_markdown(turn, demo=demo, page=self.page)
+        return wording.room_message_markdown(message, demo=demo, page=self.page)
 
     async def _show_held(self, room: Room, held: HeldReply,
                          turn: turns.AgentTurn | None) -> None:
         """The held reply with its warnings, and the agent's two choices."""
         hold = _Hold(room.token, held.key, turn)
         key = self.holds.keep(hold)
-        buttons = (Button("room_send_anyway", warnings.SEND_ANYWAY_LABEL, {"key": key}, "send",
-                          warnings.SEND_ANYWAY_TOOLTIP),
-                   Button("room_edit", warnings.EDIT_LABEL, {"key": key}, "pencil",
-                          warnings.EDIT_TOOLTIP))
-        markdown = warnings.held_markdown(self._reply_markdown(turn, held.message))
+        buttons = (Button("room_send_anyway", self.page["send_anyway"], {"key": key}, "send",
+                          self.page["send_anyway_tip"]),
+                   Button("room_edit", self.page["edit"], {"key": key}, "pencil",
+                          self.page["edit_tip"]))
+        markdown = warnings.held_markdown(self._reply_markdown(turn, held.message), self.page)
         hold.shown = await self.place(Reply(markdown, buttons))
 
     async def _decide(self, name: str, payload: object) -> None:
@@ -463,13 +483,13 @@ class AgentSession(Session):
         hold = self.holds.get(payload)
         room = self._room_of(hold.room) if hold is not None else None
         if hold is None or room is None or hold.key not in room.held:
-            await self.say(warnings.HELD_GONE)
+            await self.say(self.page["held_gone"])
             return
         self.holds.jobs = {k: h for k, h in self.holds.jobs.items() if h is not hold}
         if name == "room_edit":
             held = room.drop_held(hold.key)
             await self._unshow(hold)
-            await self.say(warnings.HELD_DROPPED)
+            await self.say(self.page["held_dropped"])
             if held is not None:  # the tab's script puts it back in the composer
                 await self.screen.signal({"hymt": "edit", "text": held.message.original})
             await self.save()
@@ -477,8 +497,7 @@ class AgentSession(Session):
         holder = self.services.desk.holder_of(room) if self.services.desk else None
         if holder is not None and holder != self.user_key:  # taken over meanwhile
             room.drop_held(hold.key)
-            await self.say(f"Not sent: {holder.removeprefix('user:')} has taken over this "
-                           "conversation.")
+            await self.say(self.page.fill("taken_over", name=holder.removeprefix("user:")))
             return
         try:
             sent = room.send_held(hold.key)
@@ -487,7 +506,7 @@ class AgentSession(Session):
             return
         await self._unshow(hold)
         markdown = self._reply_markdown(hold.turn, sent)
-        await self.show(Reply(f"{markdown}\n\n*{wording.escape_markdown(warnings.HELD_SENT)}*",
+        await self.show(Reply(f"{markdown}\n\n*{wording.escape_markdown(self.page['held_sent'])}*",
                               self._correct_buttons(hold.turn)))
         await self.save()
 
@@ -519,16 +538,17 @@ class AgentSession(Session):
         if item is None or self.translator.memory is None or not self.user_key.startswith(
                 "user:"):
             return ()
-        return (Button("correct", wording.CORRECT_LABEL, {"key": self.corrections.keep(item)},
-                       "pencil", wording.CORRECT_TOOLTIP),)
+        return (Button("correct", self.page["correct_label"],
+                       {"key": self.corrections.keep(item)}, "pencil",
+                       self.page["correct_tooltip"]),)
 
     async def _ask_correction(self, payload: object) -> None:
         item = self.corrections.get(payload)
         if item is None:
-            await self.say(wording.CORRECTION_EXPIRED)
+            await self.say(self.page["correction_expired"])
             return
         self._correcting = (item, None)
-        await self.say(wording.correct_prompt(item.original, item.target))
+        await self.say(wording.correct_prompt(item.original, item.target, self.page))
 
     async def _take_correction(self, text: str) -> None:
         """The agent's corrected text: checked (a changed value asks for it once more), then
@@ -542,7 +562,8 @@ class AgentSession(Session):
         typed = clean_text(text).strip()
         if found.findings and sent_before != typed:
             self._correcting = (item, typed)
-            await self.say(wording.correction_check_message([f.message for f in found.findings]))
+            await self.say(wording.correction_check_message(
+                warning_lines(found.findings, self.page), self.page))
             return
         self._correcting = None
         memory = self.translator.memory
@@ -557,8 +578,8 @@ class AgentSession(Session):
             await audit_quietly(self.services.audit_log, f"agent:{agent}", "correct",
                                 f"room {room.token}" if room is not None
                                 else f"session {self.id}", f"into {item.target}")
-        await self.say(wording.correction_saved_message(item.target) if saved
-                       else wording.CORRECTION_NOT_SAVED)
+        await self.say(wording.correction_saved_message(item.target, self.page) if saved
+                       else self.page["correction_not_saved"])
 
     def end(self) -> None:
         if self.seat is not None:

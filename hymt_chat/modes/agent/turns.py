@@ -48,7 +48,6 @@ from hymt_chat.errors import (
 )
 from hymt_chat.lang.detect import detect_language
 from hymt_chat.lang.languages import get_language
-from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.conversation import (
     AGENT_TO_CUSTOMER,
     CUSTOMER_TO_AGENT,
@@ -69,12 +68,14 @@ from hymt_chat.modes.agent.glossary import (
 from hymt_chat.modes.agent.protect import Masked, Unmasked, mask, strip_tokens, unmask
 from hymt_chat.modes.agent.transcript import Export, export_files
 from hymt_chat.modes.commands import split_command
+from hymt_chat.modes.page_text import PageText
 from hymt_chat.modes.warnings import warnings_markdown
 from hymt_chat.modes.wording import escape_markdown, format_duration, literal_block, memory_note
 from hymt_chat.text.checks import Finding
 from hymt_chat.text.cleanup import clean_text, is_blank
 from hymt_chat.text.meaning import missing_numbers
 from hymt_chat.text.verdict import Verdict, judged, unchecked
+from hymt_chat.words.said import Code, Said, said
 
 if TYPE_CHECKING:
     from hymt_chat.engine.policy import EventSink
@@ -94,6 +95,8 @@ __all__ = [
     "tone_reply",
     "turn_markdown",
 ]
+
+_ENGLISH_PAGE = PageText()
 
 GLOSSARY_TEMPLATE_DEFAULT = False
 """Glossary terms are masked with their replacement unless the terminology template is asked
@@ -196,7 +199,7 @@ async def handle_agent_message(
     started = time.monotonic()
     text = clean_text(text)
     if is_blank(text):
-        raise EmptyTextError("Nothing to translate: the message is empty.")
+        raise EmptyTextError.worded("empty_message")
     limit = translator.settings.max_input_chars
     if len(text) > limit:
         raise InputTooLongError(len(text), limit)
@@ -303,7 +306,8 @@ async def _translate(
     own = _checks(masked, result.text, restored, pairs, route.target, covered,
                   answers=translator.settings.checks)
     return _Output(restored.text,
-                   tuple(result.warnings) + tuple(Finding("agent", line) for line in own),
+                   tuple(result.warnings) + tuple(Finding("agent", str(line), said=line if isinstance(line, Said) else None)
+                         for line in own),
                    result.segments, template, result.remembered, masked)
 
 
@@ -359,27 +363,24 @@ _VALUE_KINDS = frozenset({"number", "amount", "date", "time", "duration", "perce
 
 def _checks(masked: Masked, raw: str, restored: Unmasked, pairs: list[tuple[str, str]],
             target: str, covered: set[str] | frozenset[str] = frozenset(), *,
-            answers: bool = True) -> list[str]:
+            answers: bool = True) -> list[Said | str]:
     """Spans (exact), numbers outside spans, glossary terms (template mode), output language;
     the numbers and the language only where the translator's checks (*covered*) said nothing,
     and only with the answer checks on (*answers*: ``HYMT_CHECKS``, which covers values and
     language). The spans and the glossary are the agent's own: always checked."""
-    warnings = list(restored.warnings)
+    warnings: list[Said | str] = list(restored.warnings)
     lost = missing_numbers(strip_tokens(masked.text), strip_tokens(raw))
     if lost and answers and not covered & _VALUE_KINDS:
-        warnings.append("Numbers missing from the translation: " + ", ".join(lost)
-                        + "; check them before sending.")
+        warnings.append(said("numbers_missing", numbers=", ".join(lost)))
     for source_term, target_term in pairs:
         if target_term.casefold() not in restored.text.casefold():
-            warnings.append(f"The glossary says {source_term!r} → {target_term!r}, but the "
-                            "translation does not use it.")
+            warnings.append(said("glossary_unused", source=source_term, target=target_term))
     # The terminology and context templates are Chinese instructions: the demo model answered
     # 2 of 24 en->es/fr requests in Chinese. Any model can answer instead of translating.
     written_in = detect_language(strip_tokens(raw)) if answers else None
     if written_in is not None and not same_family(written_in, target) and (
             "language" not in covered):
-        warnings.append(f"The translation looks like {language_name(written_in)}, not "
-                        f"{language_name(target)}; check it before sending.")
+        warnings.append(said("looks_like", language=Code(written_in), target=Code(target)))
     return warnings
 
 
@@ -412,7 +413,7 @@ class AgentCommand:
 
 @dataclass(frozen=True, slots=True)
 class CommandReply:
-    text: str  # plain text (escape it for Markdown)
+    text: Said | str  # said in the page's language (escape it for Markdown)
     files: list[Export] = field(default_factory=list)
     banner_changed: bool = False
 
@@ -433,22 +434,22 @@ def parse_agent_command(text: str, command: str | None = None) -> AgentCommand |
 
 
 def run_agent_command(conv: Conversation, command: AgentCommand,
-                      family: Family | None = None) -> CommandReply:
+                      family: Family | None = None,
+                      page: PageText = _ENGLISH_PAGE) -> CommandReply:
     """Carry a command out; the reply says what changed. Raises CommandError subclasses and
     UnknownLanguageError with a sentence for the user. *family* (the translator's) lets
-    /tone say when the model has no style instruction."""
+    /tone say when the model has no style instruction; the transcript is in *page*'s words."""
     if command.name == "tone":
         if not command.argument:
-            return CommandReply(f"Tone: {conv.tone}. Set it with /tone "
-                                f"{' | '.join(TONES)}.")
+            return CommandReply(said(f"tone_{conv.tone}_set"))
         return CommandReply(tone_reply(conv, command.argument, family))
     if command.name == "customer":
         if not command.argument:
-            return CommandReply(f"{conv.banner()}. Set it with /customer <language>.")
+            return CommandReply(said("set_customer_how", banner=conv.banner()))
         return CommandReply(conv.set_customer_language(command.argument), banner_changed=True)
     if command.name == "agent":
         if not command.argument:
-            return CommandReply(f"{conv.banner()}. Set yours with /agent <language>.")
+            return CommandReply(said("set_agent_how", banner=conv.banner()))
         return CommandReply(conv.set_agent_language(command.argument), banner_changed=True)
     if command.name == "glossary" and command.glossary is not None:
         return CommandReply(run_glossary(conv.glossary, command.glossary,
@@ -456,19 +457,18 @@ def run_agent_command(conv: Conversation, command: AgentCommand,
                                          customer_language=conv.customer_language))
     if command.name == "transcript":
         if not conv.transcript:
-            return CommandReply("Nothing to download yet: no message was translated.")
-        return CommandReply(f"The conversation so far ({len(conv.transcript)} messages), "
-                            "as CSV (opens in Excel) and Markdown.", export_files(conv))
-    raise CommandError(f"Unknown command /{command.name}.")
+            return CommandReply(said("transcript_empty"))
+        return CommandReply(said("transcript_ready", count=len(conv.transcript)),
+                            export_files(conv, page=page))
+    raise CommandError.worded("unknown_command", name=command.name)
 
 
-def tone_reply(conv: Conversation, name: str, family: Family | None = None) -> str:
+def tone_reply(conv: Conversation, name: str, family: Family | None = None) -> Said:
     """Set the tone (the /tone command and the settings picker) and say what it does with
     *family*: the style instruction is Hy-MT2's; other families translate without it."""
     reply = conv.set_tone(name)
     if conv.tone != "neutral" and family is not None and not family.supports("style"):
-        reply += (f" {family.title} has no style instruction, so the tone is not applied "
-                  "(Hy-MT2 has one).")
+        return said("tone_not_applied", said=reply, family=family.title)
     return reply
 
 
@@ -477,35 +477,38 @@ def tone_reply(conv: Conversation, name: str, family: Family | None = None) -> s
 # --------------------------------------------------------------------------------------------
 
 
-def turn_meta(result: AgentTurn, *, demo: bool = False, delivery: str | None = None) -> str:
+def turn_meta(result: AgentTurn, *, demo: bool = False, delivery: str | None = None,
+              page: PageText = _ENGLISH_PAGE) -> str:
     """ "Customer · Spanish → English · 1.2 s" (+ template, demo mark, where it went)."""
     turn = result.turn
-    who = "Customer" if turn.who == "customer" else "Your reply"
-    parts = [who, f"{language_name(turn.source)} → {language_name(turn.target)}",
-             format_duration(result.seconds)]
+    who = page["who_customer" if turn.who == "customer" else "who_reply"]
+    parts = [who, f"{page.name_of(turn.source)} → {page.name_of(turn.target)}",
+             format_duration(result.seconds, page)]
     if result.template not in ("official", "none"):
-        parts.append(f"{result.template} template")
-    note = memory_note(result.remembered, result.parts)
+        parts.append(page.fill("template_used", template=result.template))
+    note = memory_note(result.remembered, result.parts, page)
     if note:
         parts.append(note)
     if demo:
-        parts.append("demo model")
+        parts.append(page["demo_model"])
     if delivery:
         parts.append(delivery)
     return " · ".join(parts)
 
 
-def turn_markdown(result: AgentTurn, *, demo: bool = False, delivery: str | None = None) -> str:
+def turn_markdown(result: AgentTurn, *, demo: bool = False, delivery: str | None = None,
+                  page: PageText = _ENGLISH_PAGE) -> str:
     """The translation verbatim, then the back-translation (of the agent's own reply: the
     customer's is in the customer's language), the notes and the warnings; *delivery* says
     where the reply went."""
-    meta = escape_markdown(turn_meta(result, demo=demo, delivery=delivery))
+    meta = escape_markdown(turn_meta(result, demo=demo, delivery=delivery, page=page))
     parts = [literal_block(result.translation), f"*{meta}*"]
     if result.turn.back_translation is not None and result.turn.who == "agent":
-        label = f"Back-translation into {language_name(result.turn.source)}"
+        label = page.fill("back_translation_into",
+                          language=page.name_of(result.turn.source, in_text=True))
         parts += [f"**{escape_markdown(label)}**", literal_block(result.turn.back_translation)]
     if result.route.note:
-        parts.append(f"*{escape_markdown(result.route.note)}*")
+        parts.append(f"*{escape_markdown(page.say(result.route.note))}*")
     if result.warnings:
-        parts.append(warnings_markdown(result.warnings))
+        parts.append(warnings_markdown(result.warnings, page))
     return "\n\n".join(parts)

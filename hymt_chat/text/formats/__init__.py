@@ -64,7 +64,17 @@ REFUSED = frozenset({".docm", ".xlsm", ".pptm", ".dotm", ".xltm", ".potm", ".pps
 
 def read_source(name: str, data: bytes, found: object = None) -> Source:
     """Parse *data* as the format its *name* says; FormatError (one sentence) if it is not.
-    *found* is a first read's ``Source.found``: a second read starts from it (no second OCR)."""
+    *found* is a first read's ``Source.found``: a second read starts from it (no second OCR).
+    The error's page sentence (``err.said``) names the file: its slot ``name``."""
+    try:
+        return _read(name, data, found)
+    except FormatError as err:
+        if err.said is not None:
+            err.saying(err.said.key, **{**err.said.slots, "name": PurePath(name).name})
+        raise
+
+
+def _read(name: str, data: bytes, found: object) -> Source:
     suffix = PurePath(name).suffix.lower()
     label = repr(PurePath(name).name)
     if suffix in REFUSED:
@@ -79,4 +89,4 @@ def read_source(name: str, data: bytes, found: object = None) -> Source:
     except (ValueError, etree.LxmlError) as err:  # what the checks above did not foresee
         _log.warning("%s could not be read: %r", label, err)
         raise FormatError(f"{label} is damaged or not what its name says; it could not be "
-                          "read.") from None
+                          "read.").saying("file_damaged") from None

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from hymt_chat.words.said import Said
+
 __all__ = ["Source", "Unit", "Writable"]
 
 
@@ -40,9 +42,9 @@ class Source:
 
     units: list[Unit]
     serialize: Callable[[], bytes]
-    kept: list[str] = field(default_factory=list)  # "formulas, numbers and dates", …
+    kept: list[Said] = field(default_factory=list)  # "formulas, numbers and dates", …
     retarget: Callable[[str], None] | None = None  # a format that names its target language
-    removed: list[str] = field(default_factory=list)  # active content taken out ("JavaScript")
+    removed: list[Said] = field(default_factory=list)  # active content taken out ("JavaScript")
     # what a second read of the same bytes can start from instead of the slow part (the text
     # a picture's OCR found): handed back to the reader by read_source(..., found=…)
     found: object = None

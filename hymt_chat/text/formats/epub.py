@@ -17,6 +17,7 @@ from lxml import etree
 from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.safety import FormatError, open_package, parse_xml
 from hymt_chat.text.formats.webpage import read_xhtml, summary
+from hymt_chat.words.said import said
 
 __all__ = ["read_epub"]
 
@@ -28,12 +29,13 @@ def read_epub(data: bytes, label: str) -> Source:
     package = open_package(data, label)
     if "META-INF/container.xml" not in package.data:
         raise FormatError(f"{label} is damaged or not an EPUB (META-INF/container.xml is "
-                          "missing).")
+                          "missing).").saying("file_damaged")
     container = parse_xml(package.data["META-INF/container.xml"], f"{label} (container.xml)")
     rootfile = container.getroot().find(f".//{{{_CONTAINER}}}rootfile")
     opf_path = rootfile.get("full-path") if rootfile is not None else None
     if not opf_path or opf_path not in package.data:
-        raise FormatError(f"{label} is damaged (its package document is missing).")
+        raise FormatError(f"{label} is damaged (its package document is missing).").saying(
+            "file_damaged")
     opf = parse_xml(package.data[opf_path], f"{label} ({opf_path})")
     base = posixpath.dirname(opf_path)
     chapters = [posixpath.normpath(posixpath.join(base, item.get("href") or ""))
@@ -57,6 +59,6 @@ def read_epub(data: bytes, label: str) -> Source:
                               for name, tree in trees.items()})
 
     code = any(summary(tree.getroot(), 0) for tree in trees.values())
-    notes = (["code and scripts"] if code else []) + (
-        [f'{kept} elements marked translate="no"'] if kept else [])
+    notes = ([said("kept_code")] if code else []) + (
+        [said("kept_marked_elements", count=kept)] if kept else [])
     return Source(units, serialize, notes)

@@ -19,6 +19,7 @@ from lxml import etree
 from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.inline import Mixed, plain_of
 from hymt_chat.text.formats.safety import FormatError, open_package, refuse_macros
+from hymt_chat.words.said import said
 
 __all__ = ["read_odf"]
 
@@ -45,10 +46,11 @@ def read_odf(data: bytes, label: str) -> Source:
     package = open_package(data, label)
     refuse_macros(package, label)
     if any(n.startswith(("Basic/", "Scripts/")) for n in package.names()):
-        raise FormatError(f"{label} contains macros; documents with macros are not translated.")
+        raise FormatError(f"{label} contains macros; documents with macros are not "
+                          "translated.").saying("file_macros")
     if "content.xml" not in package.data:
         raise FormatError(f"{label} is damaged or not an OpenDocument file (content.xml is "
-                          "missing).")
+                          "missing).").saying("file_damaged")
     trees: dict[str, etree._ElementTree] = {}
     units: list[Unit] = []
     values = 0
@@ -69,4 +71,4 @@ def read_odf(data: bytes, label: str) -> Source:
         return package.write({name: etree.tostring(tree, xml_declaration=True, encoding="UTF-8")
                               for name, tree in trees.items()})
 
-    return Source(units, serialize, [f"{values} numbers, dates and formulas"] if values else [])
+    return Source(units, serialize, [said("kept_values", count=values)] if values else [])

@@ -29,6 +29,7 @@ from lxml import etree
 from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.inline import RunRules, Runs
 from hymt_chat.text.formats.safety import FormatError, open_package, parse_xml, refuse_macros
+from hymt_chat.words.said import said
 
 __all__ = ["read_docx", "read_pptx", "read_refused", "read_xlsx"]
 
@@ -75,7 +76,8 @@ def _read(data: bytes, label: str, flavours: list[Flavour], main: str) -> Source
     package = open_package(data, label)
     refuse_macros(package, label)
     if main not in package.data:
-        raise FormatError(f"{label} is damaged or not what its name says ({main} is missing).")
+        raise FormatError(f"{label} is damaged or not what its name says ({main} is "
+                          "missing).").saying("file_damaged")
     trees: dict[str, etree._ElementTree] = {}
     units: list[Unit] = []
     wordless = 0
@@ -106,7 +108,8 @@ def _read(data: bytes, label: str, flavours: list[Flavour], main: str) -> Source
 def read_refused(label: str) -> Source:
     """A macro-enabled Office file (.docm, .xlsm, .pptm…): refused by its name alone."""
     raise FormatError(f"{label} is a macro-enabled Office file; documents with macros are not "
-                      "translated. Save it as .docx, .xlsx or .pptx and send it again.")
+                      "translated. Save it as .docx, .xlsx or .pptx and send it "
+                      "again.").saying("file_macros")
 
 
 def read_docx(data: bytes, label: str) -> Source:
@@ -127,7 +130,7 @@ class _InlineStrings:
 
     def __init__(self, raw: bytes, label: str) -> None:
         if _ENTITY.search(raw):
-            raise FormatError(f"{label} declares XML entities: refused.")
+            raise FormatError(f"{label} declares XML entities: refused.").saying("file_unsafe")
         self.raw = raw
         self.spans: list[tuple[int, int, etree._Element]] = []
         for m in _INLINE.finditer(raw):
@@ -154,7 +157,7 @@ def read_xlsx(data: bytes, label: str) -> Source:
     refuse_macros(package, label)
     if "xl/workbook.xml" not in package.data:
         raise FormatError(f"{label} is damaged or not an Excel workbook (xl/workbook.xml is "
-                          "missing).")
+                          "missing).").saying("file_damaged")
     shared: dict[str, etree._ElementTree] = {}
     sheets: dict[str, _InlineStrings] = {}
     units: list[Unit] = []
@@ -189,4 +192,4 @@ def read_xlsx(data: bytes, label: str) -> Source:
         changed.update({name: sheet.serialize() for name, sheet in sheets.items()})
         return package.write(changed)
 
-    return Source(units, serialize, ["formulas, numbers and dates"])
+    return Source(units, serialize, [said("kept_office")])

@@ -38,6 +38,7 @@ from hymt_chat.text.formats.pdf_fonts import FontBook
 from hymt_chat.text.formats.pdf_guard import open_pdf
 from hymt_chat.text.formats.pdf_scan import MAX_SCANNED_PAGES, scanned_blocks
 from hymt_chat.text.formats.safety import FormatError
+from hymt_chat.words.said import Said, said
 
 __all__ = ["read_pdf", "write_docx", "write_pdf"]
 
@@ -67,7 +68,8 @@ def read_pdf(data: bytes, label: str, found: object = None) -> Source:
         if len(scans) > MAX_SCANNED_PAGES:
             raise FormatError(f"{label} has {len(scans)} scanned pages (no text layer); at most "
                               f"{MAX_SCANNED_PAGES} are read by OCR at once: split it and send "
-                              "the parts.")
+                              "the parts.").saying("pdf_scans", pages=len(scans),
+                                                   most=MAX_SCANNED_PAGES)
         tesseract = Tesseract.find() if scans else None
         if tesseract is not None:
             for number, page_blocks in scanned_blocks(data, scans, label, tesseract).items():
@@ -76,7 +78,8 @@ def read_pdf(data: bytes, label: str, found: object = None) -> Source:
             unread = len(scans)
         blocks = [b for number, page in enumerate(pages) if number not in untouched for b in page]
     if not blocks:
-        raise FormatError(f"{label} has no text layer and no text was found in its pages.")
+        raise FormatError(f"{label} has no text layer and no text was found in its "
+                          "pages.").saying("pdf_no_text")
     words = [i for i, b in enumerate(blocks) if any(ch.isalpha() for ch in b.text)]
     texts: list[str] = [b.text for b in blocks]
 
@@ -92,22 +95,20 @@ def read_pdf(data: bytes, label: str, found: object = None) -> Source:
             unit.put(text)
         return write_docx(blocks, texts)
 
-    kept = ["images, drawings, links and page sizes"]
+    kept = [said("kept_pdf_layout")]
     if untouched:
-        kept.append(f"the text of {_pages(len(untouched))} turned by /Rotate or in fonts that "
-                    "do not say their characters")
+        kept.append(said("kept_pdf_unreadable", pages=_pages(len(untouched))))
     scanned = len({b.page for b in blocks if b.fill is not None})
     if scanned:
-        kept.append(f"the scan of {_pages(scanned)} (its text read by OCR, the translation laid "
-                    "over it)")
+        kept.append(said("kept_pdf_scans", pages=_pages(scanned)))
     if unread:
-        kept.append(f"{_pages(unread)} without a text layer (no OCR on this server)")
+        kept.append(said("kept_pdf_no_text_layer", pages=_pages(unread)))
     return Source(units, lambda: write_pdf(data, blocks, texts), kept, removed=opened.removed,
                   found=tuple(blocks), converters={"docx": as_docx})
 
 
-def _pages(count: int) -> str:
-    return f"{count} page{'s' if count != 1 else ''}"
+def _pages(count: int) -> Said:
+    return said("page_count", count=count)
 
 
 def _draws_objects(page: pikepdf.Page) -> bool:
@@ -139,7 +140,7 @@ def write_pdf(data: bytes, blocks: Sequence[Block], texts: Sequence[str]) -> byt
     except pikepdf.PdfError as err:  # a content stream qpdf cannot parse: said, not a crash
         _log.warning("a PDF could not be written back: %r", err)
         raise FormatError("The PDF could not be written back: a page's content is "
-                          "damaged.") from None
+                          "damaged.").saying("pdf_write") from None
 
 
 def _write(data: bytes, blocks: Sequence[Block], texts: Sequence[str], fonts: FontBook) -> bytes:

@@ -65,7 +65,8 @@ def read_blocks(data: bytes, pages: int, label: str) -> list[list[Block]]:
     except (PSException, ValueError, KeyError, TypeError, AttributeError, IndexError,
             RecursionError) as err:  # pdfminer's own, and what its parser lets through
         _log.warning("%s: its text could not be laid out: %r", label, err)
-        raise FormatError(f"{label} is damaged; its text could not be read.") from None
+        raise FormatError(f"{label} is damaged; its text could not be read.").saying(
+            "file_damaged") from None
     return out
 
 

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 import pikepdf
 
 from hymt_chat.text.formats.safety import FormatError
+from hymt_chat.words.said import Said, said
 
 __all__ = ["MAX_IMAGE_PIXELS", "MAX_INFLATED", "MAX_PAGES", "MAX_PAGE_UNITS", "Opened",
-           "open_pdf"]
+           "open_pdf", "viewable"]
 
 MAX_PAGES = 500
 """Pages read from one PDF: 2 MB of text PDF is at most a few hundred pages of prose, and the
@@ -54,44 +55,62 @@ class Opened:
     """A PDF that passed the checks, with what was taken out of it."""
 
     pdf: pikepdf.Pdf
-    removed: list[str] = field(default_factory=list)
+    removed: list[Said] = field(default_factory=list)
 
 
 def open_pdf(data: bytes, label: str) -> Opened:
     """Open *data* under the caps, active content removed; FormatError (one sentence) if not."""
     if b"%PDF-" not in data[:1024]:
-        raise FormatError(f"{label} is not a PDF (it has no PDF header).")
+        raise FormatError(f"{label} is not a PDF (it has no PDF header).").saying(
+            "pdf_no_header")
     try:
         pdf = pikepdf.open(io.BytesIO(data))
     except pikepdf.PasswordError:
         raise FormatError(f"{label} is protected by a password: save it without one and send "
-                          "it again.") from None
+                          "it again.").saying("file_protected") from None
     except pikepdf.PdfError:
-        raise FormatError(f"{label} is damaged or not a PDF; it could not be read.") from None
+        raise FormatError(f"{label} is damaged or not a PDF; it could not be read.").saying(
+            "file_damaged") from None
     try:
         _check(pdf, label)
         removed = _disarm(pdf)
     except pikepdf.PdfError:
         pdf.close()
-        raise FormatError(f"{label} is damaged; its structure could not be read.") from None
+        raise FormatError(f"{label} is damaged; its structure could not be read.").saying(
+            "file_damaged") from None
     except FormatError:
         pdf.close()
         raise
     return Opened(pdf, removed)
 
 
+def viewable(data: bytes) -> bool:
+    """Would a PDF viewer open *data*: a PDF header, a structure qpdf reads (repaired if need
+    be), no password, some page? What the chat page's own PDF viewer is shown for; reading
+    the file for translation (:func:`open_pdf`) checks it under the caps."""
+    if b"%PDF-" not in data[:1024]:
+        return False
+    try:
+        with pikepdf.open(io.BytesIO(data)) as pdf:
+            pages = pdf.Root.get("/Pages")
+            count = pages.get("/Count", 0) if isinstance(pages, pikepdf.Dictionary) else 0
+            return isinstance(count, int) and count > 0
+    except (pikepdf.PdfError, pikepdf.PasswordError, ValueError, TypeError, AttributeError):
+        return False
+
+
 def _check(pdf: pikepdf.Pdf, label: str) -> None:
     if pdf.is_encrypted:
         raise FormatError(f"{label} is encrypted (its owner restricted changes): save it "
-                          "without protection and send it again.")
+                          "without protection and send it again.").saying("file_protected")
     pages = pdf.Root.get("/Pages")
     declared = pages.get("/Count", 0) if isinstance(pages, pikepdf.Dictionary) else 0
     if not isinstance(declared, int) or declared > MAX_PAGES:
-        raise FormatError(_too_many(label, declared))
+        raise _too_many(label, declared)
     if len(pdf.pages) > MAX_PAGES:
-        raise FormatError(_too_many(label, len(pdf.pages)))
+        raise _too_many(label, len(pdf.pages))
     if not len(pdf.pages):
-        raise FormatError(f"{label} has no pages.")
+        raise FormatError(f"{label} has no pages.").saying("pdf_no_pages")
     for number, page in enumerate(pdf.pages, 1):
         box = page.mediabox
         unit = float(page.obj.get("/UserUnit", 1))
@@ -99,7 +118,8 @@ def _check(pdf: pikepdf.Pdf, label: str) -> None:
         height = abs(float(box[3]) - float(box[1])) * unit
         if max(width, height) > MAX_PAGE_UNITS:
             raise FormatError(f"{label}: page {number} is {width / 72:,.0f} x {height / 72:,.0f} "
-                              f"inches; a PDF page is at most 200 inches a side: refused.")
+                              f"inches; a PDF page is at most 200 inches a side: "
+                              "refused.").saying("pdf_page_size", page=number)
     inflated = 0
     for obj in _objects(pdf):
         if not isinstance(obj, pikepdf.Stream):
@@ -109,12 +129,13 @@ def _check(pdf: pikepdf.Pdf, label: str) -> None:
             if pixels > MAX_IMAGE_PIXELS:
                 raise FormatError(f"{label} holds an image of {pixels / 1e6:,.0f} million "
                                   f"pixels; at most {MAX_IMAGE_PIXELS // 1_000_000} million "
-                                  "are read: refused, as an image bomb would be.")
+                                  "are read: refused, as an image bomb would be."
+                                  ).saying("file_unsafe")
             continue
         inflated += _inflated_size(obj, label, MAX_INFLATED - inflated)
     if _nested(pdf):
         raise FormatError(f"{label} nests its objects deeper than a PDF reader follows "
-                          "(the shape of a parser bomb): refused.")
+                          "(the shape of a parser bomb): refused.").saying("file_unsafe")
 
 
 def _objects(pdf: pikepdf.Pdf) -> Iterator[pikepdf.Object]:
@@ -141,7 +162,8 @@ def _inflated_size(stream: pikepdf.Stream, label: str, room: int) -> int:
     filters = _filters(stream)
     if "/LZWDecode" in filters and len(stream.read_raw_bytes()) > MAX_LZW_RAW:
         raise FormatError(f"{label} uses large LZW-compressed streams (an old compression whose "
-                          "output cannot be bounded cheaply): save it again as a current PDF.")
+                          "output cannot be bounded cheaply): save it again as a current "
+                          "PDF.").saying("pdf_old_compression")
     if not filters or filters[0] != "/FlateDecode":
         return 0
     inflater = zlib.decompressobj()
@@ -154,7 +176,8 @@ def _inflated_size(stream: pikepdf.Stream, label: str, room: int) -> int:
             total += len(out)
             if total > room:
                 raise FormatError(f"{label} inflates to more than {MAX_INFLATED // 1_048_576} "
-                                  "MB: refused, as a decompression bomb would be.")
+                                  "MB: refused, as a decompression bomb would be."
+                                  ).saying("file_unsafe")
             pending = inflater.unconsumed_tail
             if not out:
                 break
@@ -163,15 +186,18 @@ def _inflated_size(stream: pikepdf.Stream, label: str, room: int) -> int:
     return total
 
 
-def _too_many(label: str, count: object) -> str:
+def _too_many(label: str, count: object) -> FormatError:
     shown = f"{count:,}" if isinstance(count, int) else "an unreadable number of"
-    return (f"{label} has {shown} pages; at most {MAX_PAGES} are translated at once: split it "
-            "and send the parts.")
+    err = FormatError(f"{label} has {shown} pages; at most {MAX_PAGES} are translated at once: "
+                      "split it and send the parts.")
+    if isinstance(count, int):
+        return err.saying("pdf_pages", pages=count, most=MAX_PAGES)
+    return err.saying("file_too_much")
 
 
 def _disarm(pdf: pikepdf.Pdf) -> list[str]:
     """Remove JavaScript and embedded files, flatten forms; say what was done, in phrases."""
-    removed: list[str] = []
+    removed: list[Said] = []
     root = pdf.Root
     script = False
     names = root.get("/Names")
@@ -181,7 +207,7 @@ def _disarm(pdf: pikepdf.Pdf) -> list[str]:
             script = True
         if "/EmbeddedFiles" in names:
             del names["/EmbeddedFiles"]
-            removed.append("embedded files")
+            removed.append(said("removed_embedded_files"))
     for holder in (root, *(page.obj for page in pdf.pages)):
         for key in _ACTIONS:
             if key in holder:
@@ -206,10 +232,10 @@ def _disarm(pdf: pikepdf.Pdf) -> list[str]:
                 script = True
             kept.append(annot)
         page.obj.Annots = kept
-    if attachments and "embedded files" not in removed:
-        removed.append("embedded files")
+    if attachments and said("removed_embedded_files") not in removed:
+        removed.append(said("removed_embedded_files"))
     if script:
-        removed.insert(0, "JavaScript")
+        removed.insert(0, said("removed_javascript"))
     if "/AcroForm" in root:
         pdf.flatten_annotations("all")  # widgets' appearances drawn into the page
         if "/AcroForm" in root:
@@ -219,5 +245,5 @@ def _disarm(pdf: pikepdf.Pdf) -> list[str]:
             if isinstance(annots, pikepdf.Array):
                 page.obj.Annots = pikepdf.Array(
                     [a for a in annots if a.get("/Subtype") != "/Widget"])
-        removed.append("form fields (flattened: their values printed, no longer fillable)")
+        removed.append(said("removed_form_fields"))
     return removed

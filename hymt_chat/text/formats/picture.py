@@ -29,6 +29,7 @@ from hymt_chat.text.formats.inline import escape, plain_of
 from hymt_chat.text.formats.ocr import OcrBlock, Tesseract
 from hymt_chat.text.formats.pdf_fonts import FontBook, script_of
 from hymt_chat.text.formats.safety import FormatError
+from hymt_chat.words.said import said
 
 __all__ = ["MAX_PIXELS", "find_text", "open_picture", "overlay", "read_picture", "surrounding"]
 
@@ -51,7 +52,8 @@ def open_picture(data: bytes, label: str) -> Image.Image:
         declared = re.search(r"\((\d+) pixels\)", str(err))
         raise _too_big(label, int(declared.group(1)) if declared else None) from None
     except (UnidentifiedImageError, OSError, ValueError):
-        raise FormatError(f"{label} is damaged or not a PNG, JPEG or WebP picture.") from None
+        raise FormatError(f"{label} is damaged or not a PNG, JPEG or WebP picture.").saying(
+            "file_damaged") from None
     width, height = picture.size
     if width * height > MAX_PIXELS:
         raise _too_big(label, width * height)
@@ -59,14 +61,16 @@ def open_picture(data: bytes, label: str) -> Image.Image:
         picture.load()
         upright = ImageOps.exif_transpose(picture)
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
-        raise FormatError(f"{label} is damaged: the picture could not be decoded whole.") from None
+        raise FormatError(f"{label} is damaged: the picture could not be decoded "
+                          "whole.").saying("file_damaged") from None
     return upright if upright is not None else picture
 
 
 def _too_big(label: str, pixels: int | None) -> FormatError:
     shown = f"{pixels / 1e6:,.0f} million" if pixels else "too many"
     return FormatError(f"{label} declares {shown} pixels; at most {MAX_PIXELS // 1_000_000} "
-                       "million are read: refused before decoding, as a pixel bomb would be.")
+                       "million are read: refused before decoding, as a pixel bomb would "
+                       "be.").saying("picture_too_big", most=MAX_PIXELS // 1_000_000)
 
 
 def find_text(picture: Image.Image, label: str, tesseract: Tesseract | None = None,
@@ -76,7 +80,7 @@ def find_text(picture: Image.Image, label: str, tesseract: Tesseract | None = No
     tesseract = tesseract or Tesseract.find()
     if tesseract is None:
         raise FormatError(f"{label} is a picture, and reading text in pictures needs Tesseract, "
-                          "which is not installed on this server.")
+                          "which is not installed on this server.").saying("picture_no_ocr")
     buf = io.BytesIO()
     picture.convert("RGB").save(buf, "PNG")
     png = buf.getvalue()
@@ -84,14 +88,15 @@ def find_text(picture: Image.Image, label: str, tesseract: Tesseract | None = No
         script = None if source else tesseract.script(png)
         if script is not None and script not in _SERVED_SCRIPTS:
             raise FormatError(f"The text in {label} is in the {script} script, which none of the "
-                              "languages this server translates is written in.")
+                              "languages this server translates is written in.").saying(
+                "picture_script", script=script)
         blocks = tesseract.read(png, tesseract.choose(script, source))
     except (OSError, subprocess.SubprocessError) as err:
         _log.warning("%s: Tesseract failed: %r", label, err)
         raise FormatError(f"The text in {label} could not be read: Tesseract failed on "
-                          "it.") from None
+                          "it.").saying("picture_failed") from None
     if not blocks:
-        raise FormatError(f"No text was found in {label}.")
+        raise FormatError(f"No text was found in {label}.").saying("picture_no_text")
     return blocks
 
 
@@ -115,7 +120,7 @@ def read_picture(data: bytes, label: str, found: object = None) -> Source:
         return out.getvalue()
 
     return Source([unit(i) for i in range(len(blocks))], serialize,
-                  ["the picture around the text"], found=tuple(blocks))
+                  [said("kept_picture")], found=tuple(blocks))
 
 
 def overlay(picture: Image.Image, blocks: Sequence[OcrBlock], texts: Sequence[str],

@@ -63,7 +63,7 @@ class Package:
         self.parsed += size
         if self.parsed > MAX_XML:
             raise FormatError(f"{self.label} holds more than {MAX_XML // 1_048_576} MB of text "
-                              "markup; split it and send the parts.")
+                              "markup; split it and send the parts.").saying("file_too_much")
 
     def parse(self, name: str) -> etree._ElementTree:
         """Parse entry *name* as XML, within the document's :data:`MAX_XML`."""
@@ -89,21 +89,22 @@ def open_package(data: bytes, label: str, *, max_unpacked: int = MAX_UNPACKED) -
     if data.startswith(_CFB):
         raise FormatError(f"{label} is password-protected or an old binary Office file (.doc, "
                           ".xls, .ppt): save it unprotected in the current format and send it "
-                          "again.")
+                          "again.").saying("file_old_office")
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         infos = zf.infolist()
     except (zipfile.BadZipFile, ValueError, OSError):
         raise FormatError(f"{label} is damaged or not what its name says (it is not a valid "
-                          "zip package).") from None
+                          "zip package).").saying("file_damaged") from None
     if len(infos) > MAX_ENTRIES:
         raise FormatError(f"{label} holds {len(infos):,} files; at most {MAX_ENTRIES:,} are "
-                          "read.")
+                          "read.").saying("file_too_much")
     declared = sum(i.file_size for i in infos)
     if declared > max_unpacked:
-        raise FormatError(_bomb(label, declared, max_unpacked))
+        raise FormatError(_bomb(label, declared, max_unpacked)).saying("file_too_much")
     if any(i.flag_bits & 0x1 for i in infos):
-        raise FormatError(f"{label} is encrypted: save it without a password and send it again.")
+        raise FormatError(f"{label} is encrypted: save it without a password and send it "
+                          "again.").saying("file_protected")
     contents: dict[str, bytes] = {}
     total = 0
     for info in infos:
@@ -115,10 +116,12 @@ def open_package(data: bytes, label: str, *, max_unpacked: int = MAX_UNPACKED) -
                     size += len(chunk)
                     total += len(chunk)
                     if size > info.file_size or total > max_unpacked:
-                        raise FormatError(_bomb(label, total, max_unpacked))
+                        raise FormatError(_bomb(label, total, max_unpacked)).saying(
+                            "file_too_much")
                     chunks.append(chunk)
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError):
-            raise FormatError(f"{label} is damaged ({info.filename} cannot be unpacked).") from None
+            raise FormatError(f"{label} is damaged ({info.filename} cannot be "
+                              "unpacked).").saying("file_damaged") from None
         contents[info.filename] = b"".join(chunks)
     return Package(infos, contents, label)
 
@@ -135,7 +138,8 @@ def refuse_macros(package: Package, label: str) -> None:
     if any(n.lower().endswith("vbaproject.bin") for n in package.names()) or (
             b"macroEnabled" in types):
         raise FormatError(f"{label} contains macros; documents with macros are not translated. "
-                          "Save it as a document without macros and send it again.")
+                          "Save it as a document without macros and send it again.").saying(
+            "file_macros")
 
 
 def _parser() -> etree.XMLParser:
@@ -147,12 +151,13 @@ def parse_xml(data: bytes, label: str) -> etree._ElementTree:
     """Parse XML safely (no entities, no DTD, no network), or raise FormatError with the line."""
     if len(data) > MAX_XML:
         raise FormatError(f"{label} is more than {MAX_XML // 1_048_576} MB of markup; split it "
-                          "and send the parts.")
+                          "and send the parts.").saying("file_too_much")
     if _ENTITY.search(data):
         raise FormatError(f"{label} declares XML entities (the shape of an XXE attack or an entity "
-                          "bomb): refused.")
+                          "bomb): refused.").saying("file_unsafe")
     try:
         return etree.ElementTree(etree.fromstring(data, _parser()))
     except etree.XMLSyntaxError as err:
         line = err.lineno or 0
-        raise FormatError(f"{label} is not well-formed XML (line {line}: {err.msg}).") from None
+        raise FormatError(f"{label} is not well-formed XML (line {line}: {err.msg}).").saying(
+            "file_damaged") from None

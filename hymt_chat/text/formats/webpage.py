@@ -25,6 +25,7 @@ from lxml import html as lxml_html
 from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.inline import Mixed, escape, plain_of, xml_chars
 from hymt_chat.text.formats.safety import FormatError, parse_xml
+from hymt_chat.words.said import Said, said
 
 __all__ = ["CODE_ELEMENTS", "html_units", "read_html", "read_xhtml", "summary"]
 
@@ -143,23 +144,26 @@ def html_units(root: etree._Element) -> tuple[list[Unit], int]:
     return units, kept
 
 
-def summary(root: etree._Element, kept: int) -> list[str]:
+def summary(root: etree._Element, kept: int) -> list[Said]:
     """What a page kept as it was: its code and scripts (if any), the elements marked."""
     code = any(_local(el) in CODE_ELEMENTS for el in root.iter() if isinstance(el.tag, str))
-    return (["code and scripts"] if code else []) + (
-        [f'{kept} elements marked translate="no"'] if kept else [])
+    return ([said("kept_code")] if code else []) + (
+        [said("kept_marked_elements", count=kept)] if kept else [])
 
 
 def read_html(data: bytes, label: str) -> Source:
     if b"\x00" in data:
-        raise FormatError(f"{label} is not an HTML page (it holds binary content).")
+        raise FormatError(f"{label} is not an HTML page (it holds binary content).").saying(
+            "file_damaged")
     if _ENTITY.search(data):
-        raise FormatError(f"{label} declares entities (the shape of an XXE attack): refused.")
+        raise FormatError(f"{label} declares entities (the shape of an XXE attack): "
+                          "refused.").saying("file_unsafe")
     parser = lxml_html.HTMLParser(no_network=True, remove_comments=False, encoding=None)
     try:
         doc = lxml_html.document_fromstring(data, parser=parser)
     except (etree.ParserError, ValueError) as err:
-        raise FormatError(f"{label} could not be read as HTML ({err}).") from None
+        raise FormatError(f"{label} could not be read as HTML ({err}).").saying(
+            "file_damaged") from None
     tree = doc.getroottree()
     has_doctype = bool(_DOCTYPE.match(data))
     units, kept = html_units(doc)

@@ -25,6 +25,7 @@ from lxml import etree
 from hymt_chat.text.formats.base import Source, Unit
 from hymt_chat.text.formats.inline import Mixed
 from hymt_chat.text.formats.safety import FormatError, parse_xml
+from hymt_chat.words.said import said
 
 __all__ = ["read_xliff"]
 
@@ -103,7 +104,8 @@ def read_xliff(data: bytes, label: str) -> Source:
                 units.append(_writer(Mixed(source, _classify, copy_atoms=True), segment,
                                      source, V2))
     else:
-        raise FormatError(f"{label} is not XLIFF 1.2 or 2.0 (its root is {root.tag!r}).")
+        raise FormatError(f"{label} is not XLIFF 1.2 or 2.0 (its root is {root.tag!r})."
+                          ).saying("file_damaged")
 
     def serialize() -> bytes:
         return bytes(etree.tostring(tree, xml_declaration=True, encoding="UTF-8"))
@@ -118,5 +120,5 @@ def read_xliff(data: bytes, label: str) -> Source:
         elif not root.get("trgLang"):
             root.set("trgLang", target)
 
-    notes = [f'{kept} units marked translate="no"'] if kept else []
+    notes = [said("kept_marked_units", count=kept)] if kept else []
     return Source(units, serialize, notes, retarget)

@@ -193,6 +193,19 @@
           text.nodeValue = words[key];
         }
       });
+      // Chainlit's refusals of files past its limits, English toasts ("File is larger than
+      // 20 MB", "Too many files"). Its limits are far above the app's, which says the rest
+      // itself (.chainlit/config.toml): these come only for a file or a pile too big to send.
+      document.querySelectorAll("[data-sonner-toast] [data-title]").forEach(function (title) {
+        var text = title.firstChild, over;
+        if (!text || text.nodeType !== 3 || text.nextSibling) return;
+        over = /^File is larger than ([\d.]+) MB$/.exec(text.nodeValue);
+        if (over && words.script_file_over) {
+          text.nodeValue = words.script_file_over.replace("{{limit}}", over[1]);
+        } else if (text.nodeValue === "Too many files" && words.script_too_many_files) {
+          text.nodeValue = words.script_too_many_files;
+        }
+      });
     });
   }
 

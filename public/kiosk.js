@@ -108,6 +108,7 @@
   var clock = new IdleClock(120000, WARN_MS, Date.now());
   var active = false;
   var scheduled = false;
+  var still = "";  // "Still there? …" in the page's words, from the marker
   var speakingButton = null;
 
   function loadCss() {
@@ -182,6 +183,8 @@
     for (var i = 0; i < markers.length; i++) {
       var idle = parseInt(markers[i].getAttribute("data-idle"), 10);
       if (idle > 0) clock.idleMs = idle * 1000;
+      // The warning in the page's words (the server's marker carries them).
+      if (markers[i].getAttribute("data-still")) still = markers[i].getAttribute("data-still");
       enhance(markers[i]);
     }
     clock.warnMs = Math.min(WARN_MS, clock.idleMs / 2);
@@ -244,8 +247,9 @@
       startAfresh();
     } else if (state === "warning") {
       var el = warning();
-      el.textContent = "Still there? Starting afresh in " +
-        Math.ceil(clock.remaining(now) / 1000) + " s \u2014 tap anywhere to continue.";
+      var seconds = String(Math.ceil(clock.remaining(now) / 1000));
+      el.textContent = still ? still.replace("{{seconds}}", seconds)
+        : "Still there? Starting afresh in " + seconds + " s \u2014 tap anywhere to continue.";
       el.setAttribute("data-open", "true");
     } else {
       hideWarning();

@@ -19,6 +19,9 @@ from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
+# The hymt-chat command speaks the terminal's language (hymt_chat/cli/words.py): the tests read
+# its English, whatever the locale of the machine running them (LANGUAGE is read first).
+os.environ["LANGUAGE"] = "en"
 # Tight admission (2 running + 2 queued) so that bursts meet real 503s from vLLM itself.
 # (The profiles keep vLLM's stats on: its /metrics has the vllm:* series the app's window and
 # the cancellation test read.)

@@ -193,7 +193,7 @@ def test_the_internals_app_py_relies_on(cl_server):
     # the socket's frame cap, the sign-in's lifetime, the upload count
     assert isinstance(cl_server.sio.eio.max_http_buffer_size, int)
     assert isinstance(config.project.user_session_timeout, int)
-    assert config.features.spontaneous_file_upload.max_files == 5
+    assert config.features.spontaneous_file_upload.max_files == 20
     # the message handler set without its run step
     assert "on_message" in type(config.code).model_fields
     assert list(inspect.signature(wrap_user_function).parameters)[:1] == ["user_function"]
@@ -222,7 +222,7 @@ def test_the_internals_app_py_relies_on(cl_server):
     off = config.with_overrides(ChainlitConfigOverrides(features=FeaturesSettings(
         spontaneous_file_upload={"enabled": False})))
     assert off.features.spontaneous_file_upload.enabled is False
-    assert off.features.spontaneous_file_upload.max_files == 5  # the rest kept
+    assert off.features.spontaneous_file_upload.max_files == 20  # the rest kept
     # a thread named after its first interaction: an action's name (app.button renames it)
     from chainlit.emitter import ChainlitEmitter as Emitter
     assert "init_thread(action.name)" in inspect.getsource(cl_server.call_action)

@@ -82,7 +82,7 @@ async def test_two_visitors_one_agent_a_reload_a_transfer_and_a_block(tmp_path):
                 four = _start(url, "4" * 32, "fr", "Bonjour ?")
                 assert four.status_code == 429 and four.json()["key"] == "too_many"
             async with Tab(url, {"Cookie": alice_cookie}, profile=AGENT) as again:  # a reload
-                await again.wait(md("You hold 2 conversation(s)"))
+                await again.wait(md("You hold 2 conversations"))
                 await again.send(f"/desk {one['number']}")
                 await again.wait(md("(3 so far)"))  # the Spanish talk, every message
                 bob_cookie = _cookie(url, "bob")
@@ -121,7 +121,7 @@ async def test_a_reloaded_thread_page_hears_the_desk_after_the_thread(tmp_path):
                 await asyncio.sleep(0.1)
             assert thread, alice.events[-5:]
         async with Tab(url, {"Cookie": alice_cookie}, profile=AGENT, thread=thread[0]) as again:
-            await again.wait(md("You hold 1 conversation(s)"))
+            await again.wait(md("You hold 1 conversation"))
             names = [e for e, _ in again.events]
             held = next(i for i, (e, d) in enumerate(again.events) if e == "new_message"
                         and "You hold" in d["output"])
@@ -130,7 +130,7 @@ async def test_a_reloaded_thread_page_hears_the_desk_after_the_thread(tmp_path):
         # every resume showed the earlier ones too (Chainlit's page opens several sockets
         # while it loads, each resuming: the agent read it all twice).
         async with Tab(url, {"Cookie": alice_cookie}, profile=AGENT, thread=thread[0]) as third:
-            await third.wait(md("You hold 1 conversation(s)"))
+            await third.wait(md("You hold 1 conversation"))
             steps = [d for e, d in third.events if e == "resume_thread"][0]["steps"]
             assert any("/desk take 1" in (s.get("output") or "") for s in steps), steps
             assert not [s for s in steps if "You hold" in (s.get("output") or "")]

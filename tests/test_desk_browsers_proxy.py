@@ -310,7 +310,7 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 assert set(relay.told("guest_event", token=ja_token)) == {one}
 
                 alice.reload()
-                expect(alice.get_by_text("You hold 2 conversation(s): #1 · Spanish, #2 · "
+                expect(alice.get_by_text("You hold 2 conversations: #1 · Spanish, #2 · "
                                          "Japanese.")).to_be_visible(timeout=WAIT)
                 # The last one is current again, its talk shown; the other a click away.
                 expect(alice.get_by_text("Now with #2 · Japanese").last).to_be_visible()
@@ -364,7 +364,7 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 alice_ctx.add_cookies([{"name": cookie, "value": "app1", "url": front,
                                         "sameSite": "Lax", "httpOnly": True}])
                 alice.reload()
-                expect(alice.get_by_text("You hold 1 conversation(s): #2 · Japanese.")
+                expect(alice.get_by_text("You hold 1 conversation: #2 · Japanese.")
                        ).to_be_visible(timeout=WAIT)
                 expect(alice.get_by_text("Now with #2 · Japanese").last).to_be_visible(
                     timeout=WAIT)
@@ -388,7 +388,7 @@ def test_two_visitors_two_agents_two_replicas_behind_the_proxy(browser, postgres
                 expect(ja.locator(".msg")).to_have_count(4)  # the whole history, one new
                 assert relay.owner(2) == (two, "user:alice")
                 alice.reload()
-                expect(alice.get_by_text("You hold 1 conversation(s): #2 · Japanese.")
+                expect(alice.get_by_text("You hold 1 conversation: #2 · Japanese.")
                        ).to_be_visible(timeout=WAIT)
                 expect(alice.get_by_text("Now with #2 · Japanese").last).to_be_visible(
                     timeout=WAIT)

@@ -90,7 +90,7 @@ async def test_visitors_on_one_replica_an_agent_on_the_other(tmp_path):
                     assert mine["original"] == "Lo escribo desde el portátil."
                     await alice.wait(md("#1 · Spanish · 2 unread"))  # heard on B
                 async with Tab(url_b, {"Cookie": alice_cookie}, profile=AGENT) as again:
-                    await again.wait(md("You hold 2 conversation(s)"))  # a reload
+                    await again.wait(md("You hold 2 conversations"))  # a reload
                     bob_cookie = _cookie(url_a, "bob")
                     async with Tab(url_a, {"Cookie": bob_cookie}, profile=AGENT) as bob:
                         await bob.send("/desk take 1")  # from B back to A, the visitor's

@@ -41,6 +41,7 @@ from playwright.sync_api import Browser, Page, expect
 from hymt_chat.lang.endonyms import endonym
 from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.modes.page_text import STARTERS, PageText
+from hymt_chat.modes.wording import WELCOME_LINES
 from hymt_chat.room.chat_words import flat
 from hymt_chat.service.auth import hash_password
 from hymt_chat.words.catalogs import catalog
@@ -64,7 +65,14 @@ ALLOWED = ("hymt-chat", "Hunyuan-MT-Chimera", "Hunyuan-MT", "Hy-MT2", "PDF", "Wo
 # Words of any English sentence; a language that writes the same word keeps it (see _common).
 COMMON = ("the", "and", "your", "you", "with", "this", "please", "translate", "message",
           "here", "there", "still", "tap", "read", "aloud", "more", "another", "language",
-          "languages", "send", "nothing", "cannot", "can't", "don't", "not")
+          "languages", "send", "nothing", "cannot", "can't", "don't", "not", "for", "of", "is",
+          "are", "to", "it")
+
+# The commands of the Translator and the Support agent: what a person types, in any language.
+COMMANDS = ("to", "swap", "detect", "reset", "customer", "agent", "tone", "glossary",
+            "transcript", "room", "desk", "cancel")
+COMMAND = re.compile(rf"/(?:{'|'.join(COMMANDS)})\b(?:[ \t]+(?:(?:add|list|remove|clear|close|"
+                     r"guests|take|block|neutral|formal|friendly|JD-Express|[a-z]{2})\b|\|))*")
 
 # What the test types, in each page's language, and the customer's German.
 SAID = {
@@ -130,7 +138,7 @@ def _own_words(code: str) -> frozenset[str]:
 
 def _common(code: str) -> re.Pattern[str]:
     words = [w for w in COMMON if w not in _own_words(code)]
-    return re.compile(r"(?<![A-Za-z'])(" + "|".join(map(re.escape, words)) + r")(?![A-Za-z'])",
+    return re.compile(r"(?<![A-Za-z'/])(" + "|".join(map(re.escape, words)) + r")(?![A-Za-z'])",
                       re.IGNORECASE)
 
 
@@ -161,7 +169,14 @@ def _not_words(seen: str, typed: list[str]) -> str:
     for text in sorted(typed, key=len, reverse=True):
         seen = seen.replace(text, " ")
     seen = re.sub(r"https?://\S+", " ", seen)
-    seen = re.sub(r"[\w.-]+\.(?:exe|txt|pdf|png|csv|md|json)\b", " ", seen)
+    seen = re.sub(r"[\w.-]+\.(?:exe|txt|pdf|png|csv|md)\b", " ", seen)
+    seen = re.sub(r"(?<![A-Za-z])(?:exe|txt|pdf|png|csv|md)(?![A-Za-z])", " ", seen)  # badges
+    # The commands, as typed ("/tone neutral | formal | friendly"), and their names in the
+    # composer's menu of commands, each on a line of its own.
+    seen = re.sub(COMMAND, " ", seen)
+    seen = re.sub(rf"(?m)^\s*(?:{'|'.join(COMMANDS)})\s*$", " ", seen)
+    for line in WELCOME_LINES:  # the kiosk greets strangers in several languages on purpose
+        seen = seen.replace(line, " ")
     seen = re.sub(r"\((?:[a-z]{2,3})(?:-[A-Za-z]{2,4})?\)", " ", seen)  # "(en)", "(zh-Hant)"
     for _, teaser, _ in STARTERS:
         seen = seen.replace(teaser, " ")
@@ -180,6 +195,10 @@ class Reader:
 
     def read(self, step: str) -> None:
         seen = _not_words(self.page.evaluate(_SEEN), self.typed)
+        import os  # DEBUG
+        if os.environ.get("SEEN_DUMP"):
+            with open(os.environ["SEEN_DUMP"], "a") as f:
+                f.write(f"===== {self.code} {step}\n{self.page.evaluate(_SEEN)}\n----- kept\n{seen}\n")
         english = english_in(seen, self.code)
         if english:
             self.found[step] = english
@@ -265,6 +284,16 @@ def _upload(page: Page, path: Path) -> None:
     _settled(page)
 
 
+def _menu(page: Page, reader: Reader, step: str) -> None:
+    """The composer's menu of commands, which a "/" opens."""
+    page.click("#chat-input")
+    page.keyboard.type("/")
+    expect(page.locator("[cmdk-list] [cmdk-item]").first).to_be_visible()
+    reader.read(step)
+    page.keyboard.press("Escape")
+    page.fill("#chat-input", "")
+
+
 def _settings(page: Page, reader: Reader, step: str) -> None:
     page.click("#chat-settings-open-modal")
     expect(page.get_by_role("dialog")).to_be_visible()
@@ -285,6 +314,7 @@ def test_the_translator_speaks_the_readers_language(browser, open_app, locale, t
     code = reader.code
     try:
         reader.read("the first load")
+        _menu(page, reader, "the menu of commands")
         for command in ("/swap", "/to", "/to xx", "/detect", f"/detect {SAID[code]}",
                         "/to de"):
             _send(page, command)
@@ -320,6 +350,7 @@ def test_the_support_agent_speaks_the_readers_language(browser, open_app, locale
     try:
         _profile(page, "Support agent")
         reader.read("the agent's first load")
+        _menu(page, reader, "the agent's menu of commands")
         for command in ("/customer xx", "/agent", "/tone wrong", "/tone formal",
                         "/glossary list", "/glossary add Zorblax = Quibbit",
                         "/glossary add Frumple = Glorp", "/glossary list",
@@ -375,12 +406,23 @@ def test_the_kiosk_speaks_the_readers_language(browser, open_app, locale):
         _settled(page)
         expect(page.locator(".hymt-tts-button").last).to_be_visible()
         reader.read("a language button")
+        before = page.locator(".ai-message").count()
+        answer = page.locator(".ai-message", has_text="⟦").last
+        answer.get_by_role("button").last.click()  # another language
+        expect(page.locator(".ai-message").nth(before)).to_be_visible()
+        _settled(page)
+        reader.read("another language")
+        before = page.locator(".ai-message").count()
+        page.locator(".ai-message").last.get_by_role("button").last.click()  # more languages
+        expect(page.locator(".ai-message").nth(before)).to_be_visible()
+        _settled(page)
+        reader.read("more languages")
+        before = page.locator(".ai-message").count()
+        german.last.click()  # the text, into German again
+        expect(page.locator(".ai-message").nth(before)).to_be_visible()
+        _settled(page)
         _send(page, GERMAN)  # already German
         reader.read("a text already in the language")
-        before = page.locator(".ai-message").count()
-        page.locator(".ai-message").last.get_by_role("button").last.click()  # another language
-        expect(page.locator(".ai-message").nth(before)).to_be_visible()
-        reader.read("another language")
         # Nobody touches the screen: the countdown, then a fresh start where a language
         # button comes before any text.
         expect(page.locator("#hymt-kiosk-idle[data-open]")).to_be_visible()

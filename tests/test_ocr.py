@@ -84,7 +84,7 @@ def test_a_scanned_pdf_is_read_by_ocr_and_comes_back_translated():
         canvas.showPage()
     canvas.save()
     doc, _, data = _translate("scan.pdf", buf.getvalue())
-    assert "the scan of 2 pages" in " ".join(doc.kept)
+    assert "the scan of 2 pages" in " ".join(map(str, doc.kept))
     pdf = pdfium.PdfDocument(data)
     texts = [" ".join(page.get_textpage().get_text_range().split()) for page in pdf]
     pdf.close()

@@ -13,8 +13,9 @@ import asyncio
 import pytest
 
 from hymt_chat.modes.agent.session import AgentSession
-from hymt_chat.modes.room import CUSTOMER_MOVED, RoomError, Rooms
+from hymt_chat.modes.room import RoomError, Rooms
 from hymt_chat.room.page import browser_language
+from hymt_chat.words.source import CHAT
 from tests.support.sessions import RecordingScreen, services
 from tests.support.stub_model import StubModel
 
@@ -137,7 +138,7 @@ async def test_a_reload_rejoins_with_history_and_another_device_takes_the_room_o
                                  "text": "This conversation continued on another device."}
     assert room.guests == {PHONE_TWO}
     await asyncio.sleep(0.05)  # the agent's tab is told from the session's own context
-    assert screen.texts[-1].replace("\\", "") == CUSTOMER_MOVED
+    assert screen.texts[-1].replace("\\", "") == CHAT["room_moved"]
     await room.guest_says(GUEST, "Vom alten Telefon.", PAYER)  # the old device: no longer heard
     await room.guest_says(PHONE_TWO, "Vom Laptop.", PAYER)
     assert [m.original for m in room.history][-1] == "Vom Laptop."
@@ -158,7 +159,7 @@ async def test_a_reload_rejoins_with_history_and_another_device_takes_the_room_o
     clock.now += 60
     room.join(PHONE_TWO)
     await asyncio.sleep(0.05)
-    assert screen.texts[-1].replace("\\", "") == CUSTOMER_MOVED
+    assert screen.texts[-1].replace("\\", "") == CHAT["room_moved"]
 
     await session.message("/room guests 2", None)
     clock.now += 1

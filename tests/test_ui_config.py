@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 from hymt_chat.lang.languages import LANGUAGES
-from hymt_chat.modes.documents import DOCUMENT_TYPES, KIND_WORDS, MAX_FILE_BYTES
+from hymt_chat.modes.documents import DOCUMENT_TYPES, KIND_WORDS, MAX_FILE_BYTES, MAX_FILES
 from hymt_chat.words.catalogs import catalog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,13 +23,16 @@ def test_config_is_set_for_the_product():
     assert (ROOT / CONFIG["UI"]["custom_js"].lstrip("/")).exists()
 
 
-def test_upload_limits_match_the_server_side_checks():
+def test_upload_limits_leave_the_refusals_to_the_app():
     """The page takes a file of any kind (an empty ``accept``: Chainlit's own refusal is a toast
     of MIME types, in English); the app reads it or says why not, naming every kind it reads
-    (documents.KIND_WORDS; tests/test_file_errors.py)."""
+    (documents.KIND_WORDS; tests/test_file_errors.py). Chainlit's size and count limits are far
+    above the app's, for the same reason: its toasts ("File is larger than 2 MB", "Too many
+    files") are English, the app's sentences are the page's (tests/test_upload_limits.py)."""
     upload = CONFIG["features"]["spontaneous_file_upload"]
     assert upload["enabled"] is True
-    assert upload["max_size_mb"] * 1024 * 1024 == MAX_FILE_BYTES
+    assert upload["max_size_mb"] * 1_000_000 >= 5 * MAX_FILE_BYTES  # the page counts 10**6
+    assert upload["max_files"] >= 2 * MAX_FILES
     assert upload["accept"] == []
     assert {kind for kind, _ in DOCUMENT_TYPES.values()} <= set(KIND_WORDS)
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hymt_chat.cli.words import say
 from hymt_chat.settings import Settings
 
 __all__ = ["add_api_key_commands"]
@@ -31,7 +32,7 @@ def cmd_create(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     keys = _store(args).list()
     if not keys:
-        print("No API keys. Create one with: hymt-chat api-key create NAME")
+        print(say("cli_no_api_keys"))
         return 0
     print(f"{'name':<24}{'state':<10}{'per minute':>11}{'chars this month':>20}  created")
     for key in keys:
@@ -45,7 +46,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_revoke(args: argparse.Namespace) -> int:
     _store(args).revoke(args.name)
-    print(f"Revoked {args.name!r}: requests with that key now get 403.")
+    print(say("cli_key_revoked", name=args.name))
     return 0
 
 
@@ -54,16 +55,16 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     source = Path(args.file)
     if not source.is_file():
-        raise ApiKeyError(f"No key file at {source}.")
+        raise ApiKeyError.worded("cli_no_key_file", path=str(source))
     store = _store(args)
     if store.path is not None and store.path.resolve() == source.resolve():
-        raise ApiKeyError(f"{source} is where the keys are already (HYMT_DATABASE_URL is not "
-                          "PostgreSQL); nothing to copy.")
+        raise ApiKeyError.worded("cli_keys_already_there", path=str(source))
     copied, skipped = store.copy_from(KeyStore(source))
-    print(f"Copied {len(copied)} key(s) into {store.location}"
-          + (f": {', '.join(copied)}" if copied else "") + ".")
+    print(say("cli_keys_copied", count=len(copied), store=str(store.location),
+              names=", ".join(copied)) if copied
+          else say("cli_keys_none_copied", store=str(store.location)))
     if skipped:
-        print(f"Skipped (a key of that name is there already): {', '.join(skipped)}.")
+        print(say("cli_keys_skipped", names=", ".join(skipped)))
     return 0
 
 

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from hymt_chat.cli.words import say
 from hymt_chat.settings import PROJECT_DIR, Settings
 
 
@@ -31,7 +32,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         try:
             text = doctor.read_log(args.log)
         except OSError as err:
-            print(f"hymt-chat: cannot read the log {args.log}: {err.strerror or err}",
+            reason = err.strerror or str(err)
+            print(f"hymt-chat: {say('cli_log_unreadable', file=args.log, reason=reason)}",
                   file=sys.stderr)
             return 2
         log_lines = doctor.log_checks(text, "stdin" if args.log == "-" else args.log)
@@ -39,8 +41,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print(check.line())
     else:
         default = settings.cache_dir / "logs" / f"vllm-{settings.port}.log"
-        print(f"  (no log read: --log {default} for the sidecar's, or "
-              "`docker compose logs vllm | hymt-chat doctor --log -`)")
+        print(f"  ({say('cli_no_log', file=str(default))})")
     return doctor.exit_code([*checks, *log_lines])
 
 
@@ -56,7 +57,7 @@ def cmd_compose_args(args: argparse.Namespace) -> int:
     if args.write or args.check:
         root = _root(args.root)
         if not (root / "compose.yaml").exists():
-            print(f"hymt-chat: no compose.yaml in {root}; pass --root", file=sys.stderr)
+            print(f"hymt-chat: {say('cli_no_compose', folder=str(root))}", file=sys.stderr)
             return 2
         if args.check:
             stale = deploy.check_files(root)

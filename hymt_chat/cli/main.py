@@ -1,4 +1,6 @@
-"""The `hymt-chat` command: a client of the core, like the chat UI."""
+"""The `hymt-chat` command: a client of the core, like the chat UI. It says its errors, warnings
+and notes in the terminal's language (:mod:`hymt_chat.cli.words`); what scripts read is the
+same whatever the language."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from collections.abc import Sequence
 from importlib import import_module
 
 from hymt_chat import __version__
+from hymt_chat.cli import words
 from hymt_chat.errors import HymtError, InputError
 from hymt_chat.settings import Settings
 
@@ -20,11 +23,17 @@ _INPUT_ERRORS = InputError
 
 
 def _read_text(arg: str | None) -> str:
+    from hymt_chat.errors import NotTextError
     from hymt_chat.text.cleanup import decode_bytes
 
     if arg is not None and arg != "-":
         return arg
-    return decode_bytes(sys.stdin.buffer.read())
+    try:
+        return decode_bytes(sys.stdin.buffer.read())
+    except NotTextError as err:  # its sentence names a file: here, standard input
+        if err.said is not None:
+            err.saying(err.said.key, **{**err.said.slots, "name": "stdin"})
+        raise
 
 
 def _settings(args: argparse.Namespace, **extra: object) -> Settings:
@@ -37,6 +46,7 @@ def _settings(args: argparse.Namespace, **extra: object) -> Settings:
 def cmd_translate(args: argparse.Namespace) -> int:
     from hymt_chat.engine.translator import Translator
     from hymt_chat.errors import IncompleteTranslationError
+    from hymt_chat.words.said import Code
 
     settings = _settings(args, deadline=args.wait)
     text = _read_text(args.text)
@@ -49,16 +59,15 @@ def cmd_translate(args: argparse.Namespace) -> int:
         # marked; the exit status says it is not whole.
         out = err.partial.text  # type: ignore[attr-defined]
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
-        print(f"hymt-chat: {err} Run the command again for a whole translation.",
-              file=sys.stderr)
+        words.note("cli_incomplete", error=words.error(err))
         return EXIT_INCOMPLETE
     if result.same_language:
-        print(f"Note: the text is already in {result.target}; printed unchanged.", file=sys.stderr)
+        words.note("cli_same_language", language=Code(result.target))
     sys.stdout.write(result.text)
     if not result.text.endswith("\n"):
         sys.stdout.write("\n")
     for warning in result.warnings:  # what the checks still found: stdout stays the translation
-        print(f"hymt-chat: warning: {warning.message}", file=sys.stderr)
+        print(words.warning(warning), file=sys.stderr)
     return 0
 
 
@@ -128,12 +137,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except _INPUT_ERRORS as err:
-        print(f"hymt-chat: {err}", file=sys.stderr)
+        print(f"hymt-chat: {words.error(err)}", file=sys.stderr)
         return EXIT_INPUT
     except HymtError as err:
         from hymt_chat.errors import SidecarError
 
-        print(f"hymt-chat: {err}", file=sys.stderr)
+        print(f"hymt-chat: {words.error(err)}", file=sys.stderr)
         return EXIT_SIDECAR if isinstance(err, SidecarError) else EXIT_MODEL
     except KeyboardInterrupt:
         return 130

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hymt_chat import __version__
+from hymt_chat.cli.words import say
 from hymt_chat.errors import InputError
 from hymt_chat.settings import Settings
 
@@ -48,7 +49,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     with target as out:
         written = write_tmx(store.entries(origins), out, tool_version=__version__)
     if not to_stdout:
-        print(f"Wrote {written:,} translation unit(s) to {args.file}.")
+        print(say("cli_tmx_written", count=written, file=args.file))
     return 0
 
 
@@ -57,13 +58,12 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     if not path.is_file():
-        raise InputError(f"No TMX file at {path}.")
+        raise InputError.worded("cli_no_tmx_file", path=str(path))
     report = ReadReport()
     store = _store()
     with open(path, "rb") as source:
         added = store.add_team(read_tmx(source, report))  # one transaction: all or nothing
-    print(f"Imported {added:,} entr{'y' if added == 1 else 'ies'} from {report.units:,} "
-          f"translation unit(s) into {store.location}.")
+    print(say("cli_tmx_imported", count=added, units=report.units, store=str(store.location)))
     for reason, count in sorted(report.skipped.items()):
         print(f"  skipped {count:,}: {reason}")
     return 0
@@ -74,8 +74,7 @@ def cmd_clear(args: argparse.Namespace) -> int:
 
     origins = ORIGINS if args.all else (MACHINE,)
     gone = _store().clear(origins)
-    what = "entries" if args.all else "model answers (corrections and imports kept: --all)"
-    print(f"Removed {gone:,} {what}.")
+    print(say("cli_memory_cleared_all" if args.all else "cli_memory_cleared", count=gone))
     return 0
 
 

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hymt_chat.cli.words import say
 from hymt_chat.errors import InputError
 from hymt_chat.settings import Settings
 
@@ -24,7 +25,7 @@ def _subject(args: argparse.Namespace) -> Any:
         value = getattr(args, kind, None)
         if value is not None:
             return Subject(kind, value)
-    raise InputError("Name whom: --visitor ID, --room TOKEN, --agent NAME or --text TEXT.")
+    raise InputError.worded("cli_name_whom")
 
 
 def _audit(settings: Settings) -> Any:
@@ -50,7 +51,12 @@ def cmd_forget(args: argparse.Namespace) -> int:
         report = erase(settings, subject, holdings=[conversations], audit=audit)
     finally:
         conversations.close()
-    print("\n".join(report.lines()))
+    subject_said = f"{subject.kind} {subject.text!r}"
+    if not report.total:
+        print(say("cli_forget_nothing", subject=subject_said))
+        return 0
+    print(say("cli_forget_removed", subject=subject_said))
+    print("\n".join(report.lines()[1:]))  # the counts, under the sentence
     return 0
 
 
@@ -69,9 +75,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     finally:
         conversations.close()
     if not result.total:
-        print(f"Nothing is held about {subject.kind} {subject.text!r}; {out} lists nothing.")
+        print(say("cli_export_nothing", subject=f"{subject.kind} {subject.text!r}",
+                  file=str(out)))
         return 0
-    print(f"Wrote {out}:")
+    print(say("cli_export_wrote", file=str(out)))
     for what, n in result.counts.items():
         if n:
             print(f"  {what:<28}{n:>8,}")
@@ -84,7 +91,7 @@ def _moment(value: str | None) -> float | None:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise InputError(f"{value!r} is not a date (2026-12-01 or 2026-12-01T09:30).") from None
+        raise InputError.worded("cli_not_a_date", value=value) from None
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
@@ -106,10 +113,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
         else:
             with open(args.csv, "w", newline="", encoding="utf-8") as out:
                 count = write_csv(entries, out)
-            print(f"Wrote {count:,} audit row(s) to {args.csv}.")
+            print(say("cli_audit_written", count=count, file=args.csv))
         return 0
     if not entries:
-        print("The audit log holds no such row.")
+        print(say("cli_audit_none"))
     for e in entries:
         print(f"{e.when}  {e.actor:<20} {e.action:<10} {e.subject}"
               + (f"  ({e.detail})" if e.detail else ""))
@@ -122,8 +129,7 @@ def cmd_retention_run(args: argparse.Namespace) -> int:
     settings = Settings()
     policy = Retention.of(settings)
     if not policy.active:
-        print("No retention is set (HYMT_RETENTION_DAYS and the per-kind settings): nothing "
-              "was removed.")
+        print(say("cli_retention_off"))
         return 0
     audit = _audit(settings)
     conversations = _conversations(settings)
@@ -133,14 +139,14 @@ def cmd_retention_run(args: argparse.Namespace) -> int:
         conversations.close()
     kept = [kind for kind, days in policy.days.items() if not days]
     if any(removed.values()):
-        print("Removed:")
+        print(say("cli_retention_removed"))
         for what, n in removed.items():
             if n:
                 print(f"  {what:<32}{n:>8,}")
     else:
-        print("Nothing was older than its retention: nothing was removed.")
+        print(say("cli_retention_nothing"))
     if kept:
-        print(f"Kept without a limit: {', '.join(kept)}.")
+        print(say("cli_retention_unlimited", kinds=", ".join(kept)))
     return 0
 
 

@@ -189,7 +189,7 @@ def plan_translation(text: str, target: str, source: str, settings: Settings) ->
     source_code = None if source in ("", "auto") else get_language(source).code
     cleaned = clean_text(text)
     if is_blank(cleaned):
-        raise EmptyTextError("Nothing to translate: the message is empty.")
+        raise EmptyTextError.worded("empty_message")
     if len(cleaned) > settings.max_input_chars:
         raise InputTooLongError(len(cleaned), settings.max_input_chars)
     detected = source_code is None

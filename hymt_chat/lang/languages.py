@@ -101,5 +101,7 @@ def get_language(code_or_name: object) -> Language:
     lang = find_language(code_or_name)
     if lang is None:
         shown = repr(code_or_name[:40]) if isinstance(code_or_name, str) else "that value"
-        raise UnknownLanguageError(f"Unknown language {shown}. Valid codes: {', '.join(CODES)}.")
+        raise UnknownLanguageError(f"Unknown language {shown}. Valid codes: {', '.join(CODES)}."
+                                   ).saying("unknown_language_code", name=shown,
+                                            codes=", ".join(CODES))
     return lang

@@ -17,6 +17,8 @@ from hymt_chat.lang.languages import find_language
 from hymt_chat.lang.names import language_name
 from hymt_chat.modes.cost import Text, priced
 from hymt_chat.modes.kiosk import kiosk_memory
+from hymt_chat.modes.page_text import PageText
+from hymt_chat.modes.warnings import warning_lines
 from hymt_chat.service.ratelimit import Cost
 
 __all__ = ["Counter", "Side"]
@@ -58,8 +60,9 @@ class Counter:
             return self._message(side, text.strip(), None, source, target,
                                  f"Not translated ({short_reason(err)}): this is the original.")
         # Both sides chose the same language: the text is shown to the other as it is. What the
-        # checks found stays beside the translation (flagged, never hidden).
-        found = " ".join(f.message for f in result.warnings) or None
+        # checks found stays beside the translation (flagged, never hidden), in the language of
+        # the side that reads it.
+        found = " ".join(warning_lines(result.warnings, PageText.of(target))) or None
         return self._message(side, text.strip(), result.text, source, target, found)
 
     @staticmethod

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from hymt_chat.engine.recall import MemoryUse, memory_use
 from hymt_chat.lang.endonyms import endonym
 from hymt_chat.lang.languages import LANGUAGES, get_language
+from hymt_chat.modes.page_text import PageText
 
 if TYPE_CHECKING:
     from hymt_chat.settings import Settings
@@ -44,6 +45,7 @@ __all__ = [
     "server_grace",
     "speech_lang",
     "watch_idle",
+    "with_chinese",
 ]
 
 def kiosk_memory(settings: Settings) -> AbstractContextManager[MemoryUse]:
@@ -96,12 +98,20 @@ class KioskButton:
     speech: str = ""  # BCP-47, empty for "more"
 
 
-def kiosk_buttons(*, include_more: bool = True) -> list[KioskButton]:
-    """The big buttons of the kiosk, then "More languages"."""
+def kiosk_buttons(*, include_more: bool = True,
+                  page: PageText | None = None) -> list[KioskButton]:
+    """The big buttons of the kiosk, then "More languages" (:func:`with_chinese`)."""
     buttons = [KioskButton(code, label, speech_lang(code)) for code, label in KIOSK_LANGUAGES]
     if include_more:
-        buttons.append(KioskButton(MORE, "More languages · 更多语言"))
+        buttons.append(KioskButton(MORE, with_chinese(page or PageText(), "kiosk_more")))
     return buttons
+
+
+def with_chinese(page: PageText, key: str) -> str:
+    """A kiosk control's words in the page's language with Chinese beside them, for the
+    stranger who reads neither ("Plus de langues · 更多语言"); a Chinese page's alone."""
+    own = page[key]
+    return own if page.language in ("zh", "zh-Hant") else f"{own} · {PageText.of('zh')[key]}"
 
 
 def more_buttons() -> list[KioskButton]:
@@ -113,10 +123,14 @@ def more_buttons() -> list[KioskButton]:
 
 
 def marker_props(*, idle_seconds: float, text: str = "", target: str | None = None,
-                 label: str = "Read aloud") -> dict[str, object]:
+                 label: str = "Read aloud", still: str = "") -> dict[str, object]:
     """Props of the kiosk marker element: kiosk.js switches the page to kiosk mode when it sees
-    one, and offers "Read aloud" for *text* in *target*'s voice when a text is given."""
+    one, and offers "Read aloud" (*label*) for *text* in *target*'s voice when a text is given;
+    *still* is its warning before the screen starts afresh, in the page's words (its
+    ``{{seconds}}`` counted down by the script)."""
     props: dict[str, object] = {"kiosk": True, "idle": int(idle_seconds)}
+    if still:
+        props["still"] = still
     if text and target:
         props.update(text=text, lang=speech_lang(target), label=label)
     return props

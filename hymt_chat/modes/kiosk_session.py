@@ -44,7 +44,9 @@ class KioskSession(Session):
         self.text: str | None = None  # the text on screen, for the next language tapped
 
     def marker(self, text: str = "", target: str | None = None) -> dict[str, object]:
-        return kiosk.marker_props(idle_seconds=self.idle, text=text, target=target)
+        return kiosk.marker_props(idle_seconds=self.idle, text=text, target=target,
+                                  label=self.page["kiosk_read_aloud"],
+                                  still=self.page["kiosk_still_there"])
 
     async def show(self, reply: Reply) -> None:
         self.track(await self.place(reply))
@@ -61,7 +63,8 @@ class KioskSession(Session):
 
     async def welcome(self) -> None:
         text = wording.welcome_markdown(self.idle, self.page)
-        await self.show(Reply(f"{text}\n\n{wording.counter_link(self.page)}", _buttons(kiosk.kiosk_buttons()),
+        await self.show(Reply(f"{text}\n\n{wording.counter_link(self.page)}",
+                              _buttons(kiosk.kiosk_buttons(page=self.page)),
                               marker=self.marker()))
 
     def touch(self, *, activity: bool = True) -> None:
@@ -114,7 +117,7 @@ class KioskSession(Session):
         self.text = text
         if self.target is None:
             await self.show(Reply(wording.escape_markdown(wording.kiosk_pick_message(self.page)),
-                                  _buttons(kiosk.kiosk_buttons())))
+                                  _buttons(kiosk.kiosk_buttons(page=self.page))))
             return
         await self.when_ready(Job("kiosk", text, target=self.target), inline=True)
 
@@ -130,7 +133,8 @@ class KioskSession(Session):
         self.touch()
         target = payload.get("target")
         if target in (kiosk.MORE, PICK):
-            choices = kiosk.more_buttons() if target == kiosk.MORE else kiosk.kiosk_buttons()
+            choices = (kiosk.more_buttons() if target == kiosk.MORE
+                       else kiosk.kiosk_buttons(page=self.page))
             await self.show(Reply(wording.escape_markdown(wording.kiosk_pick_message(self.page)),
                                   _buttons(choices)))
             return
@@ -164,12 +168,12 @@ class KioskSession(Session):
         if result.same_language:
             await self.show(Reply(
                 wording.escape_markdown(wording.kiosk_same_message(result.target, self.page)),
-                _buttons(kiosk.kiosk_buttons())))
+                _buttons(kiosk.kiosk_buttons(page=self.page))))
             return
         meta = wording.format_meta(result, demo=self.services.demo(), page=self.page)
         await self.show(Reply(
             with_warnings(wording.answer_markdown(result.text, meta), result.warnings,
                           self.page),
-            (Button("kiosk_target", "Another language · 其他语言", {"target": PICK},
-                    "languages"),),
+            (Button("kiosk_target", kiosk.with_chinese(self.page, "kiosk_another"),
+                    {"target": PICK}, "languages"),),
             marker=self.marker(result.text, result.target)))

@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal, Protocol
 
-from hymt_chat.errors import HymtError, InputError, RateLimitedError, short_reason
+from hymt_chat.errors import HymtError, InputError, RateLimitedError, reason_of
 from hymt_chat.lang.names import language_name
 from hymt_chat.modes.agent.conversation import Conversation, Turn
 from hymt_chat.modes.agent.turns import AgentTurn
@@ -38,9 +38,10 @@ from hymt_chat.modes.keeping import RoomKeeper, keep_rooms
 from hymt_chat.modes.typing import Typing
 from hymt_chat.settings import Settings
 from hymt_chat.store.conversations import MessageRecord, RoomRecord, StoredRoom
+from hymt_chat.words.said import Said, said
 from hymt_chat.words.source import GUEST as ENGLISH
 
-__all__ = ["CUSTOMER_MOVED", "GuestRelay", "HeldReply", "Room", "RoomError", "RoomMessage",
+__all__ = ["GuestRelay", "HeldReply", "Room", "RoomError", "RoomMessage",
            "Rooms"]
 
 _log = logging.getLogger(__name__)
@@ -56,16 +57,16 @@ HELD_REPLIES = 20  # per room: the agent's flagged replies awaiting "Send anyway
 # in this many seconds (a link opened in a loop does not fill the agent's chat; each move still
 # takes place and the device it replaced is still told).
 MOVED_TOLD_SECONDS = 30.0
-CUSTOMER_MOVED = "The customer continued on another device."  # WORDS: room_moved
-# The guest pages' words this module says that the table of words does not have yet.
-_MORE_ENGLISH = {
-    "moved": "This conversation continued on another device.",  # WORDS: moved
-}
+
+
+# Why a message went untranslated, as the agent's page says it (errors.Reason's words).
+_REASON_WORDS = {"busy": "reason_busy", "unavailable": "reason_unavailable",
+                 "timeout": "reason_timeout"}
 
 
 def _english(key: str) -> str:
     """The English of a guest page's word (a key of the page words)."""
-    return ENGLISH.get(key) or _MORE_ENGLISH.get(key) or ENGLISH["ended"]
+    return ENGLISH.get(key) or ENGLISH["ended"]
 
 
 class RoomError(InputError):
@@ -93,12 +94,16 @@ class RoomMessage:
     translation: str | None  # None: it could not be translated; *note* says why
     target: str
     at: float  # Unix time
-    note: str | None = None
+    note: Said | str | None = None  # the agent's page words a Said; a restored one is English
     warnings: tuple[str, ...] = ()
     ref: str | None = None  # the guest page's id for what it sent: sent again, taken once
 
+    def fields(self) -> dict[str, Any]:
+        """Its fields as JSON holds them (the note in English)."""
+        return {**asdict(self), "note": None if self.note is None else str(self.note)}
+
     def event(self) -> Event:
-        body = asdict(self)
+        body = self.fields()
         body["source_name"] = language_name(self.source) if self.source else None
         body["target_name"] = language_name(self.target)
         return {"type": "message", "message": body}
@@ -408,7 +413,7 @@ class Room:
         """The room as JSON, to carry to another replica (the desk's take-over)."""
         return {"token": self.token, "conv": self.conv.to_dict(), "expires_at": self.expires_at,
                 "max_guests": self.max_guests, "guests": sorted(self.guests),
-                "notice": self.notice, "history": [asdict(m) for m in self.history]}
+                "notice": self.notice, "history": [m.fields() for m in self.history]}
 
     def restore(self, state: dict[str, Any]) -> None:
         """Take over the talk of :meth:`state` (this room's, from another replica)."""
@@ -483,7 +488,8 @@ class Room:
         except HymtError as err:
             target = (self.conv.agent_language if who == "guest"
                       else self.conv.customer_language or self.conv.agent_language)
-            note = f"Not translated ({short_reason(err)}): this is the original."
+            note = said("room_not_translated", reason=said(_REASON_WORDS.get(
+                reason_of(err).outcome, "reason_failed")))
             return RoomMessage(0, who, text.strip(), None, None, target, self.clock(), note), None
         t = turn.turn
         return RoomMessage(0, who, t.original, t.source, t.translation, t.target, self.clock(),
@@ -503,7 +509,8 @@ class Room:
 
     def _message_record(self, m: RoomMessage) -> MessageRecord:
         return MessageRecord(self.token, m.seq, m.who, m.original, m.source, m.translation,
-                             m.target, m.at, m.note, m.warnings, m.ref)
+                             m.target, m.at, None if m.note is None else str(m.note),
+                             m.warnings, m.ref)
 
 
 class Rooms:

@@ -411,6 +411,8 @@ class UploadCap:
 
         async def sending(message: MutableMapping[str, Any]) -> None:
             nonlocal started
+            if over and not started:  # its answer to a body it never got whole: ours instead
+                return
             started = started or message["type"] == "http.response.start"
             await send(message)
 

@@ -8,6 +8,7 @@ export default function HymtKiosk() {
       data-idle={String(props.idle || 120)}
       data-lang={props.lang || ""}
       data-label={props.label || "Read aloud"}
+      data-still={props.still || ""}
     >
       {props.text || ""}
     </span>

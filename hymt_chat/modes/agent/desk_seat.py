@@ -244,7 +244,7 @@ class DeskSeat:
                     self.current = None
                 await self.session.say(self.page.fill("desk_taken_by", label=self._label(ticket),
                                                       name=who))
-            elif what == "moved":  # WORDS: desk_moved (the sentence below)
+            elif what == "moved":
                 await self.session.say(self.page.fill("desk_moved", label=self._label(ticket)))
             elif what in ("typing", "typed"):
                 await self.session.typing_line(str(ticket.number),

@@ -32,7 +32,7 @@ from hymt_chat.modes.agent.corrections import Correctable, review
 from hymt_chat.modes.agent.desk_seat import DESK_BUTTONS, DeskSeat
 from hymt_chat.modes.page_text import PageText
 from hymt_chat.modes.progress import Progress
-from hymt_chat.modes.room import CUSTOMER_MOVED, HeldReply, Room, RoomError, RoomMessage, Translate
+from hymt_chat.modes.room import HeldReply, Room, RoomError, RoomMessage, Translate
 from hymt_chat.modes.screen import (
     Attachment,
     Button,
@@ -394,7 +394,7 @@ class AgentSession(Session):
 
     async def _guest_moved(self) -> None:
         """The customer opened the room's link on another device, which has the talk now."""
-        await self.from_outside(self.say(CUSTOMER_MOVED))
+        await self.from_outside(self.say(self.page["room_moved"]))
 
     async def typing_line(self, key: str, text: str, typing: bool) -> None:
         """The tab's typing line (``public/desk.js``): *text* for :data:`SHOWN` seconds, or

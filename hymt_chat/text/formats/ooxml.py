@@ -100,9 +100,8 @@ def _read(data: bytes, label: str, flavours: list[Flavour], main: str) -> Source
                                                    standalone=True)
                               for name, tree in trees.items()})
 
-    plural = "s" if wordless != 1 else ""
     return Source(units, serialize,
-                  [f"{wordless} paragraph{plural} of numbers or codes"] if wordless else [])
+                  [said("kept_number_paragraphs", count=wordless)] if wordless else [])
 
 
 def read_refused(label: str) -> Source:

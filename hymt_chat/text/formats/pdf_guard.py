@@ -195,7 +195,7 @@ def _too_many(label: str, count: object) -> FormatError:
     return err.saying("file_too_much")
 
 
-def _disarm(pdf: pikepdf.Pdf) -> list[str]:
+def _disarm(pdf: pikepdf.Pdf) -> list[Said]:
     """Remove JavaScript and embedded files, flatten forms; say what was done, in phrases."""
     removed: list[Said] = []
     root = pdf.Root

@@ -158,12 +158,24 @@
   document.head.appendChild(c);
 
   // The few strings Chainlit's page writes in English whatever its language: in the page's.
-  var ENGLISH = { "Toggle theme": "script_theme", "Close": "script_close" };
+  var ENGLISH = { "Toggle theme": "script_theme", "Close": "script_close",
+                  "View PDF": "script_pdf_view",
+                  "A modal with a larger view of the PDF.": "script_pdf_about" };
+  // The PDF viewer's (react-pdf's) notes while a PDF loads, or when it cannot.
+  var PDF_NOTES = { "Loading preview...": "script_pdf_loading",
+                    "Loading PDF...": "script_pdf_loading",
+                    "Loading page…": "script_pdf_loading",
+                    "Failed to load PDF file.": "script_pdf_failed",
+                    "Failed to load the page.": "script_pdf_failed" };
+  // Tooltips of the PDF viewer's buttons.
+  var TITLES = { "Print/Open PDF": "script_pdf_open", "Download PDF": "script_pdf_download" };
   // Labels Chainlit's page gives its controls in English (screen readers read them).
   var ARIA = {
     "Open PDF in a larger view": "script_pdf_larger", "Close lightbox": "script_close",
     "Close toast": "script_close", "Go to next page": "script_next_page",
-    "Go to previous page": "script_previous_page", "Toggle Sidebar": "script_sidebar"
+    "Go to previous page": "script_previous_page", "Toggle Sidebar": "script_sidebar",
+    "Suggestions": "script_suggestions",  // the composer's menu of commands (cmdk's list)
+    "Close": "script_close"  // the PDF's larger view
   };
   var relabelling = false;
 
@@ -175,6 +187,12 @@
       document.querySelectorAll("img.logo[alt=logo]").forEach(function (img) {
         img.alt = document.title;  // the product's name, not the word "logo"
       });
+      // A message's avatar: "Avatar for hymt-chat" says its author, by name alone.
+      document.querySelectorAll("img[alt^='Avatar for ']").forEach(function (img) {
+        img.alt = img.alt.slice(11);
+      });
+      // The sign-in page's picture beside the form is decoration: nothing to read out.
+      document.querySelectorAll("img[alt=Image]").forEach(function (img) { img.alt = ""; });
       document.querySelectorAll("[aria-label]").forEach(function (el) {
         var label = el.getAttribute("aria-label"), key = ARIA[label];
         // The toaster's region: "Notifications alt+T" (its shortcut kept as it is).
@@ -185,6 +203,17 @@
           return;
         }
         if (key && words[key]) el.setAttribute("aria-label", words[key]);
+      });
+      document.querySelectorAll("[title]").forEach(function (el) {
+        var key = TITLES[el.getAttribute("title")];
+        if (key && words[key]) el.setAttribute("title", words[key]);
+      });
+      document.querySelectorAll(".react-pdf__message").forEach(function (note) {
+        var walker = document.createTreeWalker(note, NodeFilter.SHOW_TEXT), text;
+        while ((text = walker.nextNode())) {
+          var key = PDF_NOTES[text.nodeValue.trim()];
+          if (key && words[key]) text.nodeValue = words[key];
+        }
       });
       document.querySelectorAll(".sr-only").forEach(function (span) {
         var text = span.firstChild, key = ENGLISH[span.textContent];

@@ -62,7 +62,7 @@ def test_unknown_language_lists_the_valid_ones():
     with pytest.raises(UnknownLanguageError) as info:
         parse_command("/to klingon")
     message = str(info.value)
-    assert "'klingon'" in message
+    assert "“klingon”" in message
     assert "Traditional Chinese (zh-Hant)" in message and "Cantonese (yue)" in message
     assert all(f"({code})" in message for code in CODES)
     assert isinstance(info.value, HymtError)  # the app shows it like any other error
@@ -165,7 +165,7 @@ def test_same_language_message_offers_a_way_out():
 def test_policy_events_become_short_statuses():
     assert describe_event(PolicyEvent("queued", ahead=2)) == "busy — waiting (2 ahead)"
     retrying = describe_event(PolicyEvent("retrying", delay=1.5, error="busy (503)"))
-    assert retrying == "model busy (busy (503)) — retrying in 1.5 s"
+    assert retrying == "model busy — retrying in 1.5 s"  # the reason goes to the log
     assert describe_event(PolicyEvent("started")) is None
     assert describe_event(PolicyEvent("queued", ahead=0)) is None
 

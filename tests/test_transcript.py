@@ -89,7 +89,7 @@ def test_markdown_is_in_the_pages_words_with_the_next_days_date():
     assert md.startswith("# Conversation d'assistance\n")
     assert "Commencée le 2025-03-01 09:30 UTC · 2 messages" in md
     assert re.search(r"^## 09:30:05 · \w+ · Espagnol$", md, re.MULTILINE)
-    assert "## 2025-03-02 08:00:00 · Conseiller · Français" in md  # another day: its date
+    assert "## 2025-03-02 08:00:00 · Agent · Français" in md  # another day: its date
     assert "> Espagnol : Gracias" not in md and "> Espagnol: Gracias" in md
 
 

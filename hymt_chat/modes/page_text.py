@@ -18,13 +18,11 @@ from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.lang.names import language_choices, language_name
 from hymt_chat.modes.screen import Choice
 from hymt_chat.words.catalogs import catalog, locale_of
-from hymt_chat.words.said import Code, Said
+from hymt_chat.words.said import LISTS_LANGUAGES, Code, Said
 from hymt_chat.words.source import CHAT, PLURALS
 
 __all__ = ["PAGE_LANGUAGE", "STARTERS", "PageText", "chainlit_keys"]
 
-# Sentences followed by the list of the 38, named in the page's language.
-_LISTS_LANGUAGES = frozenset({"unknown_language_named", "which_language"})
 PAGE_LANGUAGE = "page_language"  # the settings' field, and the page script's message
 # Languages whose names are capitalised inside a sentence ("Engels", "bahasa Inggris").
 _CAPITALISED = frozenset({"en", "de", "nl", "ms", "id", "tl", "tr"})
@@ -73,7 +71,7 @@ class PageText:
 
     def say(self, sentence: Said | str) -> str:
         """A sentence of the app in the page's language (a plain string is said as it is)."""
-        if isinstance(sentence, str):
+        if not isinstance(sentence, Said):
             return sentence
         slots = {name: self.name_of(value, in_text=True) if isinstance(value, Code)
                  else self.say(value) if isinstance(value, Said)
@@ -85,7 +83,7 @@ class PageText:
             words = self.count(sentence.key, count if isinstance(count, int) else 0, **slots)
         else:
             words = self.fill(sentence.key, **slots)
-        if sentence.key in _LISTS_LANGUAGES:
+        if sentence.key in LISTS_LANGUAGES:
             words += "\n\n" + self.language_list()
         return words
 

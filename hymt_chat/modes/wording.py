@@ -324,8 +324,11 @@ def room_link_markdown(link: str, hours: float, page: PageText = _ENGLISH_PAGE) 
 
 
 def room_message_markdown(message: object, *, demo: bool = False,
-                          page: PageText = _ENGLISH_PAGE) -> str:
-    """A room message as the agent sees it: the translation, then the original, small."""
+                          page: PageText = _ENGLISH_PAGE,
+                          warnings: Sequence[str] | None = None) -> str:
+    """A room message as the agent sees it: the translation, then the original, small;
+    *warnings*, the checks' lines in the page's words where the turn that made it is at hand
+    (else the message's own, as kept)."""
     who = page["who_customer" if getattr(message, "who", "") == "guest" else "who_you_sent"]
     source = getattr(message, "source", None)
     target = getattr(message, "target", "")
@@ -341,6 +344,7 @@ def room_message_markdown(message: object, *, demo: bool = False,
         parts.append(f"*{escape_markdown(page['original_label'])}* {escape_markdown(original)}")
     if note:
         parts.append(f"**⚠ {escape_markdown(page.say(note))}**")
-    for warning in getattr(message, "warnings", ()) or ():
+    shown = warnings if warnings is not None else getattr(message, "warnings", ()) or ()
+    for warning in shown:
         parts.append(f"- ⚠ {escape_markdown(page.say(warning))}")
     return "\n\n".join(parts)

@@ -1,15 +1,19 @@
 """A sentence the app says, kept as its catalog key and slots until a page words it: the core
-(routing, checks, errors) never needs to know the reader's language, and ``str()`` of it is
-its English for logs, the API and the CLI."""
+(routing, checks, errors) never needs to know the reader's language. A :class:`Said` *is* its
+English (a ``str``), so logs, the API, the CLI, stored records and every ``in``/``==`` read it as
+they read any sentence; a page reads its key and says it in its own words."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from typing import Self
 
 from hymt_chat.words.source import CHAT, PLURALS
 
-__all__ = ["Code", "Said", "said"]
+__all__ = ["LISTS_LANGUAGES", "Code", "Said", "said"]
+
+LISTS_LANGUAGES = frozenset({"unknown_language_named", "which_language"})
+"""Sentences followed by the list of the 38 (named in the reader's language on a page)."""
 
 
 class Code(str):
@@ -19,27 +23,38 @@ class Code(str):
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Said:
+class Said(str):
     """The chat's message *key* (``chat|<key>``) with its ``{{slots}}`` (a plural message's
-    form is chosen by its ``count`` slot)."""
+    form is chosen by its ``count`` slot); its value is the English sentence."""
 
     key: str
-    slots: Mapping[str, object] = field(default_factory=dict)
+    slots: Mapping[str, object]
 
-    def __str__(self) -> str:
-        from hymt_chat.lang.names import language_name
+    def __new__(cls, key: str, slots: Mapping[str, object] | None = None) -> Self:
+        filled = dict(slots or {})
+        sentence = super().__new__(cls, _english(key, filled))
+        sentence.key, sentence.slots = key, filled
+        return sentence
 
-        if self.key in PLURALS:
-            one, other = PLURALS[self.key]
-            english = one if self.slots.get("count") == 1 else other
-        else:
-            english = CHAT[self.key]
-        for name, value in self.slots.items():
-            shown = (language_name(value) if isinstance(value, Code)
-                     else ", ".join(map(str, value)) if isinstance(value, tuple) else value)
-            english = english.replace("{{" + name + "}}", str(shown))
-        return english
+    def __repr__(self) -> str:
+        return f"Said({self.key!r}, {dict(self.slots)!r})"
+
+
+def _english(key: str, slots: Mapping[str, object]) -> str:
+    from hymt_chat.lang.names import language_list, language_name
+
+    if key in PLURALS:
+        one, other = PLURALS[key]
+        english = one if slots.get("count") == 1 else other
+    else:
+        english = CHAT[key]
+    for name, value in slots.items():
+        shown = (language_name(value) if isinstance(value, Code)
+                 else ", ".join(map(str, value)) if isinstance(value, tuple) else value)
+        english = english.replace("{{" + name + "}}", str(shown))
+    if key in LISTS_LANGUAGES:
+        english += "\n\n" + language_list()
+    return english
 
 
 def said(key: str, **slots: object) -> Said:

@@ -904,6 +904,22 @@ CHAT: dict[str, str] = _named([
        "Agent"),
     N_("chat|transcript_back",
        "Back-translation"),
+    # the composer's menu of commands, as a screen reader names it (Chainlit's "Suggestions")
+    N_("chat|script_suggestions",
+       "Suggestions"),
+    # Chainlit's PDF viewer (an uploaded PDF's preview, and its larger view)
+    N_("chat|script_pdf_loading",
+       "Loading the preview…"),
+    N_("chat|script_pdf_failed",
+       "This PDF cannot be shown here."),
+    N_("chat|script_pdf_view",
+       "View PDF"),
+    N_("chat|script_pdf_about",
+       "The PDF in a larger view."),
+    N_("chat|script_pdf_open",
+       "Open or print the PDF"),
+    N_("chat|script_pdf_download",
+       "Download the PDF"),
 ])
 
 PLURALS: dict[str, tuple[str, str]] = {key.split("|", 1)[1]: forms for key, forms in [

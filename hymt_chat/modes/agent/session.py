@@ -422,7 +422,9 @@ class AgentSession(Session):
         demo = self.services.demo()
         turn = self._guest_turns.pop(message.original, None)
         buttons = self._correct_buttons(turn) if message.translation is not None else ()
-        reply = Reply(wording.room_message_markdown(message, demo=demo, page=self.page), buttons)
+        worded = warning_lines(turn.warnings, self.page) if turn is not None else None
+        reply = Reply(wording.room_message_markdown(message, demo=demo, page=self.page,
+                                                    warnings=worded), buttons)
         if line is not None and await line.end():
             await line.become(reply)
         else:

@@ -98,10 +98,12 @@ class RateLimitedError(HymtError):
                 f"This is {size:,} {unit}; one user may send at most {allowance:,} in that "
                 "time. Split it into smaller parts."
             )
+            key = "rate_too_big_calls" if unit == "model calls" else "rate_too_big_chars"
+            self.said = said(key, size=size, allowance=allowance)
             return
-        super().__init__(
-            f"You are sending more than allowed; try again in {max(1, round(retry_after))} s."
-        )
+        seconds = max(1, round(retry_after))
+        super().__init__(f"You are sending more than allowed; try again in {seconds} s.")
+        self.said = said("rate_limited", seconds=seconds)
 
 
 class BodyTooLargeError(InputError):

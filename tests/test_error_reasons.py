@@ -23,6 +23,7 @@ from hymt_chat.errors import (
     reason_label,
     short_reason,
 )
+from hymt_chat.modes.page_text import PageText
 from hymt_chat.service.metrics import outcome_of
 
 
@@ -92,3 +93,19 @@ def test_fusion_reasons_of_failures_without_a_status():
     assert _fusion_reason(ModelUnavailableError("x")) == "the fusion model is not reachable"
     assert _fusion_reason(ModelTimeoutError("x")) == "the fusion model took too long"
     assert _fusion_reason(ModelError("x")) == "the fusion model failed"
+
+
+@pytest.mark.parametrize(("err", "french"), [
+    (RateLimitedError(2.6), "Vous envoyez plus que ce qui est permis ; réessayez dans 3 s."),
+    (RateLimitedError(0, too_big=(450000, 400000)),
+     "Ceci fait 450\u202f000 caractères ; un utilisateur peut en envoyer au plus 400\u202f000 sur "
+     "cette durée. Découpez-le en parties plus petites."),
+    (RateLimitedError(0, too_big=(5000, 4000), unit="model calls"),
+     "Ceci demande 5\u202f000 appels au modèle ; un utilisateur peut en faire au plus "
+     "4\u202f000 sur cette durée. Découpez-le en parties plus petites."),
+])
+def test_a_user_over_the_limits_reads_it_in_the_pages_language(err, french):
+    """The chat says a refusal over the per-user limits in its reader's language (issue 48);
+    ``str(err)`` stays English, for the log, the API and the CLI."""
+    assert PageText.of("fr").error(err) == french
+    assert str(err).startswith(("You are sending", "This is "))

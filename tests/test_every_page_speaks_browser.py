@@ -1,9 +1,11 @@
 """Every page of the app, in five languages, read in a real Chromium (Debian's, Playwright):
 the chat page in the Translator and in the Support agent mode, the kiosk, a room's guest page
-and the desk's page. On each, everything a person can make the page say is made to happen
-(every command's reply, every notice and error, a refused file of each kind, the settings),
-and after each step the page is read as its reader gets it: its text, title, placeholders,
-labels and tooltips. No English may be left on it (issue 48, item 2).
+(and the room's closed and unknown links, a closed desk, the counter), and the desk's page
+(and the agents' sign-in page). On each, everything a person can make the page say is made to
+happen (the menu of commands, every command's reply, every notice and error, a refused file of
+each kind, a document translated, the PDF viewer, the settings), and after each step the page
+is read as its reader gets it: its text, title, placeholders, labels and tooltips. No English
+may be left on it (issue 48, item 2).
 
 English is found three ways:
 
@@ -46,6 +48,7 @@ from hymt_chat.room.chat_words import flat
 from hymt_chat.service.auth import hash_password
 from hymt_chat.words.catalogs import catalog
 from hymt_chat.words.source import CHAT, GUEST, PLURALS
+from tests.support import pdf_files
 from tests.support.browser import new_page
 from tests.support.tabs import Tab, app, open_room
 
@@ -61,7 +64,9 @@ PASSWORD = "correct horse battery"
 # Names that are the same in every language: the product's, the model's, formats'.
 ALLOWED = ("hymt-chat", "Hunyuan-MT-Chimera", "Hunyuan-MT", "Hy-MT2", "PDF", "Word", "Excel",
            "PowerPoint", "OpenDocument", "CSV", "Markdown", "JSON", "YAML", "XLIFF", "SRT",
-           "UTF-8", "OCR", "HYMT_AGENTS", "Chainlit", "PO", "PNG", "JPEG", "WebP")
+           "UTF-8", "OCR", "HYMT_AGENTS", "Chainlit", "PO", "PNG", "JPEG", "WebP",
+           "Enter",  # the key's name, as keyboards print it
+           "alice")  # the sign-in page's example name, typed in Latin letters
 # Words of any English sentence; a language that writes the same word keeps it (see _common).
 COMMON = ("the", "and", "your", "you", "with", "this", "please", "translate", "message",
           "here", "there", "still", "tap", "read", "aloud", "more", "another", "language",
@@ -71,6 +76,9 @@ COMMON = ("the", "and", "your", "you", "with", "this", "please", "translate", "m
 # The commands of the Translator and the Support agent: what a person types, in any language.
 COMMANDS = ("to", "swap", "detect", "reset", "customer", "agent", "tone", "glossary",
             "transcript", "room", "desk", "cancel")
+# What follows a command ("/glossary … · list · remove <term> · clear"), in any language.
+SUBCOMMANDS = ("add", "list", "remove", "clear", "close", "guests", "take", "block", "neutral",
+               "formal", "friendly")
 COMMAND = re.compile(rf"/(?:{'|'.join(COMMANDS)})\b(?:[ \t]+(?:(?:add|list|remove|clear|close|"
                      r"guests|take|block|neutral|formal|friendly|JD-Express|[a-z]{2})\b|\|))*")
 
@@ -88,12 +96,14 @@ REPLY = "I am sorry about the delay, let me check your order right now."
 FILES = {"setup.exe": b"MZ\x90\x00" + b"\x00" * 200,
          "empty.txt": b"",
          "broken.pdf": b"This is not a PDF at all.\n" * 20}
+LETTER = "Paragraphe unique de la lettre envoyée hier."  # a document's text, translated
 
-# The page as its reader gets it: its title, its text, and the words it gives to screen
-# readers and tooltips.
-_SEEN = """() => {
-  const said = [document.title, document.body.innerText];
-  document.querySelectorAll("[placeholder], [aria-label], [title], [alt]").forEach(e => {
+# The page as its reader gets it (or the part of it in *root*): its title, its text, and the
+# words it gives to screen readers and tooltips.
+_SEEN = """(root) => {
+  const top = root ? document.querySelector(root) : document.body;
+  const said = root ? [top.innerText] : [document.title, top.innerText];
+  top.querySelectorAll("[placeholder], [aria-label], [title], [alt]").forEach(e => {
     ["placeholder", "aria-label", "title", "alt"].forEach(a => {
       if (e.getAttribute(a)) said.push(e.getAttribute(a));
     });
@@ -166,15 +176,16 @@ def _not_words(seen: str, typed: list[str]) -> str:
     """*seen* without what is not the page's own words: the engine's answers, what the test
     typed, links, file names, language codes, and languages named in themselves."""
     seen = re.sub(r"⟦.*?⟧", " ", seen, flags=re.S)
-    for text in sorted(typed, key=len, reverse=True):
-        seen = seen.replace(text, " ")
     seen = re.sub(r"https?://\S+", " ", seen)
-    seen = re.sub(r"[\w.-]+\.(?:exe|txt|pdf|png|csv|md)\b", " ", seen)
-    seen = re.sub(r"(?<![A-Za-z])(?:exe|txt|pdf|png|csv|md)(?![A-Za-z])", " ", seen)  # badges
     # The commands, as typed ("/tone neutral | formal | friendly"), and their names in the
     # composer's menu of commands, each on a line of its own.
     seen = re.sub(COMMAND, " ", seen)
     seen = re.sub(rf"(?m)^\s*(?:{'|'.join(COMMANDS)})\s*$", " ", seen)
+    for text in sorted(typed, key=len, reverse=True):
+        seen = seen.replace(text, " ")
+    seen = re.sub(r"[\w.-]+\.(?:exe|txt|pdf|png|csv|md)\b", " ", seen)
+    seen = re.sub(r"(?<![A-Za-z])(?:exe|txt|pdf|png|csv|md)(?![A-Za-z])", " ", seen)  # badges
+    seen = re.sub(rf"(?<![A-Za-z])(?:{'|'.join(SUBCOMMANDS)})(?![A-Za-z])", " ", seen)
     for line in WELCOME_LINES:  # the kiosk greets strangers in several languages on purpose
         seen = seen.replace(line, " ")
     seen = re.sub(r"\((?:[a-z]{2,3})(?:-[A-Za-z]{2,4})?\)", " ", seen)  # "(en)", "(zh-Hant)"
@@ -190,15 +201,16 @@ class Reader:
 
     def __init__(self, page: Page, locale: str) -> None:
         self.page, self.code = page, PageText.of(locale.split("-")[0]).language
-        self.typed: list[str] = [*SAID.values(), GERMAN, ENGLISH_TEXT, REPLY]
+        # what the test types, and the words of it the app's replies quote
+        self.typed: list[str] = [*SAID.values(), GERMAN, ENGLISH_TEXT, REPLY, LETTER, "xx",
+                                 "wrong", "frobnicate"]
         self.found: dict[str, list[str]] = {}
 
-    def read(self, step: str) -> None:
-        seen = _not_words(self.page.evaluate(_SEEN), self.typed)
-        import os  # DEBUG
-        if os.environ.get("SEEN_DUMP"):
-            with open(os.environ["SEEN_DUMP"], "a") as f:
-                f.write(f"===== {self.code} {step}\n{self.page.evaluate(_SEEN)}\n----- kept\n{seen}\n")
+    def read(self, step: str, root: str | None = None) -> None:
+        """Read the page (or its part *root*, a selector) after *step*."""
+        # The page's script words what Chainlit draws in English a frame after it appears.
+        self.page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        seen = _not_words(self.page.evaluate(_SEEN, root), self.typed)
         english = english_in(seen, self.code)
         if english:
             self.found[step] = english
@@ -221,8 +233,10 @@ def _engine(prompt: str) -> str:
 def open_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The app as a person finds it without signing in (no agents): the Translator, the
     Support agent, the kiosk and rooms."""
+    # Every page is one user here (127.0.0.1): more than a person's 20 jobs a minute.
     with app(tmp_path_factory.mktemp("open"), answer=_engine, HYMT_MAX_INPUT_CHARS=str(LIMIT),
-             HYMT_DEMO_MODEL="1", HYMT_KIOSK_IDLE_SECONDS=str(IDLE)) as (url, _):
+             HYMT_DEMO_MODEL="1", HYMT_KIOSK_IDLE_SECONDS=str(IDLE),
+             HYMT_RATE_LIMIT="1000/minute") as (url, _):
         yield url
 
 
@@ -231,7 +245,8 @@ def staffed_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """An app with an agent who can sign in: its desk takes visitors."""
     agents = f"alice:{hash_password(PASSWORD, n=2**10)}"
     with app(tmp_path_factory.mktemp("staffed"), answer=_engine, HYMT_AGENTS=agents,
-             CHAINLIT_AUTH_SECRET="s" * 64) as (url, _):
+             CHAINLIT_AUTH_SECRET="s" * 64, HYMT_DESK_PER_VISITOR="10",
+             HYMT_DESK_STARTS="100/hour") as (url, _):  # every visitor is 127.0.0.1 here
         yield url
 
 
@@ -263,17 +278,19 @@ def _settled(page: Page) -> None:
     expect(page.locator("#stop-button")).to_have_count(0)
 
 
-def _send(page: Page, text: str, answers: int = 1) -> None:
+def _send(page: Page, text: str, reader: Reader) -> None:
     """Send *text* with the send button (Enter on a "/command" may pick the command menu's
-    entry), and wait for *answers* more messages of the app."""
+    entry), and wait for the app's answer."""
+    reader.typed.append(text)
     before = page.locator(".ai-message").count()
     page.fill("#chat-input", text)
     page.click("#chat-submit")
-    expect(page.locator(".ai-message").nth(before + answers - 1)).to_be_visible()
+    expect(page.locator(".ai-message").nth(before)).to_be_visible()
     _settled(page)
 
 
-def _upload(page: Page, path: Path) -> None:
+def _upload(page: Page, path: Path, reader: Reader) -> None:
+    reader.typed.append(path.name)
     before = page.locator(".ai-message").count()
     page.set_input_files("#upload-button-input", str(path))
     expect(page.locator("#message-composer").get_by_text(path.name)).to_be_visible()
@@ -317,14 +334,14 @@ def test_the_translator_speaks_the_readers_language(browser, open_app, locale, t
         _menu(page, reader, "the menu of commands")
         for command in ("/swap", "/to", "/to xx", "/detect", f"/detect {SAID[code]}",
                         "/to de"):
-            _send(page, command)
+            _send(page, command, reader)
             reader.read(command)
-        _send(page, GERMAN)  # already in the target language: the model is not asked
+        _send(page, GERMAN, reader)  # already in the target language: the model is not asked
         reader.read("a text already in the target language")
-        _send(page, SAID[code])  # translated
+        _send(page, SAID[code], reader)  # translated
         reader.read("a translation")
         for command in ("/detect", "/swap", "/reset", "/frobnicate"):
-            _send(page, command)
+            _send(page, command, reader)
             reader.read(command)
         page.fill("#chat-input", "   ")  # an empty message is not sent
         expect(page.locator("#chat-submit")).to_be_disabled()
@@ -334,8 +351,20 @@ def test_the_translator_speaks_the_readers_language(browser, open_app, locale, t
         reader.read("a paste over the limit")
         page.fill("#chat-input", "")
         for name in FILES:
-            _upload(page, tmp_path / name)
+            _upload(page, tmp_path / name, reader)
             reader.read(f"the file {name}")
+        (tmp_path / "lettre.txt").write_text(LETTER, encoding="utf-8")
+        (tmp_path / "lettre.pdf").write_bytes(pdf_files.paragraphs([LETTER]))
+        for name in ("lettre.txt", "lettre.pdf"):
+            _upload(page, tmp_path / name, reader)
+            stem, kind = name.rsplit(".", 1)
+            expect(page.locator(f"a.inline-file[download='{stem}.en.{kind}']")).to_be_visible()
+            reader.read(f"the document {name}, translated")
+        page.locator(".inline-pdf").last.click()  # the PDF's preview, in a larger view
+        expect(page.get_by_role("dialog")).to_be_visible()
+        reader.read("the PDF in a larger view")
+        page.keyboard.press("Escape")
+        expect(page.get_by_role("dialog")).to_have_count(0)
         _settings(page, reader, "the settings")
     finally:
         page.context.close()
@@ -356,17 +385,17 @@ def test_the_support_agent_speaks_the_readers_language(browser, open_app, locale
                         "/glossary add Frumple = Glorp", "/glossary list",
                         "/glossary remove Zorblax", "/glossary clear", "/transcript",
                         "/customer de"):
-            _send(page, command)
+            _send(page, command, reader)
             reader.read(command)
-        _send(page, GERMAN)
+        _send(page, GERMAN, reader)
         reader.read("the customer's message")
-        _send(page, REPLY)
+        _send(page, REPLY, reader)
         reader.read("the agent's reply")
-        _send(page, "/transcript")
+        _send(page, "/transcript", reader)
         reader.read("/transcript with a conversation")
         for command in ("/room guests 2", "/room", "/room guests 2", "/room close", "/desk",
                         "/frobnicate"):
-            _send(page, command)
+            _send(page, command, reader)
             reader.read(command)
         _settings(page, reader, "the agent's settings")
     finally:
@@ -398,7 +427,7 @@ def test_the_kiosk_speaks_the_readers_language(browser, open_app, locale):
         _profile(page, "Kiosk")
         expect(page.locator("body.hymt-kiosk")).to_have_count(1)
         reader.read("the kiosk's welcome")
-        _send(page, SAID[code])  # a text before a language
+        _send(page, SAID[code], reader)  # a text before a language
         reader.read("a text before a language")
         before = page.locator(".ai-message").count()
         german.last.click()  # the text waiting, into German
@@ -421,7 +450,7 @@ def test_the_kiosk_speaks_the_readers_language(browser, open_app, locale):
         german.last.click()  # the text, into German again
         expect(page.locator(".ai-message").nth(before)).to_be_visible()
         _settled(page)
-        _send(page, GERMAN)  # already German
+        _send(page, GERMAN, reader)  # already German
         reader.read("a text already in the language")
         # Nobody touches the screen: the countdown, then a fresh start where a language
         # button comes before any text.
@@ -504,6 +533,13 @@ def test_a_rooms_guest_page_speaks_the_readers_language(browser, open_app, local
         guest.goto(f"{open_app}/desk")  # no agent can sign in here: the desk is closed
         expect(guest.locator("p")).to_have_text(words["desk_closed"])
         reader.read("a closed desk")
+        # Two people at one counter, one screen: each half speaks its side's language (the
+        # other half, the other person's): the reader's half is read.
+        guest.goto(f"{open_app}/counter")
+        half = f"#side-a[lang='{code}'], #side-b[lang='{code}']"
+        expect(guest.locator(half).locator("textarea")).to_have_attribute(
+            "placeholder", words["placeholder"])
+        reader.read("the counter", root=half)
     finally:
         context.close()
         loop.run(agent.__aexit__(None, None, None))
@@ -527,6 +563,9 @@ def test_the_desk_page_speaks_the_readers_language(browser, staffed_app, locale)
         expect(page.locator(".msg.guest")).to_be_visible()
         expect(page.locator("#status")).to_have_text(words["waiting"])
         reader.read("a conversation started")
+        page.goto(f"{staffed_app}/login")  # where the agents sign in
+        expect(page.locator("#email")).to_be_visible()
+        reader.read("the agents' sign-in page")
     finally:
         context.close()
     reader.verdict()

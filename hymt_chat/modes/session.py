@@ -348,7 +348,7 @@ class Session:
         try:
             await self.charge(self.user_key, *jobs)
         except RateLimitedError as err:
-            await self.say(str(err))
+            await self.say(self.page.error(err))
             return False
         return True
 

@@ -36,6 +36,10 @@ class Said(str):
         sentence.key, sentence.slots = key, filled
         return sentence
 
+    def __getnewargs__(self) -> tuple[str, dict[str, object]]:  # type: ignore[override]
+        """What copy, deepcopy (``dataclasses.asdict``) and pickle make it again from."""
+        return self.key, dict(self.slots)
+
     def __repr__(self) -> str:
         return f"Said({self.key!r}, {dict(self.slots)!r})"
 

@@ -920,6 +920,15 @@ CHAT: dict[str, str] = _named([
        "Open or print the PDF"),
     N_("chat|script_pdf_download",
        "Download the PDF"),
+    # a user over the per-user limits (HYMT_RATE_LIMIT, _CHARS, _CALLS)
+    N_("chat|rate_limited",
+       "You are sending more than allowed; try again in {{seconds}} s."),
+    N_("chat|rate_too_big_chars",
+       "This is {{size}} characters; one user may send at most {{allowance}} in that time. "
+       "Split it into smaller parts."),
+    N_("chat|rate_too_big_calls",
+       "This is {{size}} model calls; one user may send at most {{allowance}} in that time. "
+       "Split it into smaller parts."),
 ])
 
 PLURALS: dict[str, tuple[str, str]] = {key.split("|", 1)[1]: forms for key, forms in [

@@ -207,7 +207,7 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifa
 
     # A bad command gets a clear answer and the session keeps working.
     send(page, "/to klingon")
-    expect(page.get_by_text("I don't know the language 'klingon'")).to_be_visible(timeout=15_000)
+    expect(page.get_by_text("I don't know the language “klingon”")).to_be_visible(timeout=15_000)
     send(page, "Thank you!")
     expect(page.locator(ANSWER, has_text="¡Gracias!")).to_be_visible(timeout=WAIT)
 
@@ -399,7 +399,7 @@ def test_messages_sent_while_the_model_warms_up_are_translated_once_it_is_ready(
         expect(page.locator(".ai-message").get_by_text("The translation model is warming up").first
                ).to_be_visible(timeout=15_000)
         send(page, "Second message, also early.")
-        expect(page.get_by_text("your 2 waiting messages")).to_be_visible(timeout=15_000)
+        expect(page.get_by_text("2 messages are waiting")).to_be_visible(timeout=15_000)
         assert answers(page) == 0
         with running_double(model, port=model_port):  # the model is up: both, in order
             page.locator(ANSWER).nth(1).wait_for(timeout=WAIT)

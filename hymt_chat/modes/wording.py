@@ -112,8 +112,6 @@ def still_not_ready_message(seconds: float, page: PageText = _ENGLISH_PAGE) -> s
     return page.fill("still_not_ready", duration=format_duration(seconds, page))
 
 
-UNEXPECTED_ERROR = _ENGLISH_PAGE["unexpected_error"]
-
 # What each mode's empty composer says it takes (public/composer.js puts it in the box): one
 # line on a phone (the paperclip's tooltip lists the document kinds).
 STOPPED = _ENGLISH_PAGE["stopped"]
@@ -189,7 +187,6 @@ def progress_label(done: int, total: int, eta: float | None,
     return label
 
 
-RETRY_REST_HINT = _ENGLISH_PAGE["retry_rest_hint"]
 EXPIRED_JOB = _ENGLISH_PAGE["expired_job"]
 CANCELLED = _ENGLISH_PAGE["cancelled"]
 """The note a background job's progress line ends with after its Cancel (or the tab closed)."""
@@ -301,7 +298,6 @@ def best_meta(meta: str, note: str, *, downgraded: bool) -> str:
 
 # The room: the customer on their own phone.
 
-ROOM_CLOSED = _ENGLISH_PAGE["room_closed"]
 DELIVERED = _ENGLISH_PAGE["delivered"]
 NOT_DELIVERED = _ENGLISH_PAGE["not_delivered"]
 

@@ -152,6 +152,9 @@ async def test_cancel_keeps_the_parts_already_translated_with_retry_the_rest(
             line = screen.lines[-1]
             await _until(lambda: any("7 of 8 parts" in n for n in line.names),
                          "seven parts back")
+            # the held part's request must have reached the model before Cancel, so that it is
+            # counted here and not after the retry below
+            await _until(lambda: gate.waiting == 1, "the last part held by the model")
             cancel = line.cancel
             assert cancel is not None
             await session.button(cancel.name, cancel.payload, cancel.label, _remove)

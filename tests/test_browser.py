@@ -159,7 +159,7 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifa
     page.keyboard.press("Escape")
     page.keyboard.press("Escape")
     page.set_viewport_size({"width": 1100, "height": 900})
-    # ... and which languages: the first load says where answers come in (issue 48)
+    # ... and which languages: the first load says where answers come in
     expect(page.locator("#chat-input")).to_have_attribute(
         "placeholder", ENGLISH["placeholder_pair"].replace("{{pair}}", "Auto-detect → English"))
 

@@ -105,7 +105,7 @@ def test_fusion_reasons_of_failures_without_a_status():
      "4\u202f000 sur cette durée. Découpez-le en parties plus petites."),
 ])
 def test_a_user_over_the_limits_reads_it_in_the_pages_language(err, french):
-    """The chat says a refusal over the per-user limits in its reader's language (issue 48);
+    """The chat says a refusal over the per-user limits in its reader's language;
     ``str(err)`` stays English, for the log, the API and the CLI."""
     assert PageText.of("fr").error(err) == french
     assert str(err).startswith(("You are sending", "This is "))

@@ -5,7 +5,7 @@ the chat page in the Translator and in the Support agent mode, the kiosk, a room
 happen (the menu of commands, every command's reply, every notice and error, a refused file of
 each kind, a document translated, the PDF viewer, the settings), and after each step the page
 is read as its reader gets it: its text, title, placeholders, labels and tooltips. No English
-may be left on it (issue 48, item 2).
+may be left on it.
 
 English is found three ways:
 

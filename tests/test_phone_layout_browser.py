@@ -1,4 +1,4 @@
-"""The customer's pages on a phone (issue 48): the room's guest page, the desk in the website
+"""The customer's pages on a phone: the room's guest page, the desk in the website
 widget (its start page, then the conversation in the same frame) and the kiosk, each at 360×640
 and 390×844, in Debian's chromium driven by Playwright.
 

@@ -1,4 +1,4 @@
-"""Sentences that were English on every page, now in the page's language (issue 48): a file
+"""Sentences that were English on every page, now in the page's language: a file
 answer's summary line and what its file kept or lost, a room message the model could not
 translate as the agent reads it, the counter's check notes, the kiosk's language controls,
 its "Read aloud" and its idle warning."""

@@ -1,4 +1,4 @@
-"""The small things a user meets (issue 48, item 5), each driven without a browser:
+"""The small things a user meets, each driven without a browser:
 
 - a thread is named after its first real words (not "/room close", not "Untitled
   Conversation"): the sessions' titles and the data layer that writes them;

@@ -886,7 +886,7 @@ CHAT: dict[str, str] = _named([
        "The text in '{{name}}' could not be read."),
     N_("chat|picture_no_text",
        "No text was found in '{{name}}'."),
-    # the small things (issue 48): the thread's name, the composer, Cancel, the estimate, the
+    # the small things: the thread's name, the composer, Cancel, the estimate, the
     # transcript
     N_("chat|placeholder_pair",
        "{{pair}}: type or paste text, or attach a file…"),

@@ -177,64 +177,61 @@
     "Suggestions": "script_suggestions",  // the composer's menu of commands (cmdk's list)
     "Close": "script_close"  // the PDF's larger view
   };
-  var relabelling = false;
-
+  // Run in the mutation observer's own callback, before the page is painted or read: a frame
+  // later, a screen reader (or a test reading the page) could meet the English label first,
+  // as an avatar mounted once its image loads. Only text nodes and attributes change here,
+  // which the observer (child lists only) does not report back.
   function relabel() {
-    if (relabelling) return;
-    relabelling = true;
-    requestAnimationFrame(function () {
-      relabelling = false;
-      document.querySelectorAll("img.logo[alt=logo]").forEach(function (img) {
-        img.alt = document.title;  // the product's name, not the word "logo"
-      });
-      // A message's avatar: "Avatar for hymt-chat" says its author, by name alone.
-      document.querySelectorAll("img[alt^='Avatar for ']").forEach(function (img) {
-        img.alt = img.alt.slice(11);
-      });
-      // The sign-in page's picture beside the form is decoration: nothing to read out.
-      document.querySelectorAll("img[alt=Image]").forEach(function (img) { img.alt = ""; });
-      document.querySelectorAll("[aria-label]").forEach(function (el) {
-        var label = el.getAttribute("aria-label"), key = ARIA[label];
-        // The toaster's region: "Notifications alt+T" (its shortcut kept as it is).
-        if (!key && /^Notifications /.test(label || "")) {
-          if (words.script_notifications) {
-            el.setAttribute("aria-label", words.script_notifications + label.slice(13));
-          }
-          return;
+    document.querySelectorAll("img.logo[alt=logo]").forEach(function (img) {
+      img.alt = document.title;  // the product's name, not the word "logo"
+    });
+    // A message's avatar: "Avatar for hymt-chat" says its author, by name alone.
+    document.querySelectorAll("img[alt^='Avatar for ']").forEach(function (img) {
+      img.alt = img.alt.slice(11);
+    });
+    // The sign-in page's picture beside the form is decoration: nothing to read out.
+    document.querySelectorAll("img[alt=Image]").forEach(function (img) { img.alt = ""; });
+    document.querySelectorAll("[aria-label]").forEach(function (el) {
+      var label = el.getAttribute("aria-label"), key = ARIA[label];
+      // The toaster's region: "Notifications alt+T" (its shortcut kept as it is).
+      if (!key && /^Notifications /.test(label || "")) {
+        if (words.script_notifications) {
+          el.setAttribute("aria-label", words.script_notifications + label.slice(13));
         }
-        if (key && words[key]) el.setAttribute("aria-label", words[key]);
-      });
-      document.querySelectorAll("[title]").forEach(function (el) {
-        var key = TITLES[el.getAttribute("title")];
-        if (key && words[key]) el.setAttribute("title", words[key]);
-      });
-      document.querySelectorAll(".react-pdf__message").forEach(function (note) {
-        var walker = document.createTreeWalker(note, NodeFilter.SHOW_TEXT), text;
-        while ((text = walker.nextNode())) {
-          var key = PDF_NOTES[text.nodeValue.trim()];
-          if (key && words[key]) text.nodeValue = words[key];
-        }
-      });
-      document.querySelectorAll(".sr-only").forEach(function (span) {
-        var text = span.firstChild, key = ENGLISH[span.textContent];
-        // The text node's value, not a new node: React still owns and updates the same one.
-        if (key && words[key] && text && text.nodeType === 3 && !text.nextSibling) {
-          text.nodeValue = words[key];
-        }
-      });
-      // Chainlit's refusals of files past its limits, English toasts ("File is larger than
-      // 20 MB", "Too many files"). Its limits are far above the app's, which says the rest
-      // itself (.chainlit/config.toml): these come only for a file or a pile too big to send.
-      document.querySelectorAll("[data-sonner-toast] [data-title]").forEach(function (title) {
-        var text = title.firstChild, over;
-        if (!text || text.nodeType !== 3 || text.nextSibling) return;
-        over = /^File is larger than ([\d.]+) MB$/.exec(text.nodeValue);
-        if (over && words.script_file_over) {
-          text.nodeValue = words.script_file_over.replace("{{limit}}", over[1]);
-        } else if (text.nodeValue === "Too many files" && words.script_too_many_files) {
-          text.nodeValue = words.script_too_many_files;
-        }
-      });
+        return;
+      }
+      if (key && words[key]) el.setAttribute("aria-label", words[key]);
+    });
+    document.querySelectorAll("[title]").forEach(function (el) {
+      var key = TITLES[el.getAttribute("title")];
+      if (key && words[key]) el.setAttribute("title", words[key]);
+    });
+    document.querySelectorAll(".react-pdf__message").forEach(function (note) {
+      var walker = document.createTreeWalker(note, NodeFilter.SHOW_TEXT), text;
+      while ((text = walker.nextNode())) {
+        var key = PDF_NOTES[text.nodeValue.trim()];
+        if (key && words[key]) text.nodeValue = words[key];
+      }
+    });
+    document.querySelectorAll(".sr-only").forEach(function (span) {
+      var text = span.firstChild, key = ENGLISH[span.textContent];
+      // The text node's value, not a new node: React still owns and updates the same one.
+      if (key && words[key] && text && text.nodeType === 3 && !text.nextSibling) {
+        text.nodeValue = words[key];
+      }
+    });
+    // Chainlit's refusals of files past its limits, English toasts ("File is larger than
+    // 20 MB", "Too many files"). Its limits are far above the app's, which says the rest
+    // itself (.chainlit/config.toml): these come only for a file or a pile too big to send.
+    document.querySelectorAll("[data-sonner-toast] [data-title]").forEach(function (title) {
+      var text = title.firstChild, over;
+      if (!text || text.nodeType !== 3 || text.nextSibling) return;
+      over = /^File is larger than ([\d.]+) MB$/.exec(text.nodeValue);
+      if (over && words.script_file_over) {
+        text.nodeValue = words.script_file_over.replace("{{limit}}", over[1]);
+      } else if (text.nodeValue === "Too many files" && words.script_too_many_files) {
+        text.nodeValue = words.script_too_many_files;
+      }
     });
   }
 

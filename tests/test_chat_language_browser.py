@@ -44,8 +44,8 @@ def _strings(tag: str) -> set[str]:
 
 
 def _seen(page: Page) -> str:
-    # The page's script relabels Chainlit's English screen-reader labels a frame after they
-    # appear (public/banner.js): read the page once it has.
+    # The page's script relabels Chainlit's English screen-reader labels as they appear, once
+    # its words have come (public/banner.js): read the page once they have.
     expect(page.locator(".sr-only").filter(has_text=re.compile(r"^(Toggle theme|Close)$"))
            ).to_have_count(0)
     seen = page.evaluate(_SEEN)

@@ -208,8 +208,8 @@ class Reader:
 
     def read(self, step: str, root: str | None = None) -> None:
         """Read the page (or its part *root*, a selector) after *step*."""
-        # The page's script words what Chainlit draws in English a frame after it appears.
-        self.page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        # The page's script words what Chainlit draws in English in the mutation observer's
+        # callback, before any later script of the page runs: read it as it is now.
         seen = _not_words(self.page.evaluate(_SEEN, root), self.typed)
         english = english_in(seen, self.code)
         if english:

@@ -53,6 +53,13 @@ def _a_part(req: Request) -> bool:
     return "Paragraphe" in echo_source(req.prompt)
 
 
+def _what_happened(double: EngineDouble, log: Path) -> str:
+    """What the double was asked and the app's log, for a failure's message."""
+    asked = [(r.state, echo_source(r.prompt)[:40]) for r in double.requests]
+    tail = log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
+    return f"the double was asked: {asked}\nthe app's log ends:\n{tail}"
+
+
 @pytest.fixture
 def held(tmp_path: Path) -> Iterator[tuple[str, EngineDouble]]:
     """The app on an engine double that holds the letter's parts until the test releases them,
@@ -67,7 +74,7 @@ def held(tmp_path: Path) -> Iterator[tuple[str, EngineDouble]]:
 
 
 def test_a_text_of_several_parts_shows_its_count_before_the_first_part(
-        browser: Browser, held: tuple[str, EngineDouble]) -> None:
+        browser: Browser, held: tuple[str, EngineDouble], tmp_path: Path) -> None:
     """The count on screen while no part is back is what tells a person their long text is
     under way; the seconds it took to appear are printed, the host's speed being no verdict."""
     url, double = held
@@ -77,7 +84,10 @@ def test_a_text_of_several_parts_shows_its_count_before_the_first_part(
     page.wait_for_selector("#chat-submit:not([disabled])")
     pressed = time.monotonic()
     page.keyboard.press("Enter")
-    expect(page.get_by_text(count)).to_be_visible()
+    try:
+        expect(page.get_by_text(count)).to_be_visible()
+    except AssertionError as err:
+        raise AssertionError(f"{err}\n{_what_happened(double, tmp_path / 'app.log')}") from None
     print(f"\npart count visible {time.monotonic() - pressed:.2f} s after Enter")
     assert [r.state for r in double.requests if _a_part(r)].count("finished") == 0
     assert answers(page) == 0

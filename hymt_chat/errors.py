@@ -138,11 +138,23 @@ class SidecarError(HymtError):
 
 class MetricsError(HymtError):
     """The model server's ``/metrics`` does not say what it runs (missing, slow, not vLLM's,
-    impossible numbers); *down*: the server did not answer at all (not a metrics problem)."""
+    impossible numbers); *down*: the server did not answer at all (not a metrics problem).
 
-    def __init__(self, message: str, *, down: bool = False) -> None:
+    The message names the page (its address: for the logs and ``doctor``); *public* is the
+    same state in words with no address, path or key, for anyone who asks ``/health``."""
+
+    def __init__(self, message: str, *, down: bool = False, public: str = "") -> None:
         super().__init__(message)
         self.down = down
+        self.public = public or (METRICS_DOWN if down else METRICS_UNREADABLE)
+
+
+METRICS_DOWN = "the model server does not answer"
+METRICS_SLOW = "the model server's load figures come too late"
+METRICS_MISSING = "the model server publishes no load figures"
+METRICS_REFUSED = "the model server refuses to show its load figures"
+METRICS_UNREADABLE = "the model server's load figures cannot be read"
+METRICS_IMPOSSIBLE = "the model server's load figures are impossible"
 
 
 class ModelTimeoutError(ModelError):

@@ -32,7 +32,7 @@ from hymt_chat.sidecar.profiles import (
     merge_flags,
     parse_flags,
 )
-from hymt_chat.sidecar.router import plan_router
+from hymt_chat.sidecar.router import key_launcher, plan_router
 from tests.support.compose_env import (
     MissingVariable,
     command_args,
@@ -235,22 +235,41 @@ def _router_service() -> dict:
 
 
 def _parser_as_router(tmp_path: Path) -> Path:
-    """An executable that hands its argv to vllm-router's own parser and prints what it read."""
-    binary = tmp_path / "vllm-router"
-    binary.write_text(f'#!/bin/sh\nexec "{VLLM_PYTHON}" '
-                      f'"{ROOT / "tests" / "support" / "router_args.py"}" "$@"\n')
+    """An executable standing in for the image's ``hymt-router``: its launcher (the key from
+    the environment), with vllm-router's own parser in place of the router, which prints
+    what it read."""
+    launcher = tmp_path / "launch.py"
+    launcher.write_text(key_launcher("router_args"))
+    binary = tmp_path / "hymt-router"
+    binary.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT / "tests" / "support"}" '
+                      f'exec "{VLLM_PYTHON}" "{launcher}" "$@"\n')
     binary.chmod(0o755)
     return binary
 
 
 def _start(tmp_path: Path, replicas: str) -> subprocess.CompletedProcess[str]:
-    """deploy/router/start.sh as the router container runs it, with the generated flags."""
-    fragment = yaml.safe_load((ROOT / deploy.COMPOSE_ROUTER).read_text())
-    args = interpolate_tree(fragment["services"]["router"]["command"], ENV)
-    env = {**os.environ, "HYMT_REPLICAS": replicas,
-           "HYMT_ROUTER_BINARY": str(_parser_as_router(tmp_path))}
+    """deploy/router/start.sh as the router container runs it, with the generated flags and
+    environment (the key among it)."""
+    router = yaml.safe_load((ROOT / deploy.COMPOSE_ROUTER).read_text())["services"]["router"]
+    args = interpolate_tree(router["command"], ENV)
+    env = {**os.environ, **interpolate_tree(router["environment"], ENV),
+           "HYMT_REPLICAS": replicas, "HYMT_ROUTER_BINARY": str(_parser_as_router(tmp_path))}
     return subprocess.run(["sh", str(START), *args], env=env, capture_output=True, text=True,
                           check=False)
+
+
+def test_no_key_is_on_any_command_line():
+    """A container's command is in `ps` on the host and in `docker inspect`: the keys go
+    through the environment (vLLM's VLLM_API_KEY, the router's HYMT_ROUTER_API_KEY)."""
+    files = [ROOT / "compose.yaml", ROOT / deploy.COMPOSE_ROUTER,
+             *sorted((ROOT / deploy.COMPOSE_DIR).glob("*.yaml"))]
+    for path in files:
+        for name, service in yaml.safe_load(path.read_text())["services"].items():
+            for field in ("command", "entrypoint"):
+                line = service.get(field) or []
+                line = " ".join(line) if isinstance(line, list) else str(line)
+                assert not re.search(r"api[-_]?key|secret|password", line, re.I), (
+                    path.name, name, line)
 
 
 @pytest.mark.parametrize("replicas", [1, 3])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -18,11 +19,12 @@ import openai
 import pytest
 
 from hymt_chat.settings import Settings
-from hymt_chat.sidecar.router import router_binary
+from hymt_chat.sidecar import deploy
+from hymt_chat.sidecar.router import KEY_FILE_VARIABLE, router_binary
 from tests.conftest import Server
 from tests.support.kube_api import kube_api, ready_pod
 from tests.support.ports import free_port
-from tests.test_k8s_manifests import _docs, _pod_labels, _router_argv
+from tests.test_k8s_manifests import ROOT, _docs, _pod_labels, _router_argv
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +48,7 @@ def test_the_router_finds_the_vllm_pod_with_list_and_watch_only(
     # The manifest's args; only the addresses change: on this machine the router listens on
     # 127.0.0.1 and the "pod" serves on the demo server's port instead of 8000.
     key = demo_server.endpoint.api_key  # the Secret's api-key: vLLM's, the router's, the app's
-    argv = _router_argv(NAMESPACE, key)
+    argv = _router_argv(NAMESPACE)
     for name, value in (("--host", "127.0.0.1"), ("--port", str(port)),
                         ("--prometheus-host", "127.0.0.1"), ("--prometheus-port", str(metrics)),
                         ("--service-discovery-port", str(vllm_port))):
@@ -54,8 +56,14 @@ def test_the_router_finds_the_vllm_pod_with_list_and_watch_only(
     with kube_api(pods) as api:
         env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
         env["KUBECONFIG"] = str(api.kubeconfig(tmp_path, NAMESPACE, TOKEN))
+        # The image's hymt-router (the manifest's command), its key from the Secret's file.
+        secret = tmp_path / "api-key"
+        secret.write_text(key + "\n")
+        env[KEY_FILE_VARIABLE] = str(secret)
         log = (tmp_path / "router.log").open("wb")
-        router = subprocess.Popen([str(router_binary(str(Settings().vllm_python))), *argv],
+        python = str(Settings().vllm_python)
+        router_binary(python)  # installed beside vLLM, as in the image
+        router = subprocess.Popen([python, str(ROOT / deploy.ROUTER_LAUNCHER), *argv],
                                   env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             root = f"http://127.0.0.1:{port}"
@@ -69,6 +77,8 @@ def test_the_router_finds_the_vllm_pod_with_list_and_watch_only(
                     pass
                 assert time.monotonic() < deadline, (tmp_path / "router.log").read_text()[-3000:]
                 time.sleep(0.5)
+            # `ps` on the node reads this: the key is not there.
+            assert key.encode() not in Path(f"/proc/{router.pid}/cmdline").read_bytes()
             workers = httpx.get(f"{root}/workers", timeout=10).json()["workers"]
             assert [w["url"] for w in workers] == [f"http://127.0.0.1:{vllm_port}"]
             with openai.OpenAI(base_url=f"{root}/v1", api_key=key, max_retries=0) as client:

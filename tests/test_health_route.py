@@ -1,18 +1,44 @@
 """GET /health is ours (not Chainlit's {"status":"ok"}), tells the model's state; the page loads.
 
 Runs the real app (``chainlit run app.py -h``) against a closed port, then a sidecar state file,
-then a stand-in server; no vLLM and no browser needed.
+then a stand-in server; no vLLM and no browser needed. Anyone may ask ``/health``: it says the
+state in words and never where the model server lives (its address goes to the log).
 """
 
+import asyncio
 import json
+import re
+import time
 
 import httpx
 import pytest
 
-from hymt_chat.service.health import health_response, is_demo_model, model_state
+from hymt_chat.errors import METRICS_DOWN, METRICS_MISSING
+from hymt_chat.service.health import Probe, health_response, is_demo_model, model_state
+from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
 from tests.support.chainlit_app import app_env, running_app
 from tests.support.ports import free_port as _free_port
+from tests.support.stub_model import StubModel
+
+_ADDRESS = re.compile(r"https?://|127\.0\.0\.1|localhost|/metrics|/v1")
+
+
+def _health_with_problem(url: str) -> httpx.Response:
+    """/health once the window has read the model server's metrics at least once (a reading
+    a second: the bound is a safety net, not a speed)."""
+    deadline = time.monotonic() + 120
+    while True:
+        response = httpx.get(f"{url}/health", timeout=30)
+        if "problem" in response.json()["window"] or time.monotonic() > deadline:
+            return response
+        time.sleep(0.1)
+
+
+def _no_address(response: httpx.Response, *ports: int) -> None:
+    assert not _ADDRESS.search(response.text), response.text
+    for port in ports:
+        assert str(port) not in response.text, response.text
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +65,14 @@ def test_health_is_503_from_our_route_when_the_model_is_down(app):
         "max": 2, "reserve": 1, "in_flight": 0, "origin": "safe default"}
 
 
+def test_health_says_a_model_that_is_down_in_words_with_no_address(app):
+    url, model_port, _ = app
+    response = _health_with_problem(url)
+    assert response.status_code == 503
+    assert response.json()["window"]["problem"] == METRICS_DOWN
+    _no_address(response, model_port)
+
+
 def test_health_reports_a_starting_sidecar(app):
     url, _, state_file = app
     state_file.parent.mkdir(parents=True, exist_ok=True)
@@ -48,8 +82,41 @@ def test_health_reports_a_starting_sidecar(app):
         response = httpx.get(f"{url}/health", timeout=10)
         assert response.status_code == 503
         assert response.json()["vllm"] == "starting"
+        _no_address(response)
     finally:
         state_file.unlink()
+
+
+def test_health_says_missing_metrics_in_words_and_logs_where(tmp_path):
+    """A model server that answers but has no /metrics (a proxy, another server): /health
+    says so with no address; the log has the page's address and its answer."""
+    with StubModel() as stub:  # /metrics: 404
+        env = app_env(HYMT_BASE_URL=stub.base_url, HYMT_API_KEY="k",
+                      HYMT_CACHE_DIR=str(tmp_path / "cache"), HYMT_PORT=str(_free_port()))
+        log = tmp_path / "app.log"
+        with running_app(env, _free_port(), log) as url:
+            response = _health_with_problem(url)
+            assert response.status_code == 200 and response.json()["vllm"] == "ready"
+            assert response.json()["window"]["problem"] == METRICS_MISSING
+            _no_address(response, stub.port)
+    assert f"{stub.base_url.removesuffix('/v1')}/metrics answered HTTP 404" in log.read_text()
+
+
+async def test_health_answers_while_the_probe_hangs():
+    """A server that takes the connection and never answers: the probe waits its own timeout
+    (a busy server is slow, not down), /health does not; it says the last state known."""
+    hung = asyncio.Event()
+
+    async def probe() -> Probe:
+        await hung.wait()
+        return Probe("ready")
+
+    readiness = Readiness(probe)
+    assert await asyncio.wait_for(readiness.answer_within(0.05), 60) == "starting"
+    readiness.state = "down"
+    assert await asyncio.wait_for(readiness.answer_within(0.05), 60) == "down"
+    hung.set()
+    assert await asyncio.wait_for(readiness.answer_within(60), 60) == "ready"
 
 
 def test_the_page_and_its_assets_still_load(app):

@@ -31,6 +31,7 @@ from packaging.utils import canonicalize_name
 
 from hymt_chat.sidecar import deploy
 from hymt_chat.sidecar.profiles import ALIASES
+from hymt_chat.sidecar.router import KEY_VARIABLE
 from tests.support.compose_env import interpolate
 from tests.support.docker_engine import Container, Engine, base_standin, container, engine
 from tests.support.ports import free_port
@@ -220,11 +221,11 @@ def test_the_router_image_serves_in_front_of_an_engine(docker, router_image, eng
     port, metrics = free_port(), free_port()
     vllm_port = engine.base_url.split(":")[-1].split("/")[0]
     key = engine.api_key
-    flags = [f.replace("${HYMT_API_KEY:?set HYMT_API_KEY in .env: any long random string}", key)
-             for f in deploy.compose_router_args()]
+    flags = deploy.compose_router_args()
     # start.sh as Compose runs it; the worker is 127.0.0.<replica>: the host's engine is 1.
+    # The key as Compose passes it: in the environment, for the image's launcher.
     env = {"HYMT_REPLICAS": "1", "HYMT_VLLM_CONTAINER_PREFIX": "127.0.0.",
-           "HYMT_VLLM_PORT": vllm_port}
+           "HYMT_VLLM_PORT": vllm_port, KEY_VARIABLE: key}
     with container(docker, router_image, env=env, args=("--entrypoint", "hymt-router-start"),
                    command=(*flags, "--host", "127.0.0.1", "--port", str(port),
                             "--prometheus-port", str(metrics))) as box:
@@ -264,7 +265,14 @@ def test_compose_reads_every_profile_and_keeps_the_key_off_argv(profile):
     assert vllm["command"] == [interpolate(arg, {}) for arg in expected]
     app = services["app"]
     assert app["read_only"] is True and app["pull_policy"] == "build"
-    assert services["router"]["pull_policy"] == "build"
+    router = services["router"]
+    assert router["pull_policy"] == "build"
+    # The router's key as Compose hands it: in its environment, for the image's launcher;
+    # on no command line (`ps` on the host, `docker inspect`).
+    assert router["environment"][KEY_VARIABLE] == "-k3y-starts-with-a-dash"
+    for service in services.values():
+        line = [*(service.get("entrypoint") or []), *(service.get("command") or [])]
+        assert not any("k3y" in arg or "api-key" in arg for arg in line), line
     assert app["environment"]["HYMT_PROFILE"] == profile
     tmpfs = app["tmpfs"]
     assert tmpfs == ["/tmp"]  # Chainlit's uploads live in the cache volume

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
-import shutil
 import subprocess
 import time
 import tomllib
@@ -27,7 +27,7 @@ from hymt_chat.settings import Settings
 from hymt_chat.sidecar import deploy
 from hymt_chat.sidecar.capacity import engine_slots
 from hymt_chat.sidecar.profiles import ENTRYPOINT, PROFILES, get_profile, parse_flags
-from hymt_chat.sidecar.router import plan_router
+from hymt_chat.sidecar.router import KEY_FILE_VARIABLE, key_launcher, plan_router
 from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,9 +95,31 @@ def _router_container() -> dict:
     return _container(_docs()[("Deployment", "hymt-router")])
 
 
-def _router_argv(namespace: str = "translate", api_key: str = "k3y") -> list[str]:
-    return [k8s_expand(a, {"POD_NAMESPACE": namespace, "HYMT_API_KEY": api_key})
-            for a in _router_container()["args"]]
+def _router_argv(namespace: str = "translate") -> list[str]:
+    return [k8s_expand(a, {"POD_NAMESPACE": namespace}) for a in _router_container()["args"]]
+
+
+def _router_key_file() -> tuple[str, str, str]:
+    """(the file the router's launcher reads its key from, the Secret and the key of it that
+    is mounted there), as the manifest wires them."""
+    pod = _docs()[("Deployment", "hymt-router")]["spec"]["template"]["spec"]
+    container = _router_container()
+    path = Path(_env(container)[KEY_FILE_VARIABLE])
+    (mount,) = [m for m in container["volumeMounts"] if path.parent == Path(m["mountPath"])]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    (item,) = [i for i in volume["secret"]["items"] if i["path"] == path.name]
+    return str(path), volume["secret"]["secretName"], item["key"]
+
+
+def parse_keyed_router(argv: list[str], key_file: Path) -> dict:
+    """*argv* as the image's ``hymt-router`` hands it on (its key read from *key_file*), read by
+    vllm-router 0.1.17's own launcher in place of the router."""
+    env = {"PATH": "/usr/bin:/bin", KEY_FILE_VARIABLE: str(key_file),
+           "PYTHONPATH": str(ROOT / "tests" / "support")}
+    done = subprocess.run([str(VLLM_PYTHON), "-c", key_launcher("router_args"), *argv],
+                          env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
 
 
 def test_every_manifest_parses_and_is_in_the_kustomization():
@@ -256,8 +278,9 @@ def test_every_dollar_reference_names_a_variable_of_the_container(name):
             assert ref in defined, (name, var["name"], ref)
         defined.add(var["name"])
     for arg in container.get("args", []) + container.get("command", []):
-        for ref in re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", arg):
-            assert ref in defined, (name, arg)
+        # ($$ is the escape: "$$(mktemp)" reaches the shell as "$(mktemp)")
+        for ref in re.findall(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)", arg):
+            assert not ref or ref in defined, (name, arg)
 
 
 def test_the_websocket_only_option_named_in_the_manifest_exists_in_chainlit():
@@ -326,21 +349,53 @@ def test_the_router_may_list_and_watch_pods_and_nothing_else():
         assert "serviceAccountName" not in _workload(name)["spec"]["template"]["spec"], name
 
 
-def test_the_router_makes_plan_routers_choices():
+def test_the_router_makes_plan_routers_choices(tmp_path):
     # plan_router's command for two replicas on the same address and port, read by the same
-    # parser: every field but the worker list and the discovery must be equal.
+    # parser: every field but the worker list and the discovery must be equal. The deployed
+    # router's key comes from the mounted Secret's file, through the image's launcher.
     plan = plan_router(["http://10.0.0.1:8000", "http://10.0.0.2:8000"],
                        vllm_python=str(VLLM_PYTHON), host="0.0.0.0",
                        port=deploy.ROUTER_PORT, metrics_port=deploy.ROUTER_METRICS_PORT,
                        api_key="k3y")
     theirs = parse_router(plan.router_args())
-    ours = parse_router(_router_argv())
+    secret = tmp_path / "api-key"
+    secret.write_text("k3y\n")  # kubectl create secret --from-file keeps a trailing newline
+    ours = parse_keyed_router(_router_argv(), secret)
     differ = {k for k in ours if ours[k] != theirs[k]}
     assert differ <= DISCOVERY_FIELDS, {k: (ours[k], theirs[k]) for k in differ}
     for name in ("policy", "health_check_interval_secs", "retry_max_retries",
                  "cb_failure_threshold", "api_key"):
         assert ours[name] == theirs[name], name
     assert ours["policy"] == "round_robin" and ours["cb_failure_threshold"] == 1
+
+
+def test_no_key_is_on_any_command_line():
+    """A pod's command and args are in its spec for anyone who may read it, and in `ps` on
+    the node: keys go through the environment (vLLM: VLLM_API_KEY) or a mounted file."""
+    for (kind, name), doc in _docs().items():
+        if kind not in WORKLOADS:
+            continue
+        for container in doc["spec"]["template"]["spec"]["containers"]:
+            line = " ".join([*container.get("command", []), *container.get("args", [])])
+            # no flag that takes a secret (vllm-router's --api-key, redis's --requirepass) ...
+            assert not re.search(r"--[\w-]*(?:key|pass|password|secret)\b", line), (name, line)
+            # ... and no Secret's value expanded into the line by Kubernetes
+            env = {e["name"]: e for e in container.get("env", [])}
+            for ref in re.findall(r"(?<!\$)\$\((\w+)\)", line):
+                assert "secretKeyRef" not in env[ref].get("valueFrom", {}), (name, ref)
+
+
+def test_the_router_reads_its_key_from_the_apps_secret_as_a_file():
+    path, secret, key = _router_key_file()
+    app_key = _env(_container(_workload("hymt-app")))["HYMT_API_KEY"]
+    assert {"secretKeyRef": {"name": secret, "key": key}} == app_key  # the app's own key
+    assert _container(_docs()[("Deployment", "hymt-router")])["command"] == ["hymt-router"]
+    pod = _docs()[("Deployment", "hymt-router")]["spec"]["template"]["spec"]
+    # The file is the router's group's (fsGroup) and nobody else's.
+    (volume,) = [v for v in pod["volumes"] if "secret" in v]
+    assert volume["secret"]["defaultMode"] == 0o440
+    assert pod["securityContext"]["fsGroup"] == pod["securityContext"]["runAsGroup"]
+    assert path.startswith("/run/secrets/")
 
 
 def test_the_router_is_ready_only_with_a_replica_and_scraped_on_its_metrics_port():
@@ -359,8 +414,6 @@ def test_the_router_is_ready_only_with_a_replica_and_scraped_on_its_metrics_port
     annotations = _docs()[("Deployment", "hymt-router")]["spec"]["template"]["metadata"][
         "annotations"]
     assert annotations["prometheus.io/port"] == str(metrics)
-    assert _env(container)["HYMT_API_KEY"] == {
-        "secretKeyRef": {"name": "hymt-chat", "key": "api-key"}}
 
 
 def test_the_router_image_is_built_with_the_version_the_tests_run():
@@ -373,7 +426,7 @@ def test_the_router_image_is_built_with_the_version_the_tests_run():
     (installed,) = VLLM_PYTHON.parent.parent.glob("lib/python*/site-packages/vllm_router-*.dist-info")
     assert installed.name == f"vllm_router-{deploy.ROUTER_VERSION}.dist-info"
     assert _router_container()["image"] == deploy.ROUTER_IMAGE
-    assert _router_container()["command"] == ["vllm-router"]
+    assert _router_container()["command"] == ["hymt-router"]  # the image's keyed launcher
 
 
 def test_the_generated_router_block_is_stable_and_found():
@@ -387,11 +440,15 @@ def test_the_generated_router_block_is_stable_and_found():
 
 def test_redis_runs_with_the_manifests_args_and_the_apps_url_shares_limits(tmp_path):
     docs = _docs()
-    redis_args = [k8s_expand(a, {"REDIS_PASSWORD": "s3cret"})
-                  for a in _container(docs[("Deployment", "hymt-redis")])["args"]]
+    container = _container(docs[("Deployment", "hymt-redis")])
+    assert container["env"] == [{"name": "REDIS_PASSWORD", "valueFrom": {"secretKeyRef": {
+        "name": "hymt-chat", "key": "redis-password"}}}]
     port = free_port()
-    proc = subprocess.Popen([shutil.which("redis-server") or "redis-server", *redis_args,
+    # The container's command line as the image runs it (its redis-server on PATH here).
+    line = [k8s_expand(a, {}) for a in (*container["command"], *container["args"])]
+    proc = subprocess.Popen([*line,
                              "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path)],
+                            env={"PATH": os.environ["PATH"], "REDIS_PASSWORD": "s3cret"},
                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
         app_env = _env(_container(docs[("Deployment", "hymt-app")]))
@@ -406,9 +463,12 @@ def test_redis_runs_with_the_manifests_args_and_the_apps_url_shares_limits(tmp_p
             except redis.ConnectionError:
                 assert proc.poll() is None and time.monotonic() < deadline, "redis did not start"
                 time.sleep(0.05)
-        # The password is required; nothing is written to disk; full memory evicts, not refuses.
+        # The password is required, and on no command line (`ps` on the node reads it); nothing
+        # is written to disk; full memory evicts, not refuses.
         with pytest.raises(redis.AuthenticationError):
             redis.Redis(host="127.0.0.1", port=port).ping()
+        assert b"s3cret" not in Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+        assert Path(f"/proc/{proc.pid}/cmdline").read_bytes().startswith(b"redis-server")  # exec'd
         assert client.config_get("save") == {"save": ""}
         assert client.config_get("maxmemory-policy") == {"maxmemory-policy": "volatile-ttl"}
         # Two app replicas (two limiters) on that URL share one user's allowance.

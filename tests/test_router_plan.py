@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from hymt_chat.errors import SidecarError
-from hymt_chat.sidecar.router import KEY_VARIABLE, key_launcher, plan_router
+from hymt_chat.sidecar import deploy
+from hymt_chat.sidecar.router import KEY_FILE_VARIABLE, KEY_VARIABLE, key_launcher, plan_router
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_PYTHON = str(ROOT / ".venv-vllm" / "bin" / "python")
@@ -63,3 +64,23 @@ def test_a_key_that_begins_with_a_dash_reaches_the_router_whole() -> None:
     done = subprocess.run(launcher, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-500:]
     assert json.loads(done.stdout)["api_key"] == key
+
+
+def test_the_launcher_reads_the_key_from_a_mounted_file_and_leaves_it_off_argv(tmp_path) -> None:
+    # Kubernetes mounts the Secret's api-key as a file (with the newline `kubectl create
+    # secret --from-file` keeps); the file wins over the variable, and neither is passed on.
+    secret = tmp_path / "api-key"
+    secret.write_text("-k3y-from-a-file\n")
+    env = {**os.environ, KEY_FILE_VARIABLE: str(secret), KEY_VARIABLE: "other",
+           "PYTHONPATH": str(ROOT / "tests" / "support")}
+    done = subprocess.run([VLLM_PYTHON, "-c", key_launcher("router_args"),
+                           "--worker-urls", "http://127.0.0.1:8001"],
+                          env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert json.loads(done.stdout)["api_key"] == "-k3y-from-a-file"
+
+
+def test_the_image_ships_the_apps_own_launcher() -> None:
+    launcher = (ROOT / deploy.ROUTER_LAUNCHER).read_text()
+    assert launcher.endswith(key_launcher()) and launcher.startswith("#!/usr/bin/env python3")
+    assert os.access(ROOT / deploy.ROUTER_LAUNCHER, os.X_OK)

@@ -19,7 +19,7 @@ import pytest
 
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.window import HOLD, WindowWatch, build_watch
-from hymt_chat.errors import MetricsError
+from hymt_chat.errors import METRICS_MISSING, MetricsError
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.engine_load import parse_load
 from tests.support.fake_server import FakeServer, Reply, fake_server
@@ -111,7 +111,8 @@ async def test_no_metrics_gives_the_safe_window_and_one_line_on_how_to_set_it(
     assert len(lines) == 1, lines
     assert "--max-num-seqs" in lines[0] and "404" in lines[0]
     described = watch.describe()
-    assert described["origin"] == "safe default" and "404" in str(described["problem"])
+    # /health's words: the state, never the page's address (anyone may ask /health)
+    assert (described["origin"], described["problem"]) == ("safe default", METRICS_MISSING)
 
 
 async def test_a_page_of_something_else_is_no_metrics_either(

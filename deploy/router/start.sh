@@ -7,7 +7,8 @@
 # Compose makes <project>-vllm-<n> (project "hymt-chat", set by compose.yaml's `name:`).
 # HYMT_REPLICAS must be the number of vllm replicas (compose.yaml scales vllm by it).
 # Then come the flags compose.yaml passes (deploy/router/compose.yaml, generated: the policy,
-# health checks, retries and breaker of hymt_chat.sidecar.router.plan_router).
+# health checks, retries and breaker of hymt_chat.sidecar.router.plan_router). hymt-router
+# (launch.py) is vllm-router with its key from HYMT_ROUTER_API_KEY, off the command line.
 set -eu
 n="${HYMT_REPLICAS:-1}"
 case "$n" in
@@ -22,4 +23,4 @@ while [ "$i" -le "$n" ]; do
   i=$((i + 1))
 done
 # shellcheck disable=SC2086 # one word per URL
-exec "${HYMT_ROUTER_BINARY:-vllm-router}" --worker-urls $urls "$@"
+exec "${HYMT_ROUTER_BINARY:-hymt-router}" --worker-urls $urls "$@"

@@ -82,15 +82,16 @@ class WindowState:
     good_at: float | None = None  # when the last good reading came (the clock's time)
     running: int | None = None  # the last good reading
     waiting: int | None = None
-    problem: str = ""  # why the last reading was no good ("": it was)
+    problem: str = ""  # why the last reading was no good ("": it was), the page's address too
     starts: tuple[float, ...] = field(default=())  # servers' start times seen, newest last
+    public: str = ""  # the problem in words with no address: what /health tells anyone
 
 
-def initial_state(rules: Rules, *, problem: str = "",
+def initial_state(rules: Rules, *, problem: str = "", public: str = "",
                   starts: tuple[float, ...] = ()) -> WindowState:
     """Before any reading, or once the readings stopped for longer than ``rules.hold``."""
     return WindowState(rules.of(rules.initial), rules.initial, rules.origin, problem=problem,
-                       starts=starts)
+                       starts=starts, public=public)
 
 
 def next_state(state: WindowState, reading: EngineLoad | MetricsError, *, now: float,
@@ -101,12 +102,15 @@ def next_state(state: WindowState, reading: EngineLoad | MetricsError, *, now: f
     slots are taken); *ours*: calls it had in flight throughout the reading (a page counting
     fewer, running and waiting, is not this engine's: a proxy's stale or wrong numbers)."""
     if isinstance(reading, EngineLoad) and reading.running + reading.waiting < ours:
-        reading = MetricsError(f"the page counts {reading.running + reading.waiting} requests, "
-                               f"fewer than the {ours} this app has in flight")
+        counted = (f"the page counts {reading.running + reading.waiting} requests, "
+                   f"fewer than the {ours} this app has in flight")
+        reading = MetricsError(counted, public=counted)  # numbers only: nothing to hide
     if isinstance(reading, MetricsError):
         if state.good_at is not None and now - state.good_at <= rules.hold:
-            return replace(state, probe=0, problem=str(reading))  # keep the last good one
-        return initial_state(rules, problem=str(reading), starts=state.starts)
+            # keep the last good one
+            return replace(state, probe=0, problem=str(reading), public=reading.public)
+        return initial_state(rules, problem=str(reading), public=reading.public,
+                             starts=state.starts)
     new = tuple(s for s in sorted(reading.started) if s not in state.starts)
     starts = (state.starts + new)[-_STARTS_KEPT:]
     if new and state.starts:  # a server restarted (or one more replica): forget its size
@@ -167,17 +171,18 @@ class WindowWatch:
         return new
 
     def _tell(self, old: WindowState, new: WindowState, reading: object) -> None:
-        """Log what changed, once: no metrics (a warning), metrics back, the size learned."""
+        """Log what changed, once: no metrics (a warning), another problem (its details),
+        metrics back, the size learned."""
         if isinstance(reading, MetricsError):
-            if reading.down:
-                _log.debug("engine metrics: %s", reading)
-            elif not self._warned and new.origin != "engine metrics":
+            if not reading.down and not self._warned and new.origin != "engine metrics":
                 self._warned = True
                 _log.warning(
                     "The model server's /metrics does not say what it runs (%s): this app "
                     "keeps at most %d requests in flight on it (%s). Set HYMT_WINDOW_MAX to "
                     "the server's --max-num-seqs (divided by HYMT_APP_REPLICAS) to size it "
                     "yourself.", reading, new.ceiling, new.origin)
+            elif new.problem != old.problem:  # the details /health leaves out, once a change
+                _log.info("engine metrics: %s", reading)
             return
         if old.starts and set(new.starts) - set(old.starts):
             _log.info("The model server restarted (or a replica joined): its size is learned "
@@ -226,7 +231,8 @@ class WindowWatch:
 def describe(policy: Policy, state: WindowState | None, origin: Origin = "settings"
              ) -> dict[str, object]:
     """``/health``'s ``window``: how many calls may run now, the ceiling and its origin, and
-    the engine's last reading when there is one."""
+    the engine's last reading when there is one; a problem in words with no address (anyone
+    may ask ``/health``: the details are in the log and ``doctor``)."""
     out: dict[str, object] = {"now": policy.window, "max": policy.window_max,
                               "reserve": policy.reserve, "in_flight": policy.in_flight,
                               "origin": state.origin if state else origin}
@@ -235,7 +241,7 @@ def describe(policy: Policy, state: WindowState | None, origin: Origin = "settin
             out["engine"] = {"running": state.running, "waiting": state.waiting,
                              "size": state.size, "full": state.full}
         if state.problem:
-            out["problem"] = state.problem
+            out["problem"] = state.public
     return out
 
 

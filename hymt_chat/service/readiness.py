@@ -54,11 +54,26 @@ class Readiness:
     async def refresh(self) -> ModelState:
         """Probe now and record the answer. Callers that arrive while a probe is out share its
         answer: a burst of messages when the state goes stale makes one probe, not one each."""
+        # Shielded: a caller cancelled (Stop, a closed tab) leaves the probe to the others.
+        return await asyncio.shield(self._probe_out())
+
+    async def answer_within(self, seconds: float) -> ModelState:
+        """The state a probe gives within *seconds*, else the last one known ("starting"
+        before any): ``/health`` answers load balancers and orchestrators at once, whatever
+        the model does; a hung server must not hang them too (the probe's own timeout is
+        longer: a busy server is slow, not down)."""
+        probing = self._probe_out()
+        try:
+            return await asyncio.wait_for(asyncio.shield(probing), seconds)
+        except TimeoutError:
+            return self.state or "starting"
+
+    def _probe_out(self) -> asyncio.Task[ModelState]:
+        """The probe out now, or a new one."""
         if self._probing is None or self._probing.done():
             self._probing = asyncio.get_running_loop().create_task(
                 self._probe_once(), name="hymt-readiness-probe")
-        # Shielded: a caller cancelled (Stop, a closed tab) leaves the probe to the others.
-        return await asyncio.shield(self._probing)
+        return self._probing
 
     async def _probe_once(self) -> ModelState:
         try:

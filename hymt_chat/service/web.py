@@ -45,6 +45,9 @@ __all__ = ["ChainlitSurface", "FilesFolder", "SessionBinding", "UploadCap", "add
 
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 _LOOPBACK_BINDS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+HEALTH_WAIT = 0.8
+"""Seconds ``/health`` waits for a fresh probe before it answers the last state it knows:
+orchestrators and balancers give a health check a second or so."""
 
 
 def _listed(value: str, *, origins: bool = False) -> frozenset[str]:
@@ -269,7 +272,7 @@ def add_routes(server: FastAPI, settings: Settings, *, readiness: Readiness, met
 
     @server.get("/health", include_in_schema=False)
     async def health() -> JSONResponse:
-        status, body = health_response(await readiness.refresh())
+        status, body = health_response(await readiness.answer_within(HEALTH_WAIT))
         # How many model calls this process keeps in flight, and where that comes from.
         return JSONResponse({**body, "window": window()}, status_code=status)
 

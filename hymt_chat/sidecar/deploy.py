@@ -24,6 +24,7 @@ the values an operator sets.
 from __future__ import annotations
 
 import json
+import os
 import re
 import textwrap
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ from hymt_chat.sidecar.profiles import (
     merge_flags,
     parse_flags,
 )
-from hymt_chat.sidecar.router import router_flags
+from hymt_chat.sidecar.router import KEY_VARIABLE, key_launcher, router_flags
 from hymt_chat.sidecar.vllm_flags import Flags
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "key_env",
     "render_k8s_block",
     "render_k8s_router_block",
+    "router_launcher",
     "write_files",
 ]
 
@@ -113,6 +115,7 @@ ROUTER_SERVICE = "hymt-router"  # the Kubernetes Service the app's HYMT_BASE_URL
 # The label of the vLLM pods (deploy/k8s/vllm.yaml) that the router's discovery selects.
 VLLM_SELECTOR = {"app.kubernetes.io/name": "hymt-vllm"}
 COMPOSE_ROUTER = Path("deploy/router/compose.yaml")
+ROUTER_LAUNCHER = Path("deploy/router/launch.py")  # the image's `hymt-router`
 K8S_ROUTER = Path("deploy/k8s/router.yaml")
 _ROUTER_BEGIN = re.compile(r"^(?P<indent>[ \t]*)# >>> generated .*\(router\).*$", re.MULTILINE)
 
@@ -290,18 +293,20 @@ def k8s_profile(text: str) -> str:
     return begin["profile"]
 
 
-def _router_flags(api_key: str) -> list[str]:
+def _router_flags() -> list[str]:
     """The flags every deployed router shares: plan_router's own (router.router_flags, its
     policy, health, retry and breaker choices), at its address in the container or pod, with
-    metrics on all interfaces (to be scraped)."""
+    metrics on all interfaces (to be scraped). No key: the image's launcher (``hymt-router``,
+    :func:`~hymt_chat.sidecar.router.key_launcher`) reads it from the environment or a file
+    and gives it to the router inside the process, off every command line."""
     return router_flags(host="0.0.0.0", port=ROUTER_PORT, metrics_port=ROUTER_METRICS_PORT,
-                        api_key=api_key)
+                        api_key="")
 
 
 def compose_router_args() -> list[str]:
     """The Compose router's flags after the worker URLs ``deploy/router/start.sh`` puts first
     (one per vLLM replica, by container name: the router has no DNS discovery)."""
-    return _router_flags(COMPOSE_VARS["api_key"])
+    return _router_flags()
 
 
 def k8s_router_args() -> list[str]:
@@ -313,7 +318,7 @@ def k8s_router_args() -> list[str]:
             "--selector", *(f"{k}={v}" for k, v in VLLM_SELECTOR.items()),
             "--service-discovery-port", str(SERVER_PORT),
             "--service-discovery-namespace", "$(POD_NAMESPACE)",
-            *_router_flags(K8S_VARS["api_key"])]
+            *_router_flags()]
 
 
 def compose_router_fragment() -> str:
@@ -326,8 +331,22 @@ def compose_router_fragment() -> str:
         "  router:",
         "    command:",
         *(f"      - {json.dumps(arg)}" for arg in compose_router_args()),
+        "    environment:  # the key: read by the image's launcher, never on a command line",
+        f"      {KEY_VARIABLE}: {json.dumps(COMPOSE_VARS['api_key'])}",
     ]
     return "\n".join(out) + "\n"
+
+
+def router_launcher() -> str:
+    """``deploy/router/launch.py``: the launcher the app starts its own router with, as the
+    router image's ``hymt-router``."""
+    return "\n".join([
+        "#!/usr/bin/env python3",
+        f"# {ROUTER_NOTE}; do not edit.",
+        "# vllm-router with its API key from the environment or a mounted secret file, given to",
+        "# it inside the process: never on a command line, which `ps` and a pod's spec show.",
+        key_launcher(),
+    ])
 
 
 def render_k8s_router_block(text: str) -> str:
@@ -341,6 +360,7 @@ def render_k8s_router_block(text: str) -> str:
 class Generated:
     path: Path  # relative to the project root
     text: str
+    executable: bool = False  # a program an image runs (its mode travels with COPY)
 
 
 def generated_files(root: Path, k8s_profile_name: str | None = None) -> list[Generated]:
@@ -350,6 +370,7 @@ def generated_files(root: Path, k8s_profile_name: str | None = None) -> list[Gen
     files += [Generated(COMPOSE_DIR / f"{alias}.yaml", compose_alias_fragment(alias))
               for alias in gpu_aliases()]
     files.append(Generated(COMPOSE_ROUTER, compose_router_fragment()))
+    files.append(Generated(ROUTER_LAUNCHER, router_launcher(), executable=True))
     k8s = root / K8S_VLLM
     if k8s.exists():
         files.append(Generated(K8S_VLLM, render_k8s_block(k8s.read_text(), k8s_profile_name)))
@@ -364,7 +385,8 @@ def check_files(root: Path) -> list[Path]:
     stale = []
     for gen in generated_files(root):
         path = root / gen.path
-        if not path.exists() or path.read_text() != gen.text:
+        if (not path.exists() or path.read_text() != gen.text
+                or gen.executable and not os.access(path, os.X_OK)):
             stale.append(gen.path)
     return stale
 
@@ -374,9 +396,12 @@ def write_files(root: Path, k8s_profile_name: str | None = None) -> list[Path]:
     changed = []
     for gen in generated_files(root, k8s_profile_name):
         path = root / gen.path
-        if path.exists() and path.read_text() == gen.text:
+        if path.exists() and path.read_text() == gen.text and (
+                not gen.executable or os.access(path, os.X_OK)):
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(gen.text)
+        if gen.executable:
+            path.chmod(0o755)
         changed.append(gen.path)
     return changed

@@ -25,7 +25,13 @@ from dataclasses import dataclass
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from hymt_chat.errors import MetricsError
+from hymt_chat.errors import (
+    METRICS_IMPOSSIBLE,
+    METRICS_MISSING,
+    METRICS_REFUSED,
+    METRICS_SLOW,
+    MetricsError,
+)
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import read_state, resolve_endpoint
 
@@ -75,7 +81,8 @@ def parse_load(text: str) -> EngineLoad:
                 value = float(sample.value)
                 limit = _LAST_START if sample.name == STARTED else MAX_REQUESTS
                 if not 0 <= value <= limit:  # NaN and infinities fail it too
-                    raise MetricsError(f"impossible value {sample.name} = {sample.value}")
+                    raise MetricsError(f"impossible value {sample.name} = {sample.value}",
+                                       public=METRICS_IMPOSSIBLE)
                 if sample.name == STARTED:
                     started.add(value)
                 elif sample.name in sums:
@@ -87,10 +94,10 @@ def parse_load(text: str) -> EngineLoad:
         _prometheus_or_raise(text)
     if seen != {RUNNING, WAITING}:
         raise MetricsError(f"no {RUNNING} / {WAITING} on the page (not vLLM, or vLLM started "
-                           "with --disable-log-stats)")
+                           "with --disable-log-stats)", public=METRICS_MISSING)
     if max(sums.values()) > MAX_REQUESTS:  # each engine's in bounds, their sum not
         raise MetricsError(f"impossible counts: {sums[RUNNING]:g} running, "
-                           f"{sums[WAITING]:g} waiting")
+                           f"{sums[WAITING]:g} waiting", public=METRICS_IMPOSSIBLE)
     return EngineLoad(round(sums[RUNNING]), round(sums[WAITING]), frozenset(started))
 
 
@@ -127,13 +134,16 @@ async def read_load(http: httpx.AsyncClient, urls: Sequence[str], *, api_key: st
         try:
             response = await http.get(url, headers=headers)
         except httpx.TimeoutException:
-            raise MetricsError(f"{url} did not answer within {_timeout(http)}") from None
+            raise MetricsError(f"{url} did not answer within {_timeout(http)}",
+                               public=METRICS_SLOW) from None
         except httpx.HTTPError as err:
             raise MetricsError(f"{url}: {type(err).__name__}", down=True) from None
         if response.status_code in _UNWELL:  # a router with no replica up, a gateway's word
             raise MetricsError(f"{url} answered HTTP {response.status_code}", down=True)
         if response.status_code != 200:
-            raise MetricsError(f"{url} answered HTTP {response.status_code}")
+            raise MetricsError(f"{url} answered HTTP {response.status_code}",
+                               public=METRICS_REFUSED if response.status_code in (401, 403)
+                               else METRICS_MISSING)
         load = parse_load(response.text)
         running += load.running
         waiting += load.waiting

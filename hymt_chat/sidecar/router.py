@@ -16,7 +16,7 @@ from pathlib import Path
 from hymt_chat.errors import SidecarError
 from hymt_chat.sidecar.profiles import LaunchSpec
 
-__all__ = ["KEY_VARIABLE", "POLICIES", "POLICY", "RouterPlan", "key_launcher", "plan_router",
+__all__ = ["KEY_FILE_VARIABLE", "KEY_VARIABLE", "POLICIES", "POLICY", "RouterPlan", "key_launcher", "plan_router",
            "router_binary", "router_flags"]
 
 # vllm-router 0.1.17's --policy choices (its --help).
@@ -35,17 +35,31 @@ def router_binary(vllm_python: str) -> Path:
 
 # vllm-router 0.1.17 takes its key only as --api-key (its launcher's argparse; no environment
 # variable, checked in its launcher and its Rust core): on its command line every local user
-# reads it with `ps`. So it is started through this launcher, which moves the key from the
-# environment into the arguments inside the process.
+# reads it with `ps`, and a pod's spec shows it. So every router, here and deployed, starts
+# through this launcher, which reads the key from the environment or from a file (a mounted
+# secret) and puts it in front of the arguments inside the process.
 KEY_VARIABLE = "HYMT_ROUTER_API_KEY"
+KEY_FILE_VARIABLE = "HYMT_ROUTER_API_KEY_FILE"
+ROUTER_MODULE = "vllm_router.launch_router"
 
 
-def key_launcher(module: str = "vllm_router.launch_router") -> str:
-    """``python -c`` code that runs *module* as ``__main__`` with ``--api-key=`` the value of
-    :data:`KEY_VARIABLE` put in front of its arguments (and taken out of the environment)."""
-    return ("import os, runpy, sys; "
-            f"sys.argv[1:1] = ['--api-key=' + os.environ.pop({KEY_VARIABLE!r})]; "
-            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
+def key_launcher(module: str = ROUTER_MODULE) -> str:
+    """The launcher's Python source: *module* run as ``__main__`` with ``--api-key=`` the key
+    in front of its arguments; the key is read from the file :data:`KEY_FILE_VARIABLE` names,
+    else from :data:`KEY_VARIABLE`, and both are taken out of the environment (none: the
+    router runs without a key). ``python -c`` runs it here; the router image ships it as
+    ``hymt-router`` (``deploy/router/launch.py``)."""
+    return (
+        "import os, runpy, sys\n"
+        f"path = os.environ.pop({KEY_FILE_VARIABLE!r}, '')\n"
+        f"key = os.environ.pop({KEY_VARIABLE!r}, '')\n"
+        "if path:\n"
+        "    with open(path, encoding='utf-8') as secret:\n"
+        "        key = secret.read().strip()\n"
+        "if key:\n"
+        "    sys.argv[1:1] = ['--api-key=' + key]\n"
+        f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)\n"
+    )
 
 
 @dataclass(frozen=True, slots=True)

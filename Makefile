@@ -1,5 +1,8 @@
 # The two commands a newcomer needs. Both set everything up first (idempotent).
-.PHONY: up test test-fast setup bench lint lock lock-upgrade lock-check
+# The browser tests that take the docs' pictures (the `shots` fixture, tests/conftest.py).
+SCREENSHOT_TESTS := translate_a_message_and_a_file or translates_both_ways_and_downloads or \
+  customer_joins_a_room_from or kiosk_big_buttons or fits_a_phone
+.PHONY: up test test-fast setup bench lint lock lock-upgrade lock-check screenshots
 
 up: ## set up, then run the chat app on the embedded default (or HYMT_BASE_URL)
 	@scripts/setup.sh
@@ -16,6 +19,10 @@ setup:
 
 bench:
 	.venv/bin/python benchmarks/overhead.py
+
+screenshots: ## refresh docs/screenshots: the browser tests that take them, told to write there
+	HYMT_SCREENSHOTS="$(CURDIR)/docs/screenshots" .venv/bin/python -m pytest -p no:cacheprovider \
+	  tests/test_browser.py tests/test_phone_layout_browser.py -k "$(SCREENSHOT_TESTS)"
 
 lint: ## the quality gates the test command runs too (tests/test_quality_gates.py)
 	.venv/bin/ruff check .

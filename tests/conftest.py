@@ -14,6 +14,11 @@ from hymt_chat.settings import Settings
 from hymt_chat.sidecar.endpoint import Endpoint
 from hymt_chat.sidecar.launch import plan_launch
 from hymt_chat.sidecar.supervisor import Supervisor
+from tests.support.clean_tree import (  # noqa: F401 - its hooks: the run leaves the tree as it was
+    SCREENSHOTS_VARIABLE,
+    pytest_sessionfinish,
+    pytest_sessionstart,
+)
 from tests.support.engine_double import EngineDouble, running_double
 from tests.support.ports import free_port
 
@@ -45,6 +50,19 @@ class Server:
     def env(self) -> dict[str, str]:
         return {**os.environ, "HYMT_BASE_URL": self.endpoint.base_url,
                 "HYMT_API_KEY": self.endpoint.api_key, "HYMT_MODEL": self.endpoint.model or ""}
+
+
+@pytest.fixture(scope="session")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the browser tests put the pictures they take on the way: a temporary folder, so a
+    test run changes no tracked file; ``make screenshots`` names the docs' own folder
+    (``HYMT_SCREENSHOTS=docs/screenshots``) to refresh them on purpose."""
+    wanted = os.environ.get(SCREENSHOTS_VARIABLE)
+    if not wanted:
+        return tmp_path_factory.mktemp("screenshots")
+    folder = Path(wanted).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,6 @@ from hymt_chat.words.source import CHAT as ENGLISH
 from tests.support import pdf_files
 from tests.support.browser import (
     ANSWER,
-    DOCS_SHOTS,
     answers,
     covered_controls,
     new_page,
@@ -139,7 +138,8 @@ def _options_under_the_banner(page: Page) -> list[str]:
         .map(el => el.innerText.trim())""")
 
 
-def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifacts, tmp_path):
+def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifacts, tmp_path,
+                                                        shots):
     url, double = book_app
     dialogs: list[str] = []
     page = open_chat(browser, url, dialogs)
@@ -203,7 +203,7 @@ def test_translate_a_message_and_a_file_in_the_browser(browser, book_app, artifa
     page.set_viewport_size({"width": 1100, "height": 1200})
     _from_the_top(page)
     page.screenshot(path=str(artifacts / "chat.png"))
-    page.screenshot(path=str(DOCS_SHOTS / "chat.png"))
+    page.screenshot(path=str(shots / "chat.png"))
 
     # A bad command gets a clear answer and the session keeps working.
     send(page, "/to klingon")
@@ -440,7 +440,7 @@ def test_a_model_that_is_down_gets_one_clear_message_and_retry_sends_the_text_ag
 
 
 def test_support_agent_translates_both_ways_and_downloads_the_transcript(
-    browser, book_app, tmp_path
+    browser, book_app, tmp_path, shots
 ):
     """The agent's page: routing depends on the input only (detection, not the model's answer);
     the double answers from the phrasebook, both ways."""
@@ -454,7 +454,7 @@ def test_support_agent_translates_both_ways_and_downloads_the_transcript(
         timeout=WAIT)
     expect(page.get_by_text("Back-translation into English").first).to_be_visible()  # default on
     _from_the_top(page)
-    page.screenshot(path=str(DOCS_SHOTS / "agent.png"))
+    page.screenshot(path=str(shots / "agent.png"))
     # The composer takes the customer's message or the reply: it says so, and has no paperclip.
     expect(page.locator("#chat-input")).to_have_attribute("placeholder",
                                                           ENGLISH["placeholder_agent"])
@@ -473,7 +473,7 @@ def test_support_agent_translates_both_ways_and_downloads_the_transcript(
     page.close()
 
 
-def test_a_customer_joins_a_room_from_their_own_phone(browser, book_app, tmp_path):
+def test_a_customer_joins_a_room_from_their_own_phone(browser, book_app, tmp_path, shots):
     """Two real pages (a room across two browsers) on the double's phrasebook: the agent opens a
     room, the customer joins with the link on a "phone" whose browser speaks Spanish; each
     sends two messages and reads the other's translated, the original beside it; a reload keeps
@@ -507,7 +507,7 @@ def test_a_customer_joins_a_room_from_their_own_phone(browser, book_app, tmp_pat
         expect(shown.locator(".orig")).to_contain_text(text)  # the original, small
         assert shown.locator(".text").inner_text().strip() == BOOK(  # and its translation
             f"Translate into Spanish, without explanation.\n\n{text}")
-    guest.screenshot(path=str(DOCS_SHOTS / "room.png"))
+    guest.screenshot(path=str(shots / "room.png"))
     guest.reload()
     expect(guest.locator(".msg")).to_have_count(4, timeout=15_000)  # rejoined, with history
     send(agent, "/transcript")
@@ -546,7 +546,7 @@ def kiosk_app(tmp_path_factory) -> Iterator[str]:
         yield url
 
 
-def test_kiosk_big_buttons_read_aloud_and_idle_reset(browser, kiosk_app):
+def test_kiosk_big_buttons_read_aloud_and_idle_reset(browser, kiosk_app, shots):
     url = kiosk_app
     page = open_profile(browser, url, "Kiosk", "Welcome!", init_script=KIOSK_INIT)
     expect(page.locator("body.hymt-kiosk")).to_have_count(1, timeout=10_000)  # kiosk.js is on
@@ -565,7 +565,7 @@ def test_kiosk_big_buttons_read_aloud_and_idle_reset(browser, kiosk_app):
     expect(page.locator("#chat-input")).to_have_attribute("placeholder",
                                                           ENGLISH["placeholder_kiosk"])
     assert ".srt" not in page.locator("body").inner_text()
-    page.screenshot(path=str(DOCS_SHOTS / "kiosk.png"))
+    page.screenshot(path=str(shots / "kiosk.png"))
     spanish.click()
     expect(page.get_by_text("→ Español.")).to_be_visible(timeout=15_000)
     send(page, "Where is the nearest train station, please?")

@@ -6,7 +6,8 @@ On each: the text box takes most of the width; every button, select and text box
 size (44 px or more each way); the language choice and the text box are on the first screen,
 uncovered, without scrolling; nothing overflows sideways. The photo button is an icon named by
 the page's own word for it. The screenshots the docs show are taken on the way
-(``docs/screenshots/{guest,widget,kiosk}-<width>x<height>.png``).
+(``{guest,widget,kiosk}-<width>x<height>.png``, in the ``shots`` folder: ``make screenshots``
+puts them in ``docs/screenshots``).
 
 The app is real; the model is the instant stand-in of ``tests/support/tabs.py`` answering from
 a phrasebook (it is not what is under test here); the room's agent is a socket.io tab like a
@@ -26,7 +27,7 @@ from playwright.sync_api import Browser, Frame, Locator, Page, ViewportSize, exp
 
 from hymt_chat.modes.kiosk import KIOSK_LANGUAGES
 from hymt_chat.service.auth import hash_password
-from tests.support.browser import DOCS_SHOTS, new_page
+from tests.support.browser import new_page
 from tests.support.phrasebook import phrasebook
 from tests.support.ports import free_port
 from tests.support.tabs import Tab, app, open_room
@@ -216,7 +217,7 @@ def _photo_word(frame: Page | Frame) -> str:
 
 @pytest.mark.parametrize("size", SIZES, ids=_name)
 def test_the_rooms_guest_page_fits_a_phone(browser: Browser, room_url: str,
-                                           size: ViewportSize) -> None:
+                                           size: ViewportSize, shots: Path) -> None:
     """A Spanish customer's phone in a room with an agent: two messages each way."""
     loop = _Loop()
     agent = Tab(room_url, profile="Support agent")
@@ -245,7 +246,7 @@ def test_the_rooms_guest_page_fits_a_phone(browser: Browser, room_url: str,
             "Su paquete sale hoy de nuestro almacén.")
         _fits_a_phone(guest, [], guest.locator("#text"), [guest.locator("#language")], size)
         guest.locator("#text").blur()  # the picture without the focus ring
-        guest.screenshot(path=str(DOCS_SHOTS / f"guest-{_name(size)}.png"))
+        guest.screenshot(path=str(shots / f"guest-{_name(size)}.png"))
         guest.emulate_media(color_scheme="dark")
         assert _is_dark(guest)
         phone.close()
@@ -256,7 +257,7 @@ def test_the_rooms_guest_page_fits_a_phone(browser: Browser, room_url: str,
 
 @pytest.mark.parametrize("size", SIZES, ids=_name)
 def test_the_desk_widget_fits_a_phone(browser: Browser, desk: tuple[str, _Site],
-                                      size: ViewportSize) -> None:
+                                      size: ViewportSize, shots: Path) -> None:
     """A shop's page on a phone: the widget's button, the desk as a sheet over the page, then
     the conversation in it."""
     _, site = desk
@@ -274,7 +275,7 @@ def test_the_desk_widget_fits_a_phone(browser: Browser, desk: tuple[str, _Site],
     assert desk_frame is not None
     _fits_a_phone(page, [desk_frame], frame.locator("#text"), [frame.locator("#language")], size)
     _on_the_first_screen(button, size)  # the close button: above the sheet, never under it
-    page.screenshot(path=str(DOCS_SHOTS / f"widget-{_name(size)}.png"))
+    page.screenshot(path=str(shots / f"widget-{_name(size)}.png"))
     page.emulate_media(color_scheme="dark")
     assert _is_dark(desk_frame)
     page.emulate_media(color_scheme="light")
@@ -291,7 +292,8 @@ def test_the_desk_widget_fits_a_phone(browser: Browser, desk: tuple[str, _Site],
 
 
 @pytest.mark.parametrize("size", SIZES, ids=_name)
-def test_the_kiosk_fits_a_phone(browser: Browser, room_url: str, size: ViewportSize) -> None:
+def test_the_kiosk_fits_a_phone(browser: Browser, room_url: str, size: ViewportSize,
+                                shots: Path) -> None:
     """The kiosk's welcome on a phone: its language buttons at the top, its text box whole."""
     page = new_page(browser, viewport=size)
     page.goto(room_url)
@@ -308,7 +310,7 @@ def test_the_kiosk_fits_a_phone(browser: Browser, room_url: str, size: ViewportS
     page.mouse.move(size["width"] / 2, 30)  # off the buttons: none is drawn hovered
     page.wait_for_timeout(300)  # the page settled (Chainlit's own scroll, if any)
     _fits_a_phone(page, [], page.locator("#chat-input"), [*buttons, more], size)
-    page.screenshot(path=str(DOCS_SHOTS / f"kiosk-{_name(size)}.png"))
+    page.screenshot(path=str(shots / f"kiosk-{_name(size)}.png"))
     page.close()
 
 

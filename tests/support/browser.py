@@ -3,20 +3,17 @@ the real browser of the ``browser`` fixture (tests/conftest.py: Debian's chromiu
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-__all__ = ["ANSWER", "CHROMIUM", "CHROMIUM_ARGS", "DOCS_SHOTS", "answers", "covered_controls",
+__all__ = ["ANSWER", "CHROMIUM", "CHROMIUM_ARGS", "answers", "covered_controls",
            "new_page", "open_chat", "open_profile", "send"]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 ANSWER = ".ai-message code.whitespace-pre-wrap"  # the translation block (verbatim text)
-# The docs' screenshots: the browser tests take them on each run, so the docs show today's page.
-DOCS_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 # What a person clicks, taps or types in.
 _CONTROLS = ("button, a[href], input:not([type=hidden]), select, textarea, [role=button], "
              "[role=combobox], [role=option], [role=menuitem], [contenteditable=true]")

@@ -112,10 +112,13 @@ async def test_health_answers_while_the_probe_hangs():
         return Probe("ready")
 
     readiness = Readiness(probe)
-    assert await asyncio.wait_for(readiness.answer_within(0.05), 60) == "starting"
-    readiness.state = "down"
+    first = asyncio.create_task(readiness.answer_within(0.05))
+    await asyncio.sleep(0)  # it has asked the probe, with nothing known yet
+    readiness.state = "down"  # known now (the background poll's last answer)
     assert await asyncio.wait_for(readiness.answer_within(0.05), 60) == "down"
+    assert not first.done()  # nothing was known when it asked: it waits for the probe
     hung.set()
+    assert await asyncio.wait_for(first, 60) == "ready"
     assert await asyncio.wait_for(readiness.answer_within(60), 60) == "ready"
 
 

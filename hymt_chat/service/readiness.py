@@ -58,15 +58,17 @@ class Readiness:
         return await asyncio.shield(self._probe_out())
 
     async def answer_within(self, seconds: float) -> ModelState:
-        """The state a probe gives within *seconds*, else the last one known ("starting"
-        before any): ``/health`` answers load balancers and orchestrators at once, whatever
-        the model does; a hung server must not hang them too (the probe's own timeout is
-        longer: a busy server is slow, not down)."""
+        """The state a probe gives within *seconds*, else the last one known: ``/health``
+        answers load balancers and orchestrators at once, whatever the model does; a hung
+        server must not hang them too (the probe's own timeout is longer: a busy server is
+        slow, not down). Before any state is known, the first probe's answer is awaited."""
         probing = self._probe_out()
+        if self.state is None:
+            return await asyncio.shield(probing)
         try:
             return await asyncio.wait_for(asyncio.shield(probing), seconds)
         except TimeoutError:
-            return self.state or "starting"
+            return self.state
 
     def _probe_out(self) -> asyncio.Task[ModelState]:
         """The probe out now, or a new one."""

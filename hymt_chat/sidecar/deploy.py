@@ -43,7 +43,7 @@ from hymt_chat.sidecar.profiles import (
     merge_flags,
     parse_flags,
 )
-from hymt_chat.sidecar.router import KEY_VARIABLE, key_launcher, router_flags
+from hymt_chat.sidecar.router import KEY_VARIABLE, launcher_lines, router_flags
 from hymt_chat.sidecar.vllm_flags import Flags
 
 __all__ = [
@@ -345,8 +345,8 @@ def router_launcher() -> str:
         f"# {ROUTER_NOTE}; do not edit.",
         "# vllm-router with its API key from the environment or a mounted secret file, given to",
         "# it inside the process: never on a command line, which `ps` and a pod's spec show.",
-        key_launcher(),
-    ])
+        *launcher_lines(),
+    ]) + "\n"
 
 
 def render_k8s_router_block(text: str) -> str:

@@ -9,6 +9,7 @@ restarted by the same :class:`~hymt_chat.sidecar.supervisor.Supervisor` as vLLM 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +17,8 @@ from pathlib import Path
 from hymt_chat.errors import SidecarError
 from hymt_chat.sidecar.profiles import LaunchSpec
 
-__all__ = ["KEY_FILE_VARIABLE", "KEY_VARIABLE", "POLICIES", "POLICY", "RouterPlan", "key_launcher", "plan_router",
-           "router_binary", "router_flags"]
+__all__ = ["KEY_FILE_VARIABLE", "KEY_VARIABLE", "POLICIES", "POLICY", "RouterPlan", "key_launcher",
+           "launcher_lines", "plan_router", "router_binary", "router_flags"]
 
 # vllm-router 0.1.17's --policy choices (its --help).
 POLICIES = ("round_robin", "power_of_two", "cache_aware", "kv_aware", "consistent_hash",
@@ -43,23 +44,30 @@ KEY_FILE_VARIABLE = "HYMT_ROUTER_API_KEY_FILE"
 ROUTER_MODULE = "vllm_router.launch_router"
 
 
+def launcher_lines(module: str = ROUTER_MODULE) -> list[str]:
+    """The launcher's Python statements, each a simple one: *module* run as ``__main__`` with
+    ``--api-key=`` the key in front of its arguments; the key is read from the file
+    :data:`KEY_FILE_VARIABLE` names, else from :data:`KEY_VARIABLE`, and both are taken out
+    of the environment (none: the router runs without a key)."""
+    return [
+        "import os",
+        "import runpy",
+        "import sys",
+        "from pathlib import Path",
+        "",
+        f"key = os.environ.pop({json.dumps(KEY_VARIABLE)}, \"\")",
+        f"path = os.environ.pop({json.dumps(KEY_FILE_VARIABLE)}, \"\")",
+        "key = Path(path).read_text(encoding=\"utf-8\").strip() if path else key",
+        "sys.argv[1:1] = [f\"--api-key={key}\"] if key else []",
+        f"runpy.run_module({json.dumps(module)}, run_name=\"__main__\", alter_sys=True)",
+    ]
+
+
 def key_launcher(module: str = ROUTER_MODULE) -> str:
-    """The launcher's Python source: *module* run as ``__main__`` with ``--api-key=`` the key
-    in front of its arguments; the key is read from the file :data:`KEY_FILE_VARIABLE` names,
-    else from :data:`KEY_VARIABLE`, and both are taken out of the environment (none: the
-    router runs without a key). ``python -c`` runs it here; the router image ships it as
-    ``hymt-router`` (``deploy/router/launch.py``)."""
-    return (
-        "import os, runpy, sys\n"
-        f"path = os.environ.pop({KEY_FILE_VARIABLE!r}, '')\n"
-        f"key = os.environ.pop({KEY_VARIABLE!r}, '')\n"
-        "if path:\n"
-        "    with open(path, encoding='utf-8') as secret:\n"
-        "        key = secret.read().strip()\n"
-        "if key:\n"
-        "    sys.argv[1:1] = ['--api-key=' + key]\n"
-        f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)\n"
-    )
+    """The launcher as ``python -c`` code, one line (a command line printed or logged stays
+    one line): how the app starts its own router. The router image ships the same statements
+    as ``hymt-router`` (``deploy/router/launch.py``)."""
+    return "; ".join(line for line in launcher_lines(module) if line)
 
 
 @dataclass(frozen=True, slots=True)

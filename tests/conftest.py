@@ -15,7 +15,7 @@ from hymt_chat.sidecar.endpoint import Endpoint
 from hymt_chat.sidecar.launch import plan_launch
 from hymt_chat.sidecar.supervisor import Supervisor
 from tests.support.clean_tree import (  # noqa: F401 - its hooks: the run leaves the tree as it was
-    SCREENSHOTS_VARIABLE,
+    asked_folder,
     pytest_sessionfinish,
     pytest_sessionstart,
 )
@@ -57,10 +57,9 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where the browser tests put the pictures they take on the way: a temporary folder, so a
     test run changes no tracked file; ``make screenshots`` names the docs' own folder
     (``HYMT_SCREENSHOTS=docs/screenshots``) to refresh them on purpose."""
-    wanted = os.environ.get(SCREENSHOTS_VARIABLE)
-    if not wanted:
+    folder = asked_folder()
+    if folder is None:
         return tmp_path_factory.mktemp("screenshots")
-    folder = Path(wanted).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

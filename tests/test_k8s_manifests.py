@@ -9,7 +9,6 @@ redis-server."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import re
 import subprocess
@@ -27,12 +26,12 @@ from hymt_chat.settings import Settings
 from hymt_chat.sidecar import deploy
 from hymt_chat.sidecar.capacity import engine_slots
 from hymt_chat.sidecar.profiles import ENTRYPOINT, PROFILES, get_profile, parse_flags
-from hymt_chat.sidecar.router import KEY_FILE_VARIABLE, key_launcher, plan_router
+from hymt_chat.sidecar.router import KEY_FILE_VARIABLE, plan_router
 from tests.support.ports import free_port
+from tests.support.router_parse import VLLM_PYTHON, parse_launched, parse_router
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "deploy" / "k8s"
-VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
 WORKLOADS = ("Deployment", "StatefulSet")
 # What the discovery adds instead of --worker-urls: the rest must be plan_router's.
 DISCOVERY_FIELDS = {"worker_urls", "service_discovery", "selector", "service_discovery_port",
@@ -83,12 +82,8 @@ def k8s_expand(text: str, env: dict[str, str]) -> str:
                   lambda m: "$" if m[0] == "$$" else env.get(m[1], m[0]), text)
 
 
-def parse_router(argv: list[str]) -> dict:
-    """*argv* as vllm-router 0.1.17's own launcher reads and validates it."""
-    done = subprocess.run([str(VLLM_PYTHON), str(ROOT / "tests" / "support" / "router_args.py"),
-                           *argv], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)
+def _router_pod() -> dict:
+    return _docs()[("Deployment", "hymt-router")]["spec"]["template"]["spec"]
 
 
 def _router_container() -> dict:
@@ -102,24 +97,12 @@ def _router_argv(namespace: str = "translate") -> list[str]:
 def _router_key_file() -> tuple[str, str, str]:
     """(the file the router's launcher reads its key from, the Secret and the key of it that
     is mounted there), as the manifest wires them."""
-    pod = _docs()[("Deployment", "hymt-router")]["spec"]["template"]["spec"]
     container = _router_container()
     path = Path(_env(container)[KEY_FILE_VARIABLE])
     (mount,) = [m for m in container["volumeMounts"] if path.parent == Path(m["mountPath"])]
-    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    (volume,) = [v for v in _router_pod()["volumes"] if v["name"] == mount["name"]]
     (item,) = [i for i in volume["secret"]["items"] if i["path"] == path.name]
     return str(path), volume["secret"]["secretName"], item["key"]
-
-
-def parse_keyed_router(argv: list[str], key_file: Path) -> dict:
-    """*argv* as the image's ``hymt-router`` hands it on (its key read from *key_file*), read by
-    vllm-router 0.1.17's own launcher in place of the router."""
-    env = {"PATH": "/usr/bin:/bin", KEY_FILE_VARIABLE: str(key_file),
-           "PYTHONPATH": str(ROOT / "tests" / "support")}
-    done = subprocess.run([str(VLLM_PYTHON), "-c", key_launcher("router_args"), *argv],
-                          env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)
 
 
 def test_every_manifest_parses_and_is_in_the_kustomization():
@@ -341,7 +324,7 @@ def test_the_router_may_list_and_watch_pods_and_nothing_else():
     binding = docs[("RoleBinding", "hymt-router")]
     assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
                                   "name": "hymt-router"}
-    pod = docs[("Deployment", "hymt-router")]["spec"]["template"]["spec"]
+    pod = _router_pod()
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": pod["serviceAccountName"]}]
     assert ("ServiceAccount", pod["serviceAccountName"]) in docs
     # Only the router has an account that may read pods: the others run as the default one.
@@ -360,7 +343,7 @@ def test_the_router_makes_plan_routers_choices(tmp_path):
     theirs = parse_router(plan.router_args())
     secret = tmp_path / "api-key"
     secret.write_text("k3y\n")  # kubectl create secret --from-file keeps a trailing newline
-    ours = parse_keyed_router(_router_argv(), secret)
+    ours = parse_launched(_router_argv(), {KEY_FILE_VARIABLE: str(secret)})
     differ = {k for k in ours if ours[k] != theirs[k]}
     assert differ <= DISCOVERY_FIELDS, {k: (ours[k], theirs[k]) for k in differ}
     for name in ("policy", "health_check_interval_secs", "retry_max_retries",
@@ -389,8 +372,8 @@ def test_the_router_reads_its_key_from_the_apps_secret_as_a_file():
     path, secret, key = _router_key_file()
     app_key = _env(_container(_workload("hymt-app")))["HYMT_API_KEY"]
     assert {"secretKeyRef": {"name": secret, "key": key}} == app_key  # the app's own key
-    assert _container(_docs()[("Deployment", "hymt-router")])["command"] == ["hymt-router"]
-    pod = _docs()[("Deployment", "hymt-router")]["spec"]["template"]["spec"]
+    assert _router_container()["command"] == ["hymt-router"]
+    pod = _router_pod()
     # The file is the router's group's (fsGroup) and nobody else's.
     (volume,) = [v for v in pod["volumes"] if "secret" in v]
     assert volume["secret"]["defaultMode"] == 0o440

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from hymt_chat.sidecar.router import (
     launcher_lines,
     plan_router,
 )
+from tests.support.router_parse import parse_launched
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_PYTHON = str(ROOT / ".venv-vllm" / "bin" / "python")
@@ -64,12 +63,9 @@ def test_a_key_that_begins_with_a_dash_reaches_the_router_whole() -> None:
     key = "-Kq3_generated-key"
     plan = plan_router(["http://127.0.0.1:8001"], vllm_python=VLLM_PYTHON, api_key=key)
     # The plan's own launcher and arguments, with vllm-router's parser in place of the router.
-    launcher = [VLLM_PYTHON, "-c", key_launcher("router_args"), *plan.spec.argv[3:]]
+    assert plan.spec.argv[2] == key_launcher()
     assert plan.router_args()[1:] == plan.spec.argv[3:]
-    env = {**os.environ, **plan.spec.env, "PYTHONPATH": str(ROOT / "tests" / "support")}
-    done = subprocess.run(launcher, env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-500:]
-    assert json.loads(done.stdout)["api_key"] == key
+    assert parse_launched(plan.spec.argv[3:], plan.spec.env)["api_key"] == key
 
 
 def test_the_launcher_reads_the_key_from_a_mounted_file_and_leaves_it_off_argv(tmp_path) -> None:
@@ -77,13 +73,9 @@ def test_the_launcher_reads_the_key_from_a_mounted_file_and_leaves_it_off_argv(t
     # secret --from-file` keeps); the file wins over the variable, and neither is passed on.
     secret = tmp_path / "api-key"
     secret.write_text("-k3y-from-a-file\n")
-    env = {**os.environ, KEY_FILE_VARIABLE: str(secret), KEY_VARIABLE: "other",
-           "PYTHONPATH": str(ROOT / "tests" / "support")}
-    done = subprocess.run([VLLM_PYTHON, "-c", key_launcher("router_args"),
-                           "--worker-urls", "http://127.0.0.1:8001"],
-                          env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-500:]
-    assert json.loads(done.stdout)["api_key"] == "-k3y-from-a-file"
+    env = {KEY_FILE_VARIABLE: str(secret), KEY_VARIABLE: "other"}
+    parsed = parse_launched(["--worker-urls", "http://127.0.0.1:8001"], env)
+    assert parsed["api_key"] == "-k3y-from-a-file"
 
 
 def test_the_image_ships_the_apps_own_launcher() -> None:

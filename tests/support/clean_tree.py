@@ -15,10 +15,18 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["changed_paths", "porcelain", "pytest_sessionfinish", "pytest_sessionstart"]
+__all__ = ["SCREENSHOTS_VARIABLE", "asked_folder", "changed_paths", "porcelain",
+           "pytest_sessionfinish", "pytest_sessionstart"]
 
 SCREENSHOTS_VARIABLE = "HYMT_SCREENSHOTS"
 _BEFORE = pytest.StashKey[frozenset[str] | None]()
+
+
+def asked_folder() -> Path | None:
+    """The folder the run was asked to write the docs' pictures into (``make screenshots``),
+    if any."""
+    wanted = os.environ.get(SCREENSHOTS_VARIABLE)
+    return Path(wanted).resolve() if wanted else None
 
 
 def porcelain(root: Path) -> frozenset[str] | None:
@@ -63,8 +71,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     after = porcelain(config.rootpath)
     if after is None:
         return
-    wanted = os.environ.get(SCREENSHOTS_VARIABLE)
-    changed = changed_paths(before, after, config.rootpath, Path(wanted) if wanted else None)
+    changed = changed_paths(before, after, config.rootpath, asked_folder())
     if not changed:
         return
     reporter = config.pluginmanager.get_plugin("terminalreporter")

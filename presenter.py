@@ -12,6 +12,7 @@ from chainlit.context import init_ws_context
 from chainlit.input_widget import InputWidget, Select, Switch
 from chainlit.logger import logger
 from chainlit.session import WebsocketSession
+from chainlit.user import PersistedUser
 from socketio import AsyncServer
 
 import chainlit_edge as edge
@@ -70,12 +71,18 @@ async def name_from(title: str | None) -> None:
 
 
 async def name_thread(name: str) -> None:
-    """Name the tab's thread *name* in the history and in the page's list of threads."""
+    """Name the tab's thread *name* in the history and in the page's list of threads.
+
+    The name is written with its owner: it may land before Chainlit's own first save of the
+    thread (which writes the owner), and the page, told of the thread below, may reload it at
+    once; a thread without its owner refuses its own user's reload."""
     layer, thread = edge.data_layer(), cl.context.session.thread_id
     if layer is None:
         return
+    user = cl.context.session.user
+    owner = user.id if isinstance(user, PersistedUser) else None
     try:
-        await layer.update_thread(thread, name=name)
+        await layer.update_thread(thread, name=name, user_id=owner)
     except Exception:  # noqa: BLE001 - history is a convenience: never fail a turn over it
         logger.exception("could not name the thread in the history database")
         return

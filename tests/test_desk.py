@@ -36,6 +36,19 @@ def _cookie(url: str, name: str) -> str:
     return "; ".join(f"{c.name}={c.value}" for c in answer.cookies.jar)
 
 
+async def _kept(url: str, cookie: str, thread: str, text: str) -> bool:
+    """Whether the history's thread, as its owner reads it (Chainlit's
+    ``GET /project/thread/{id}``), comes to hold a step saying *text* within a minute."""
+    async with httpx.AsyncClient(timeout=30, headers={"Cookie": cookie}) as client:
+        for _ in range(600):
+            answer = await client.get(f"{url}/project/thread/{thread}")
+            if answer.status_code == 200 and any(
+                    text in (s.get("output") or "") for s in answer.json()["steps"]):
+                return True
+            await asyncio.sleep(0.1)
+    return False
+
+
 def _start(url: str, guest: str, language: str, text: str) -> httpx.Response:
     return httpx.post(f"{url}/desk/start", timeout=30,
                       json={"language": language, "text": text, "guest": guest})
@@ -120,6 +133,9 @@ async def test_a_reloaded_thread_page_hears_the_desk_after_the_thread(tmp_path):
                     break
                 await asyncio.sleep(0.1)
             assert thread, alice.events[-5:]
+            # The agent's message reaches the history in a write of Chainlit's own, which may
+            # come after the page heard of the thread: reloads are of a thread that holds it.
+            assert await _kept(url, alice_cookie, thread[0], "/desk take 1")
         async with Tab(url, {"Cookie": alice_cookie}, profile=AGENT, thread=thread[0]) as again:
             await again.wait(md("You hold 1 conversation"))
             names = [e for e, _ in again.events]

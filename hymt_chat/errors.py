@@ -255,7 +255,8 @@ def status_words(status: int | None) -> tuple[str, str] | None:
 
 
 def http_status(err: BaseException) -> int | None:
-    """The HTTP status behind a model error (the client's StatusError it was mapped from), if any."""
+    """The HTTP status behind a model error (the SDK's ``APIStatusError`` it was mapped
+    from), if any."""
     status = getattr(err.__cause__, "status_code", None)
     return status if isinstance(status, int) else None
 

@@ -16,7 +16,6 @@ from hymt_chat.engine.chimera import (
     similarity,
     translate_best,
 )
-from hymt_chat.engine.client import StatusError
 from hymt_chat.engine.fusion import FusionRoute
 from hymt_chat.engine.policy import Policy
 from hymt_chat.engine.prompts import build_chimera_prompt, build_prompt
@@ -26,6 +25,7 @@ from hymt_chat.modes import wording
 from hymt_chat.settings import Settings
 from hymt_chat.sidecar.capacity import engine_slots
 from hymt_chat.sidecar.endpoint import Endpoint
+from tests.support.sdk_errors import status_error
 
 SOURCE = "Bonjour, je voudrais réserver une table pour deux personnes ce soir."
 CANDIDATES = [
@@ -239,7 +239,7 @@ async def test_candidates_refused_by_the_server_gives_the_standard_translation()
 
 def _status_error(status: int) -> ModelError:
     err = ModelError(f"HTTP {status}")
-    err.__cause__ = StatusError(status, {}, "refused")
+    err.__cause__ = status_error(status)
     return err
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from openai import APIStatusError
 
 from hymt_chat.engine.chimera import _fusion_reason
-from hymt_chat.engine.client import StatusError, map_error
+from hymt_chat.engine.client import map_error
 from hymt_chat.errors import (
     EmptyTextError,
     IncompleteTranslationError,
@@ -25,6 +26,7 @@ from hymt_chat.errors import (
 )
 from hymt_chat.modes.page_text import PageText
 from hymt_chat.service.metrics import outcome_of
+from tests.support.sdk_errors import status_error
 
 
 def _incomplete() -> IncompleteTranslationError:
@@ -65,8 +67,8 @@ def test_the_policy_labels_lead_back_to_the_metrics_outcomes():
     assert reason_label(None) == ""
 
 
-def _status(status: int) -> StatusError:
-    return StatusError(status, {}, "refused")
+def _status(status: int) -> APIStatusError:
+    return status_error(status)
 
 
 @pytest.mark.parametrize(("status", "client", "fusion"), [

@@ -3,7 +3,7 @@
 Why a fake server: vLLM answers 500 or broken JSON only on internal bugs, never sends
 Retry-After, and cannot be told to stall one response, so each fault here is played by a tiny
 HTTP server on 127.0.0.1 (tests/support/fake_server.py). Everything on our side is real: the
-Translator, the Policy, the ModelClient with aiohttp over a real socket. The
+Translator, the Policy, the ModelClient (the openai SDK on aiohttp) over a real socket. The
 behaviours a real vLLM does produce are pinned against it once: 503 under its cap and abort on
 hang-up in test_engine_contract.py, a SIGKILL and the Supervisor's restart in test_e2e_scale.py.
 """
@@ -27,6 +27,7 @@ from hymt_chat.errors import (
 from hymt_chat.settings import Settings
 from tests.support.fake_server import BUSY, OK, Reply, busy, fake_server
 from tests.support.ports import free_port
+from tests.support.stub_model import StubModel
 
 FRENCH = "Bonjour, je voudrais réserver une table pour deux personnes ce soir."
 SLACK = 10.0  # past a deadline: "stopped there, not much later" on a busy 2-core machine
@@ -210,18 +211,25 @@ def test_retry_after_header_is_read_or_ignored_never_fatal(header, expected):
     assert _retry_after({"retry-after": header} if header else {}) == expected
 
 
-def test_the_environment_proxy_is_used_unless_no_proxy_exempts_the_host(monkeypatch):
-    """Completions go out on aiohttp without its trust_env (a ~/.netrc read in a thread per
-    request): the client reads HTTP(S)_PROXY and NO_PROXY itself, once, as httpx would."""
-    from hymt_chat.engine.client import _env_proxy
-
-    for key in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"):
+async def test_calls_go_through_the_environments_proxy_unless_no_proxy_exempts_the_host(
+        monkeypatch):
+    """The model client takes HTTP_PROXY and NO_PROXY from the environment as httpx does (the
+    SDK's client trusts it): a model server behind a proxy is reached through it, a host that
+    NO_PROXY exempts directly. The stand-in answers as the proxy (a plain HTTP proxy is sent
+    the whole URL and answers for it)."""
+    for key in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy",
+                "https_proxy", "all_proxy", "no_proxy"):
         monkeypatch.delenv(key, raising=False)
-    assert _env_proxy("http://vllm:8000/v1") is None
-    monkeypatch.setenv("HTTP_PROXY", "http://proxy:3128")
-    monkeypatch.setenv("HTTPS_PROXY", "http://secure-proxy:3128")
-    assert _env_proxy("http://vllm:8000/v1") == "http://proxy:3128"
-    assert _env_proxy("https://models.example/v1") == "http://secure-proxy:3128"
-    monkeypatch.setenv("NO_PROXY", "vllm,.internal")
-    assert _env_proxy("http://vllm:8000/v1") is None
-    assert _env_proxy("http://gpu.internal:8000/v1") is None
+    settings = Settings(base_url="http://model.invalid:8000/v1", api_key="test", model="fake")
+    with StubModel(answer=lambda prompt: "Through the proxy.") as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+        proxied = ModelClient(settings)
+        answer = await proxied.complete("Translate into English:\n\nBonjour.", max_tokens=8)
+        await proxied.aclose()
+        assert answer == ["Through the proxy."] and len(proxy.requests) == 1
+        monkeypatch.setenv("NO_PROXY", "model.invalid")
+        direct = ModelClient(settings)
+        with pytest.raises(ModelUnavailableError):  # .invalid never resolves
+            await direct.complete("Translate into English:\n\nBonjour.", max_tokens=8)
+        await direct.aclose()
+        assert len(proxy.requests) == 1

@@ -1,10 +1,13 @@
 """The OpenAI-compatible client of the model server, and the mapping of its failures to ours.
 
-Calls to the model (completions, and the model list) go out on aiohttp, one pooled session
-per event loop: the ``openai`` SDK and its httpx cost 2-3 ms of CPU a call (request and response
-models, headers objects, the anyio stack) against aiohttp's 0.3 ms, a quarter of a chat
-message's CPU in the app (``benchmarks/app_ceiling.py``). The health probe alone takes httpx,
-the client ``sidecar.probe`` shares with the CLI.
+Calls to the model (completions, and the model list) go out on the official ``openai``
+package: one ``AsyncOpenAI`` per endpoint and event loop, on the SDK's aiohttp transport
+(``DefaultAioHttpClient``), with no retries of its own (the policy retries). Requests are the
+SDK's documented ``post``/``get`` with the body as vLLM takes it (its sampling fields beside
+OpenAI's), answered as the raw response: the SDK's request and response models cost a
+millisecond of CPU a call, as much as the rest of a message's path in the app
+(``benchmarks/app_ceiling.py``). The health probe alone takes httpx, the client
+``sidecar.probe`` shares with the CLI.
 """
 
 from __future__ import annotations
@@ -13,16 +16,23 @@ import asyncio
 import email.utils
 import json
 import logging
+import math
 import threading
 import time
-import urllib.parse
-import urllib.request
 import weakref
-from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
 import httpx
+import httpx2
+from openai import (
+    APIConnectionError,
+    APIStatusError,
+    APITimeoutError,
+    AsyncOpenAI,
+    DefaultAioHttpClient,
+    omit,
+)
 
 from hymt_chat.engine.families import Sampling, family_in_force, note_served_model
 from hymt_chat.engine.pacing import DecodeRate, call_timeout
@@ -40,18 +50,16 @@ from hymt_chat.sidecar.probe import HealthCheck
 from hymt_chat.text.answers import strip_wrapping
 
 _log = logging.getLogger(__name__)
+# The headers the SDK adds to every request about itself (X-Stainless-*), left out.
+_SDK_HEADERS = ("X-Stainless-Lang", "X-Stainless-Package-Version", "X-Stainless-OS",
+                "X-Stainless-Arch", "X-Stainless-Runtime", "X-Stainless-Runtime-Version",
+                "X-Stainless-Async")
 _LIST_TIMEOUT = 120.0  # seconds for /v1/models (a completion's timeout is sized per call)
 _KEEPALIVE = 4.0  # seconds an idle connection is kept: under uvicorn's (vLLM's) 5 s
-
-
-class StatusError(Exception):
-    """An HTTP error status from the model server: what :func:`map_error` maps, and what
-    ``errors.http_status`` reads back (as ``status_code``) from a mapped error's cause."""
-
-    def __init__(self, status_code: int, headers: Mapping[str, str], body: str) -> None:
-        super().__init__(f"HTTP {status_code}: {body[:500]}")
-        self.status_code = status_code
-        self.headers = headers
+# A connection per call in flight: the policy's window is the limit, and this is far above any
+# window (the SDK's default, 100, would queue the calls of a large card's window in the pool).
+_LIMITS = httpx2.Limits(max_connections=4096, max_keepalive_connections=4096,
+                        keepalive_expiry=_KEEPALIVE)
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -73,10 +81,12 @@ def _retry_after(headers: Any) -> float | None:
 def map_error(err: Exception, timeout: float, url: str | None = None) -> Exception:
     """Turn a transport or HTTP exception into one of ours, with a sentence a user can read; a failure to
     connect names the server (``detail``) so that a log or the CLI says where it looked."""
-    if isinstance(err, TimeoutError):  # aiohttp's timeouts are TimeoutErrors
+    if _timed_out(err):
         shown = f"{timeout:.0f}" if timeout >= 10 else f"{timeout:g}"
         return ModelTimeoutError(f"The model did not answer within {shown} s.")
-    if isinstance(err, aiohttp.ClientError):
+    if isinstance(err, APIStatusError):
+        return _status_error(err.status_code, err.response.headers)
+    if isinstance(err, APIConnectionError):
         reason = _connect_reason(err)
         where = f"{url}: {reason}" if url else reason
         down = ModelUnavailableError(
@@ -85,11 +95,25 @@ def map_error(err: Exception, timeout: float, url: str | None = None) -> Excepti
         down.public = (  # type: ignore[attr-defined]  # the address is nobody else's business
             f"The translation model is not reachable (starting or down; {reason}).")
         return down
-    if isinstance(err, StatusError):
-        return _status_error(err.status_code, err.headers)
     if isinstance(err, (ValueError, KeyError, TypeError)):
         return ModelError("The model server sent an answer that is not valid JSON.")
     return err
+
+
+def _timed_out(err: Exception) -> bool:
+    """Whether *err* is a timeout. The SDK's aiohttp transport reports every aiohttp connection
+    error as a connect timeout, a refused connection or a server gone mid-answer too: the
+    aiohttp error under it tells which it was."""
+    if not isinstance(err, APITimeoutError):
+        return isinstance(err, TimeoutError)
+    link: BaseException | None = err
+    for _ in range(8):
+        if link is None:
+            break
+        if isinstance(link, aiohttp.ClientError):
+            return isinstance(link, aiohttp.ServerTimeoutError)
+        link = link.__cause__ or link.__context__
+    return True
 
 
 def _status_error(status: int, headers: Any) -> Exception:
@@ -113,7 +137,7 @@ def _connect_reason(err: Exception) -> str:
     """"connection refused", "name not resolved", … from the errors under the client's."""
     chain: list[BaseException] = []
     link: BaseException | None = err
-    while link is not None and len(chain) < 8:  # aiohttp's error <- OSError
+    while link is not None and len(chain) < 8:  # the SDK's <- httpx2's <- aiohttp's <- OSError
         chain.append(link)
         link = link.__cause__ or link.__context__
     if any(isinstance(e, ConnectionRefusedError) for e in chain):
@@ -153,38 +177,42 @@ class ModelClient:
         self.sends_priority = settings.engine_priority
         self._model: str | None = self.endpoint.model
         self._model_lock = asyncio.Lock()
-        self._http: aiohttp.ClientSession | None = None  # made in the loop that first calls
-        self._http_loop: asyncio.AbstractEventLoop | None = None
-        self._headers = ({"Authorization": f"Bearer {self.endpoint.api_key}"}
-                         if self.endpoint.api_key else {})
-        self._proxy = _env_proxy(self.endpoint.base_url)
+        self._sdk: AsyncOpenAI | None = None  # made in the loop that first calls
+        self._sdk_loop: asyncio.AbstractEventLoop | None = None
 
-    def _session(self) -> aiohttp.ClientSession:
-        """The pooled session of the running loop (a new one when the loop changed: tests)."""
-        http, loop = self._http, asyncio.get_running_loop()
-        if http is None or http.closed or self._http_loop is not loop:
-            # No connection limit (the policy's window is the limit); idle ones closed before
-            # the server does. The environment's proxy is read once (self._proxy): aiohttp's
-            # trust_env would read ~/.netrc in a worker thread on every request.
-            if http is not None:
-                _let_go(http)
-            http = self._http = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=_KEEPALIVE),
-                headers=self._headers)
-            self._http_loop = loop
-            weakref.finalize(self, _let_go, http)
-        return http
+    def openai(self) -> AsyncOpenAI:
+        """The endpoint's ``AsyncOpenAI`` in the running loop: one, shared by every call (a new
+        one when the loop changed: tests). Its aiohttp pool lives in that loop."""
+        sdk, loop = self._sdk, asyncio.get_running_loop()
+        if sdk is None or self._sdk_loop is not loop or sdk.is_closed():
+            if sdk is not None and self._sdk_loop is not None:
+                _close_in(self._sdk_loop, sdk)
+            key = self.endpoint.api_key
+            # The SDK's own headers (its version, the OS, the runtime) tell a model server
+            # nothing; a server without a key gets no Authorization header at all.
+            quiet: dict[str, Any] = {name: omit for name in _SDK_HEADERS}
+            if not key:
+                quiet["Authorization"] = omit
+            sdk = self._sdk = AsyncOpenAI(
+                base_url=self.endpoint.base_url, api_key=key or "", max_retries=0,
+                default_headers=quiet, http_client=DefaultAioHttpClient(limits=_LIMITS))
+            self._sdk_loop = loop
+            weakref.finalize(self, _close_in, loop, sdk)  # a client dropped unclosed
+        return sdk
 
     async def _post(self, path: str, body: dict[str, Any] | None, timeout: float) -> object:
-        """POST *body* as JSON (GET when None); the parsed JSON answer, StatusError for an HTTP
-        error."""
-        url = self.endpoint.base_url.rstrip("/") + path
-        method = "GET" if body is None else "POST"
-        async with self._session().request(method, url, json=body, proxy=self._proxy,
-                                           timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
-            if resp.status >= 400:
-                raise StatusError(resp.status, resp.headers, await resp.text(errors="replace"))
-            return json.loads(await resp.read())  # ValueError when it is not JSON (or empty)
+        """POST *body* as JSON (GET when None); the parsed JSON answer. The SDK's errors come
+        out as they are (:func:`map_error` reads them); *timeout* bounds the whole call."""
+        sdk = self.openai()
+        bound = timeout if math.isfinite(timeout) else None  # the transport's timers want a number
+        async with asyncio.timeout(bound):
+            if body is None:
+                response = await sdk.get(path, cast_to=httpx2.Response,
+                                         options={"timeout": bound})
+            else:
+                response = await sdk.post(path, cast_to=httpx2.Response, body=body,
+                                          options={"timeout": bound})
+            return json.loads(response.content)  # ValueError when it is not JSON (or empty)
 
     async def model_name(self) -> str:
         """The served model: configured, else the first one the server lists (asked once)."""
@@ -249,7 +277,7 @@ class ModelClient:
             response = await self._post("/chat/completions", body, timeout)
         except (ModelError, asyncio.CancelledError):
             raise
-        except StatusError as err:
+        except APIStatusError as err:
             if err.status_code == 400 and "priority" in body and "priority" in str(err).lower():
                 self.sends_priority = False
                 _log.warning("the model server refuses request priorities (%s): sending none; "
@@ -307,8 +335,9 @@ class ModelClient:
             return False
 
     async def aclose(self) -> None:
-        if self._http is not None and not self._http.closed:
-            await self._http.close()
+        if self._sdk is not None and self._sdk_loop is asyncio.get_running_loop():
+            await self._sdk.close()
+        self._sdk = None
 
 
 def _first_model(listed: object) -> dict[str, Any]:
@@ -320,24 +349,15 @@ def _first_model(listed: object) -> dict[str, Any]:
     return first
 
 
-def _env_proxy(url: str) -> str | None:
-    """The proxy HTTP(S)_PROXY names for *url*, unless NO_PROXY exempts its host (as httpx)."""
-    parts = urllib.parse.urlsplit(url)
-    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
-    if not parts.hostname or bypass(parts.hostname):
-        return None
-    return urllib.request.getproxies_environment().get(parts.scheme)
-
-
-def _let_go(http: aiohttp.ClientSession) -> None:
-    """Close a session's connections without awaiting: its client is gone, or its loop (a test's)
-    is over. aiohttp's synchronous close (the public one schedules a task on that loop)."""
-    connector = http.connector
-    if connector is not None:
-        try:
-            connector._close()
-        except Exception:  # noqa: BLE001, S110 - a loop already closed: its sockets went with it
-            pass
+def _close_in(loop: asyncio.AbstractEventLoop, sdk: AsyncOpenAI) -> None:
+    """Close *sdk*'s pool on its own loop, without awaiting: its client is gone or replaced. A
+    loop already closed took the pool's sockets with it."""
+    if loop.is_closed() or sdk.is_closed():
+        return
+    try:
+        loop.call_soon_threadsafe(lambda: loop.create_task(sdk.close()))
+    except RuntimeError:  # the loop closed meanwhile
+        pass
 
 
 def _close_later(client: ModelClient) -> None:

@@ -49,6 +49,12 @@ class Settings(BaseSettings):
     engine_priority: bool = Field(
         default=True, description="Send each request's class as vLLM's `priority` field."
     )
+    bench_tokens: int | None = Field(
+        default=None, ge=1,
+        description="Benchmarks only: every model call decodes exactly this many tokens "
+        "(max_tokens and vLLM's ignore_eos), so that the app's path and raw vLLM do the same "
+        "work (benchmarks/gpu.py). Unset in production.",
+    )
 
     # --- translation -----------------------------------------------------------------------
     default_target: str = Field(default="en", description="Target language of a new chat.")

@@ -44,16 +44,25 @@ def _settings(args: argparse.Namespace, **extra: object) -> Settings:
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
-    from hymt_chat.engine.translator import Translator
+    from hymt_chat.engine.client import ModelClients
+    from hymt_chat.engine.translator import Translation, Translator
     from hymt_chat.errors import IncompleteTranslationError
     from hymt_chat.words.said import Code
 
     settings = _settings(args, deadline=args.wait)
     text = _read_text(args.text)
     until = time.monotonic() + args.wait  # --wait is wall time, the calls in flight included
+
+    async def translate() -> Translation:
+        clients = ModelClients(settings)
+        try:
+            return await Translator(settings, clients).translate(text, args.to, args.source,
+                                                                 user="cli", until=until)
+        finally:  # the model client's pool is closed in its loop, before the loop ends
+            await clients.aclose()
+
     try:
-        result = asyncio.run(Translator(settings).translate(text, args.to, args.source,
-                                                            user="cli", until=until))
+        result = asyncio.run(translate())
     except IncompleteTranslationError as err:
         # What was translated is printed, in order, the missing parts in the original and
         # marked; the exit status says it is not whole.

@@ -40,12 +40,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import ClassVar, Self
 
 import httpx
 from fairness import MESSAGES, document
 from load import machine
 
 from hymt_chat.engine.client import ModelClient
+from hymt_chat.engine.pacing import DecodeRate
 from hymt_chat.engine.policy import policy_for
 from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.translator import Translator
@@ -90,13 +92,29 @@ def gpu_used_mib() -> int | None:
         return None
 
 
+class CountingRate(DecodeRate):
+    """The client's decode rate, which each answer's tokens pass through: counted here."""
+
+    def observe(self, tokens: int, seconds: float) -> None:
+        CountingClient.tokens += tokens
+        super().observe(tokens, seconds)
+
+
 class CountingClient(ModelClient):
-    """The app's client, counting the model calls (a failed check's repair is one more)."""
+    """The app's client, counting the model calls (a failed check's repair is one more), the
+    tokens they decoded (vLLM's ``usage``, as the client reads it) and the prompts it sent."""
 
     calls = 0
+    tokens = 0
+    prompts: ClassVar[list[str]] = []
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.decode_rate = CountingRate(settings.decode_rate)
 
     async def complete(self, prompt: str, **kwargs):  # type: ignore[override]
         CountingClient.calls += 1
+        CountingClient.prompts.append(prompt)
         return await super().complete(prompt, **kwargs)
 
 
@@ -280,20 +298,143 @@ async def oom_probe(http: httpx.AsyncClient, url: str, seqs: int, max_len: int) 
             "health_after": health}
 
 
-async def measure(args: argparse.Namespace, sidecar: Sidecar) -> list[dict[str, object]]:
+class StallWatch:
+    """The event loop's worst lateness: a task that asks to wake every 10 ms and notes by how
+    much it woke late (a stall is the app's own CPU holding the loop)."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            asked = loop.time()
+            await asyncio.sleep(0.01)
+            self.worst = max(self.worst, loop.time() - asked - 0.01)
+
+    def __enter__(self) -> Self:
+        self._task = asyncio.get_running_loop().create_task(self._watch())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+async def app_pair_side(translator: Translator, conc: int, per_user: int) -> dict[str, object]:
+    """C users each sending *per_user* one-liners back to back through the app's Translator
+    (every call decoding exactly the benchmark's tokens): msg/s, P50/P95, CPU per message, the
+    loop's worst stall, and the model calls and tokens it took."""
+    lats: list[float] = []
+    fails: list[str] = []
+
+    async def user(u: int) -> None:
+        for k in range(per_user):
+            lat, err = await timed(translator, 5000 + u * per_user + k, user=f"u{u}")
+            (fails.append(err) if err else lats.append(lat))
+
+    calls, tokens = CountingClient.calls, CountingClient.tokens
+    CountingClient.prompts = []
+    with StallWatch() as watch:
+        cpu, t0 = time.process_time(), time.monotonic()
+        await asyncio.gather(*(user(u) for u in range(conc)))
+        wall, cpu = time.monotonic() - t0, time.process_time() - cpu
+    calls, tokens = CountingClient.calls - calls, CountingClient.tokens - tokens
+    return {"side": "app", "concurrency": conc, "ok": len(lats), "failed": fails,
+            "per_s": round(len(lats) / wall, 2), "p50_s": pct(lats, 0.5),
+            "p95_s": pct(lats, 0.95), "cpu_ms_per_msg": round(cpu / max(1, len(lats)) * 1e3, 2),
+            "worst_stall_ms": round(watch.worst * 1e3, 1), "model_calls": calls,
+            "tokens": tokens, "tokens_per_call": round(tokens / max(1, calls), 2),
+            "prompts": list(CountingClient.prompts)}
+
+
+async def raw_pair_side(http: httpx.AsyncClient, url: str, body: dict[str, object],
+                        prompts: list[str], conc: int) -> dict[str, object]:
+    """The same prompts, the same fields, C workers each sending their share back to back:
+    vLLM's own rate for the app's work."""
+    lats: list[float] = []
+    fails: list[int] = []
+    tokens = [0]
+    queue = list(prompts)
+
+    async def worker() -> None:
+        while queue:
+            prompt = queue.pop()
+            t0 = time.monotonic()
+            r = await http.post(url, json={**body, "messages": [
+                {"role": "user", "content": prompt}]})
+            if r.status_code != 200:
+                fails.append(r.status_code)
+                continue
+            lats.append(time.monotonic() - t0)
+            tokens[0] += r.json()["usage"]["completion_tokens"]
+
+    t0 = time.monotonic()
+    await asyncio.gather(*(worker() for _ in range(conc)))
+    wall = time.monotonic() - t0
+    return {"side": "raw", "concurrency": conc, "ok": len(lats), "failed": fails,
+            "per_s": round(len(lats) / wall, 2), "p50_s": pct(lats, 0.5),
+            "p95_s": pct(lats, 0.95), "tokens": tokens[0],
+            "tokens_per_call": round(tokens[0] / max(1, len(lats)), 2)}
+
+
+def pair_verdict(app: dict[str, object], raw: dict[str, object]) -> dict[str, object]:
+    """app msg/s ÷ raw req/s, only for like work: the same tokens per call, one call per
+    message, nothing failed. Otherwise no ratio, and why."""
+    why = []
+    if app["tokens_per_call"] != raw["tokens_per_call"]:
+        why.append(f"tokens per call differ: app {app['tokens_per_call']}, "
+                   f"raw {raw['tokens_per_call']}")
+    if app["model_calls"] != app["ok"]:
+        why.append(f"the app made {app['model_calls']} model calls for {app['ok']} messages")
+    if app["failed"] or raw["failed"]:
+        why.append(f"failures: app {len(app['failed'])}, raw {len(raw['failed'])}")
+    ratio = None if why else round(float(app["per_s"]) / float(raw["per_s"]), 3)
+    return {"ratio": ratio, "refused": "; ".join(why)}
+
+
+async def like_for_like(args: argparse.Namespace, checks: bool, emit) -> None:
+    """For each concurrency: the app's one-liners (every call decoding --tokens, checks on or
+    off), then raw vLLM on the very prompts the app sent, then the verdict."""
+    settings = Settings(base_url=f"http://127.0.0.1:{args.port}/v1", api_key=KEY, model="hymt",
+                        profile=args.profile, vllm_args=args.vllm_args, model_path=args.model,
+                        checks=checks, bench_tokens=args.tokens)
+    client = CountingClient(settings)
+    translator = Translator(settings, client, policy_for(settings))
+    sampling = client.sampling()
+    body = {"model": "hymt", "max_tokens": args.tokens, "ignore_eos": True,
+            "temperature": sampling.temperature, "top_p": sampling.top_p,
+            "top_k": sampling.top_k, "repetition_penalty": sampling.repetition_penalty}
+    url = f"{settings.base_url}/chat/completions"
+    try:
+        # Unmeasured first: what the app loads on its first messages (the checks' tables, the
+        # detector) is not a message's cost.
+        await asyncio.gather(*(timed(translator, 9000 + i) for i in range(8)))
+        async with httpx.AsyncClient(timeout=900,
+                                     headers={"Authorization": f"Bearer {KEY}"}) as http:
+            for conc in [int(c) for c in args.conc.split(",") if c]:
+                app = await app_pair_side(translator, conc, args.per_user)
+                prompts = app.pop("prompts")
+                await raw_pair_side(http, url, body, prompts[:conc], conc)  # its connections
+                raw = await raw_pair_side(http, url, body, prompts, conc)
+                emit({"test": "pair", "checks": checks, "concurrency": conc, "app": app,
+                      "raw": raw, **pair_verdict(app, raw)})
+    finally:
+        await client.aclose()
+
+
+async def measure(args: argparse.Namespace, emit) -> None:
     settings = Settings(base_url=f"http://127.0.0.1:{args.port}/v1", api_key=KEY, model="hymt",
                         profile=args.profile, vllm_args=args.vllm_args, model_path=args.model)
     translator = Translator(settings, CountingClient(settings), policy_for(settings))
     slots = engine_slots(settings)
     flags = dict(choose(settings).flags)
     url = f"{settings.base_url}/chat/completions"
-    results: list[dict[str, object]] = []
-
-    def emit(result: dict[str, object]) -> None:
-        results.append(result)
-        print(json.dumps(result), flush=True)
-
     tests = set(args.tests.split(","))
+    if "pair" in tests:  # like for like: checks off, then on
+        for checks in (False, True):
+            await like_for_like(args, checks, emit)
     if "first" in tests:
         emit(await first_after_ready(translator, slots))
     async with httpx.AsyncClient(timeout=900, headers={"Authorization": f"Bearer {KEY}"}) as http:
@@ -310,32 +451,102 @@ async def measure(args: argparse.Namespace, sidecar: Sidecar) -> list[dict[str, 
         if "oom" in tests:
             emit(await oom_probe(http, url, int(flags["--max-num-seqs"] or 1),
                                  int(flags["--max-model-len"] or 4096)))
-    return results
+
+
+def gpu_name() -> str | None:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=20, check=True)
+        return out.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return None
 
 
 def run(args: argparse.Namespace) -> None:
+    """Start the server, measure, and write LABEL.json after every result: a run that dies
+    mid-way leaves what it measured, marked partial, and the server it started stopped."""
     started = dt.datetime.now(dt.UTC)
     before = gpu_used_mib()
-    sidecar = Sidecar(args, Path(args.cache) / args.label)
-    try:
-        ready_s = sidecar.wait_ready(args.ready_timeout)
-        used = gpu_used_mib()
-        print(f"{args.label}: ready in {ready_s} s", flush=True)
-        tests = asyncio.run(measure(args, sidecar))
-    finally:
-        sidecar.stop()
-    report = {"label": args.label, "profile": args.profile, "vllm_args": args.vllm_args,
-              "model": args.model, "vllm": installed_vllm(Settings().vllm_python),
-              "date": f"{started:%Y-%m-%d %H:%M} UTC", "machine": machine(),
-              "ready_s": ready_s, "gpu_used_mib": None if used is None or before is None
-              else used - before, **sidecar.facts(), "tests": tests,
-              "command": shlex.join(["python", "benchmarks/gpu.py", *sys.argv[1:]])}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{args.label}.json").write_text(json.dumps(report, indent=1))
+    report: dict[str, object] = {
+        "label": args.label, "partial": True, "profile": args.profile,
+        "vllm_args": args.vllm_args, "model": args.model, "card": gpu_name(),
+        "vllm": installed_vllm(Settings().vllm_python),
+        "date": f"{started:%Y-%m-%d %H:%M} UTC", "machine": machine(), "tests": [],
+        "command": shlex.join(["python", "benchmarks/gpu.py", *sys.argv[1:]])}
+
+    def save() -> None:
+        report["load_average"] = [round(x, 2) for x in os.getloadavg()]
+        (out / f"{args.label}.json").write_text(json.dumps(report, indent=1))
+
+    def emit(result: dict[str, object]) -> None:
+        report["tests"].append(result)  # type: ignore[attr-defined]
+        print(json.dumps(result), flush=True)
+        save()
+        if result["test"] == "pair":
+            write_pair_page(report, Path(args.page))
+
+    sidecar = Sidecar(args, Path(args.cache) / args.label)
+    try:
+        report["ready_s"] = sidecar.wait_ready(args.ready_timeout)
+        used = gpu_used_mib()
+        report["gpu_used_mib"] = None if used is None or before is None else used - before
+        print(f"{args.label}: ready in {report['ready_s']} s", flush=True)
+        save()
+        asyncio.run(measure(args, emit))
+        report["partial"] = False
+    finally:
+        sidecar.stop()
+        report.update(sidecar.facts())
+        save()
+        if any(t["test"] == "pair" for t in report["tests"]):  # type: ignore[attr-defined]
+            write_pair_page(report, Path(args.page))  # "partial" until the whole run is in
 
 
 # --- the report ------------------------------------------------------------------------------
+
+PAIR_START = "<!-- like-for-like: written by benchmarks/gpu.py --tests pair -->"
+PAIR_END = "<!-- end of like-for-like -->"
+
+
+def pair_table(report: dict) -> str:
+    """The like-for-like table of one run, in Markdown: per checks setting and concurrency,
+    app msg/s ÷ raw req/s (or why there is none), the one-liner's P50/P95, the app's CPU per
+    message and the loop's worst stall."""
+    head = (f"**{report['label']}{' (partial: the run stopped here)' if report['partial'] else ''}"
+            f"**: {report['date']}, {report.get('card') or 'no GPU named'}, vLLM "
+            f"{report.get('vllm') or '?'}, load average {report.get('load_average')}.\n"
+            f"`{report['command']}`\n")
+    rows = ["| checks | C | app msg/s | raw req/s | app ÷ raw | one-liner P50 / P95 | "
+            "app CPU / message | worst loop stall | tokens per call (app / raw) |",
+            "|---|---:|---:|---:|---:|---|---:|---:|---|"]
+    for t in report["tests"]:
+        if t["test"] != "pair":
+            continue
+        app, raw = t["app"], t["raw"]
+        verdict = f"**{t['ratio']}**" if t["ratio"] is not None else f"none: {t['refused']}"
+        rows.append(f"| {'on' if t['checks'] else 'off'} | {t['concurrency']} | "
+                    f"{app['per_s']} | {raw['per_s']} | {verdict} | {app['p50_s']:.3f} s / "
+                    f"{app['p95_s']:.3f} s | {app['cpu_ms_per_msg']} ms | "
+                    f"{app['worst_stall_ms']} ms | {app['tokens_per_call']} / "
+                    f"{raw['tokens_per_call']} |")
+    return head + "\n" + "\n".join(rows) + "\n"
+
+
+def write_pair_page(report: dict, page: Path) -> None:
+    """Put the run's table into *page* between the markers (added at the top when missing)."""
+    text = page.read_text() if page.exists() else "# GPU benchmark\n"
+    block = f"{PAIR_START}\n{pair_table(report)}{PAIR_END}"
+    if PAIR_START in text and PAIR_END in text:
+        before, rest = text.split(PAIR_START, 1)
+        text = before + block + rest.split(PAIR_END, 1)[1]
+    else:
+        title, _, body = text.partition("\n")
+        text = f"{title}\n\n{block}\n{body}"
+    page.write_text(text)
+
 
 def _test(run: dict, name: str, **match: object) -> dict:
     return next((t for t in run["tests"] if t["test"] == name
@@ -392,11 +603,18 @@ def main() -> None:
     ap.add_argument("--doc-lines", type=int, default=40)
     ap.add_argument("--n-short", type=int, default=10, help="one-liners alone and under load")
     ap.add_argument("--tests", default="first,raw,app,doc,oom",
-                    help="which of first,raw,app,doc,oom to run (in that order)")
+                    help="which of pair,first,raw,app,doc,oom to run (in that order); pair: "
+                    "the app against raw vLLM like for like, checks off then on")
+    ap.add_argument("--tokens", type=int, default=64,
+                    help="pair: the tokens every call decodes, on both sides")
+    ap.add_argument("--per-user", type=int, default=4,
+                    help="pair: one-liners each user sends back to back")
     ap.add_argument("--ready-timeout", type=float, default=600)
     ap.add_argument("--cache", default="/tmp/hymt-gpu-bench")
     ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "gpu"))
     ap.add_argument("--report", metavar="FOLDER")
+    ap.add_argument("--page", default=str(ROOT / "docs" / "results" / "gpu.md"),
+                    help="pair: the docs page its table is written into")
     args = ap.parse_args()
     if args.report:
         print(tables(Path(args.report)))

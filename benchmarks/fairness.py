@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 from _server import model_server
+from _workload import MESSAGES, WARM_UP, document
 from load import machine
 
 from hymt_chat.engine.client import ModelClient
@@ -56,34 +57,6 @@ SEQS = 2  # the server's --max-num-seqs: what engine_slots gives the app for its
 GOAL = 2.0
 EXTERNAL_GOAL = 1.5  # a server reached by URL only: the window learns it from /metrics
 
-# B's one-line support messages: (text, source, target).
-MESSAGES: list[tuple[str, str, str]] = [
-    ("Bonjour, ma commande n'est toujours pas arrivée.", "fr", "en"),
-    ("Hallo, wann wird mein Paket geliefert?", "de", "en"),
-    ("Hola, ¿puedo cambiar la dirección de envío?", "es", "en"),
-    ("Buongiorno, vorrei annullare il mio ordine.", "it", "en"),
-    ("Olá, recebi o produto errado.", "pt", "fr"),
-    ("Здравствуйте, я не получил чек.", "ru", "en"),
-    ("您好，我想查询一下物流状态。", "zh", "en"),
-    ("Thank you, the problem is solved now.", "en", "fr"),
-    ("Goedendag, mijn pakket is beschadigd.", "nl", "en"),
-    ("Dzień dobry, nie mogę się zalogować.", "pl", "fr"),
-]
-WARM_UP = ("こんにちは、返品はできますか？", "ja", "en")  # not measured
-
-# A's document: subject x predicate x ending gives 100 distinct lines of 60-120 characters.
-SUBJECTS = ["Le client", "Notre équipe technique", "La facture du mois dernier",
-            "Le service de livraison", "La nouvelle version du logiciel", "Le responsable du stock",
-            "Le contrat de maintenance", "Notre centre d'appels", "La direction régionale",
-            "Le fournisseur principal"]
-PREDICATES = ["doit être vérifié avant la fin de la semaine prochaine",
-              "a signalé un retard important sur les commandes urgentes",
-              "sera présenté aux partenaires lors de la réunion de lundi",
-              "nécessite une validation écrite du service juridique",
-              "a été mis à jour selon les remarques reçues en mars"]
-ENDINGS = [".", ", comme convenu hier."]
-
-
 @dataclass
 class Run:
     name: str
@@ -95,11 +68,6 @@ class Run:
 
     def pct(self, q: float) -> float | None:
         return float(np.percentile(self.latencies, q)) if self.latencies else None
-
-
-def document(lines: int) -> str:
-    return "\n".join(f"{SUBJECTS[i % 10]} {PREDICATES[i // 10 % 5]}{ENDINGS[i // 50 % 2]}"
-                     for i in range(lines))
 
 
 def make_translator(endpoint: Endpoint, *, fcfs: bool = False) -> Translator:

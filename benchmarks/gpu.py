@@ -43,8 +43,7 @@ from pathlib import Path
 from typing import ClassVar, Self
 
 import httpx
-from fairness import MESSAGES, document
-from load import machine
+from _workload import MESSAGES, document, machine
 
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.pacing import DecodeRate

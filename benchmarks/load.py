@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import datetime as dt
 import os
-import platform
 import random
 import re
 import shlex
@@ -40,6 +39,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 from _server import model_server
+from _workload import machine
 
 from hymt_chat.engine.client import ModelClient
 from hymt_chat.engine.families import family_in_force
@@ -239,26 +239,6 @@ class PolicyWatch:
 
 
 # --- report ------------------------------------------------------------------------------------
-
-
-def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        kib = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f", {kib / 2**20:.0f} GiB RAM"
-    except (OSError, ValueError, IndexError):
-        pass
-    load = f", load average at start {os.getloadavg()[0]:.2f}"
-    return (f"{cpu}, {os.cpu_count()} cores{mem}; {platform.system()} {platform.release()}, "
-            f"Python {platform.python_version()}{load}")
 
 
 def _s(value: float | None, fmt: str = "{:.1f}") -> str:

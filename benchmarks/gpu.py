@@ -3,7 +3,8 @@
     python benchmarks/gpu.py LABEL --profile a10 --model DIR [--vllm-args "..."] [--port 8021]
                              [--conc 2,8,16,32] [--tests first,raw,app,doc,oom]
                              [--doc-lines 40] [--n-short 10] [--out docs/results/gpu]
-    python benchmarks/gpu.py --report docs/results/gpu   (the tables of every run there)
+    python benchmarks/gpu.py --report docs/results/gpu   (the tables of every run there; the
+                                                          like-for-like ones into --page)
 
 ``hymt-chat serve-model --profile P`` starts the server (the flags fitted to the installed vLLM,
 the warm start before ready) and this waits for its state file to say ready. Then, in order:
@@ -506,8 +507,11 @@ def run(args: argparse.Namespace) -> None:
 
 # --- the report ------------------------------------------------------------------------------
 
-PAIR_START = "<!-- like-for-like: written by benchmarks/gpu.py --tests pair -->"
-PAIR_END = "<!-- end of like-for-like -->"
+def pair_markers(label: str) -> tuple[str, str]:
+    """The comments that frame one run's like-for-like table on the page: one block per label,
+    so that a second run (another card, a repeat) stands beside the first."""
+    return (f"<!-- like-for-like {label}: written by benchmarks/gpu.py --tests pair -->",
+            f"<!-- end of like-for-like {label} -->")
 
 
 def pair_table(report: dict) -> str:
@@ -535,12 +539,17 @@ def pair_table(report: dict) -> str:
 
 
 def write_pair_page(report: dict, page: Path) -> None:
-    """Put the run's table into *page* between the markers (added at the top when missing)."""
+    """Put the run's table into *page* between its label's markers: in place when they are
+    there, else after the last like-for-like table, else under the title."""
     text = page.read_text() if page.exists() else "# GPU benchmark\n"
-    block = f"{PAIR_START}\n{pair_table(report)}{PAIR_END}"
-    if PAIR_START in text and PAIR_END in text:
-        before, rest = text.split(PAIR_START, 1)
-        text = before + block + rest.split(PAIR_END, 1)[1]
+    start, end = pair_markers(report["label"])
+    block = f"{start}\n{pair_table(report)}{end}"
+    if start in text and end in text:
+        before, rest = text.split(start, 1)
+        text = before + block + rest.split(end, 1)[1]
+    elif (last := text.rfind("<!-- end of like-for-like ")) >= 0:
+        cut = text.index("-->", last) + 3
+        text = f"{text[:cut]}\n\n{block}{text[cut:]}"
     else:
         title, _, body = text.partition("\n")
         text = f"{title}\n\n{block}\n{body}"
@@ -558,8 +567,14 @@ def _first(series: list[float]) -> str:
             if len(series) > 2 else "—")
 
 
-def tables(folder: Path) -> str:
+def tables(folder: Path, page: Path) -> str:
+    """The profiles' tables of every run in *folder*, printed; each like-for-like run's table
+    written into *page* again."""
     runs = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    for r in sorted(runs, key=lambda r: r["date"]):  # a new run's table after the older
+        if any(t["test"] == "pair" for t in r["tests"]):
+            write_pair_page(r, page)
+    runs = [r for r in runs if any(t["test"] != "pair" for t in r["tests"])]
     rows = ["| run | vLLM flags beyond the profile | ready | GPU memory | KV tokens | raw req/s "
             "(64 tokens) at C | app msg/s at C users | one-liner alone / P95 under a document "
             "| full-context probe |",
@@ -616,7 +631,7 @@ def main() -> None:
                     help="pair: the docs page its table is written into")
     args = ap.parse_args()
     if args.report:
-        print(tables(Path(args.report)))
+        print(tables(Path(args.report), Path(args.page)))
     else:
         run(args)
 

@@ -205,29 +205,21 @@ async def first_after_ready(translator: Translator, slots: int) -> dict[str, obj
 
 
 async def raw(http: httpx.AsyncClient, url: str, conc: int, sampled: bool) -> dict[str, object]:
-    sem, lats, fails, out = asyncio.Semaphore(conc), [], [], [0]
-    body = {"model": "hymt", "max_tokens": 64, "ignore_eos": True, "temperature": 0.0}
+    """3 x C requests of exactly 64 tokens, greedy or with Hunyuan-MT's sampling: the
+    server's own rate (the like-for-like run's raw side, on prompts of its own)."""
+    body: dict[str, object] = {"model": "hymt", "max_tokens": 64, "ignore_eos": True,
+                               "temperature": 0.0}
     if sampled:
         body.update(temperature=0.7, top_p=0.6, top_k=20, repetition_penalty=1.05)
-
-    async def one(i: int) -> None:
-        async with sem:
-            t0 = time.monotonic()
-            r = await http.post(url, json={**body, "messages": [
-                {"role": "user", "content": RAW_PROMPT.format(i=i)}]})
-            if r.status_code != 200:
-                fails.append(r.status_code)
-                return
-            lats.append(time.monotonic() - t0)
-            out[0] += r.json()["usage"]["completion_tokens"]
-
+    prompts = [RAW_PROMPT.format(i=i) for i in range(3 * conc)]
     t0 = time.monotonic()
-    await asyncio.gather(*(one(i) for i in range(3 * conc)))
-    wall = time.monotonic() - t0
-    return {"test": "raw", "concurrency": conc, "sampled": sampled, "ok": len(lats),
-            "failed": fails, "req_per_s": round(len(lats) / wall, 2),
-            "out_tok_per_s": round(out[0] / wall, 1), "p50_s": pct(lats, 0.5),
-            "p95_s": pct(lats, 0.95)}
+    side = await raw_pair_side(http, url, body, prompts, conc)
+    wall, tokens = time.monotonic() - t0, side["tokens"]
+    assert isinstance(tokens, int)
+    return {"test": "raw", "concurrency": conc, "sampled": sampled, "ok": side["ok"],
+            "failed": side["failed"], "req_per_s": side["per_s"],
+            "out_tok_per_s": round(tokens / wall, 1), "p50_s": side["p50_s"],
+            "p95_s": side["p95_s"]}
 
 
 async def app_throughput(translator: Translator, conc: int) -> dict[str, object]:

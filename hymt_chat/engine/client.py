@@ -179,6 +179,7 @@ class ModelClient:
         self._model_lock = asyncio.Lock()
         self._sdk: AsyncOpenAI | None = None  # made in the loop that first calls
         self._sdk_loop: asyncio.AbstractEventLoop | None = None
+        self._base = ""  # the SDK's base URL as text, slash-ended: paths are joined to it
 
     def openai(self) -> AsyncOpenAI:
         """The endpoint's ``AsyncOpenAI`` in the running loop: one, shared by every call (a new
@@ -193,25 +194,31 @@ class ModelClient:
             quiet: dict[str, Any] = {name: omit for name in _SDK_HEADERS}
             if not key:
                 quiet["Authorization"] = omit
+            # No timeout of the SDK's own: :meth:`_post` bounds each whole call with one timer,
+            # where the SDK's would add aiohttp's connect and read timers and a header to it.
             sdk = self._sdk = AsyncOpenAI(
-                base_url=self.endpoint.base_url, api_key=key or "", max_retries=0,
-                default_headers=quiet, http_client=DefaultAioHttpClient(limits=_LIMITS))
+                base_url=self.endpoint.base_url, api_key=key or "", max_retries=0, timeout=None,
+                default_headers=quiet,
+                http_client=DefaultAioHttpClient(limits=_LIMITS, timeout=None))
             self._sdk_loop = loop
+            self._base = str(sdk.base_url)
             weakref.finalize(self, _close_in, loop, sdk)  # a client dropped unclosed
         return sdk
 
     async def _post(self, path: str, body: dict[str, Any] | None, timeout: float) -> object:
         """POST *body* as JSON (GET when None); the parsed JSON answer. The SDK's errors come
-        out as they are (:func:`map_error` reads them); *timeout* bounds the whole call."""
+        out as they are (:func:`map_error` reads them); *timeout* bounds the whole call (a
+        TimeoutError past it).
+
+        The URL goes to the SDK whole: a path relative to its base URL is parsed and joined
+        again on every call."""
         sdk = self.openai()
-        bound = timeout if math.isfinite(timeout) else None  # the transport's timers want a number
-        async with asyncio.timeout(bound):
+        url = self._base + path.lstrip("/")
+        async with asyncio.timeout(timeout if math.isfinite(timeout) else None):
             if body is None:
-                response = await sdk.get(path, cast_to=httpx2.Response,
-                                         options={"timeout": bound})
+                response = await sdk.get(url, cast_to=httpx2.Response)
             else:
-                response = await sdk.post(path, cast_to=httpx2.Response, body=body,
-                                          options={"timeout": bound})
+                response = await sdk.post(url, cast_to=httpx2.Response, body=body)
             return json.loads(response.content)  # ValueError when it is not JSON (or empty)
 
     async def model_name(self) -> str:

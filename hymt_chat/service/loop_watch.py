@@ -17,33 +17,16 @@ garbage collections of the heap built at start, 0.16-1.0 s each, measured with
 from __future__ import annotations
 
 import asyncio
-import gc
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["FULL_COLLECTION_EVERY", "INTERVAL", "LoopWatch", "StartWatch", "settle_heap", "stall"]
+__all__ = ["INTERVAL", "LoopWatch", "StartWatch", "stall"]
 
 INTERVAL = 0.02  # seconds between timers: 50 wake-ups a second, a few microseconds each
-# Middle-generation passes before a full collection is due (Python's default: 10). Under load
-# a message's objects outlive the young passes while it runs and reach the oldest generation;
-# at 10, every ~450 messages a full collection walks all that was built since the start (a
-# language pair's values tables among them, 50-90 ms each time): ~0.1 ms of CPU a message
-# (benchmarks/app_ceiling.py, 32 sessions). The young passes stay as Python runs them.
-FULL_COLLECTION_EVERY = 100
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
-
-
-def settle_heap() -> None:
-    """Put what the app built at its start out of the collector's sight, for good (a full
-    collection skips Chainlit's, Babel's and langdetect's ~200,000 objects: 0.1-0.2 s each),
-    and make full collections of the rest rarer (:data:`FULL_COLLECTION_EVERY`)."""
-    gc.collect()
-    gc.freeze()
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
 
 
 def stall(expected: float, wall: float, cpu: float) -> float:

@@ -106,14 +106,19 @@ def _timed_out(err: Exception) -> bool:
     aiohttp error under it tells which it was."""
     if not isinstance(err, APITimeoutError):
         return isinstance(err, TimeoutError)
+    under = next((e for e in _causes(err) if isinstance(e, aiohttp.ClientError)), None)
+    return under is None or isinstance(under, aiohttp.ServerTimeoutError)
+
+
+def _causes(err: BaseException) -> list[BaseException]:
+    """*err* and the errors under it, at most 8 deep: the SDK's <- httpx2's <- aiohttp's <-
+    OSError."""
+    chain: list[BaseException] = []
     link: BaseException | None = err
-    for _ in range(8):
-        if link is None:
-            break
-        if isinstance(link, aiohttp.ClientError):
-            return isinstance(link, aiohttp.ServerTimeoutError)
+    while link is not None and len(chain) < 8:
+        chain.append(link)
         link = link.__cause__ or link.__context__
-    return True
+    return chain
 
 
 def _status_error(status: int, headers: Any) -> Exception:
@@ -135,11 +140,7 @@ def _status_error(status: int, headers: Any) -> Exception:
 
 def _connect_reason(err: Exception) -> str:
     """"connection refused", "name not resolved", … from the errors under the client's."""
-    chain: list[BaseException] = []
-    link: BaseException | None = err
-    while link is not None and len(chain) < 8:  # the SDK's <- httpx2's <- aiohttp's <- OSError
-        chain.append(link)
-        link = link.__cause__ or link.__context__
+    chain = _causes(err)
     if any(isinstance(e, ConnectionRefusedError) for e in chain):
         return "connection refused"
     cause = " ".join(str(e) for e in chain[1:]).lower()

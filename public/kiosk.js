@@ -181,6 +181,7 @@
       if (!active) { stopSpeaking(); hideWarning(); }
     }
     for (var i = 0; i < markers.length; i++) {
+      freshScreen(markers[i]);
       var idle = parseInt(markers[i].getAttribute("data-idle"), 10);
       if (idle > 0) clock.idleMs = idle * 1000;
       // The warning in the page's words (the server's marker carries them).
@@ -188,6 +189,18 @@
       enhance(markers[i]);
     }
     clock.warnMs = Math.min(WARN_MS, clock.idleMs / 2);
+  }
+
+  // A welcome that newly came and is alone on screen is a fresh start, whoever made it: when
+  // the server's backstop wiped the screen first, the browser's own clock starts again too,
+  // rather than wiping the fresh screen a second time under the next visitor's first tap.
+  function freshScreen(marker) {
+    if (!marker.hasAttribute("data-welcome") || marker.hasAttribute("data-seen")) return;
+    marker.setAttribute("data-seen", "true");
+    if (hasConversation()) return;
+    if (document.querySelectorAll('[data-step-type="assistant_message"]').length > 1) return;
+    clock.reset(Date.now());
+    hideWarning();
   }
 
   function schedule() {

@@ -19,6 +19,7 @@ here needs vLLM.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -606,6 +607,54 @@ def test_kiosk_starts_afresh_when_nobody_touches_it(browser, kiosk_app):
     expect(page.get_by_text("Where is the nearest train station")).to_have_count(0)
     expect(page.get_by_text("Welcome!").first).to_be_visible(timeout=15_000)
     expect(page.locator("body.hymt-kiosk")).to_have_count(1)  # still a kiosk
+    page.close()
+
+
+# Counts the page's own "New chat" clicks: kiosk.js starts afresh with one.
+COUNT_NEW_CHATS = """
+window.__newChats = 0;
+document.addEventListener("click", function (e) {
+  if (e.target && e.target.closest && e.target.closest("#new-chat-button")) window.__newChats++;
+}, true);
+"""
+
+
+def test_a_screen_the_server_started_afresh_is_not_wiped_again(browser, kiosk_app):
+    """The server's backstop can wipe the screen before the browser does (a browser slowed by
+    a busy device): the browser takes that fresh welcome as its own fresh start, and does not
+    wipe it again under the next visitor's first tap. The page's clock stands still, so the
+    server's wipe comes first, whatever the host's speed; then the page's time runs past the
+    idle time."""
+    page = new_page(browser, viewport={"width": 1100, "height": 900})
+    page.clock.install()  # before the page's scripts, so that kiosk.js's timers are the fake
+    page.add_init_script(KIOSK_INIT + COUNT_NEW_CHATS)
+    page.goto(kiosk_app)
+    page.wait_for_selector("#starters button:not([disabled])")
+    page.click("#chat-profiles")
+    page.click("[data-test='select-item:Kiosk']")
+    expect(page.get_by_text("Welcome!").first).to_be_visible(timeout=WAIT)
+    expect(page.locator("body.hymt-kiosk")).to_have_count(1, timeout=WAIT)
+    send(page, "Where is the nearest train station, please?")
+    said = page.locator("[data-step-type=user_message]")
+    expect(said).to_have_count(1, timeout=WAIT)
+    shown = page.locator("[data-step-type=assistant_message]")
+    expect(shown).to_have_count(2, timeout=WAIT)  # the welcome, then "which language?"
+    start = page.evaluate("Date.now()")
+    page.clock.pause_at((start + 100) / 1000)  # Python's API counts seconds here
+    # The server's backstop wipes the screen. The page renders what comes on timers of a
+    # millisecond or so: its clock steps one millisecond a poll, a poll every 50 real ones.
+    deadline = time.monotonic() + WAIT / 1000
+    while (said.count() or shown.count() != 1) and time.monotonic() < deadline:
+        page.clock.run_for(1)
+        page.wait_for_timeout(50)
+    expect(said).to_have_count(0)  # the conversation is gone
+    expect(shown).to_have_count(1)  # and the welcome greets afresh
+    assert page.evaluate("Date.now()") - start < 8_000  # the page's own idle time not near
+    page.clock.run_for(20_000)  # past the page's own idle time (16 s)
+    assert page.evaluate("window.__newChats") == 0
+    expect(page.locator("#hymt-kiosk-idle[data-open]")).to_have_count(0)
+    page.get_by_role("button", name="Español", exact=True).first.click()
+    expect(page.get_by_text("→ Español.")).to_be_visible(timeout=WAIT)
     page.close()
 
 

@@ -186,6 +186,9 @@ def test_marker_props_carry_the_idle_time_and_what_to_read():
     assert props == {"kiosk": True, "idle": 90, "text": "¿Dónde está?", "lang": "es",
                      "label": "Read aloud"}
     assert json.loads(json.dumps(props)) == props  # travels as element props
+    # The welcome says the screen is fresh (kiosk.js then restarts its own idle clock).
+    assert marker_props(idle_seconds=120, welcome=True) == {"kiosk": True, "idle": 120,
+                                                            "welcome": True}
 
 
 def test_welcome_says_nothing_is_kept_and_when_it_resets():

@@ -123,12 +123,17 @@ def more_buttons() -> list[KioskButton]:
 
 
 def marker_props(*, idle_seconds: float, text: str = "", target: str | None = None,
-                 label: str = "Read aloud", still: str = "") -> dict[str, object]:
+                 label: str = "Read aloud", still: str = "",
+                 welcome: bool = False) -> dict[str, object]:
     """Props of the kiosk marker element: kiosk.js switches the page to kiosk mode when it sees
     one, and offers "Read aloud" (*label*) for *text* in *target*'s voice when a text is given;
     *still* is its warning before the screen starts afresh, in the page's words (its
-    ``{{seconds}}`` counted down by the script)."""
+    ``{{seconds}}`` counted down by the script). A *welcome* marker tells the script that the
+    screen is fresh: when the server's backstop wiped it first, the browser must not wipe it a
+    second time under the next visitor's first tap."""
     props: dict[str, object] = {"kiosk": True, "idle": int(idle_seconds)}
+    if welcome:
+        props["welcome"] = True
     if still:
         props["still"] = still
     if text and target:

@@ -43,10 +43,11 @@ class KioskSession(Session):
         self.target: str | None = None  # the language tapped
         self.text: str | None = None  # the text on screen, for the next language tapped
 
-    def marker(self, text: str = "", target: str | None = None) -> dict[str, object]:
+    def marker(self, text: str = "", target: str | None = None, *,
+               welcome: bool = False) -> dict[str, object]:
         return kiosk.marker_props(idle_seconds=self.idle, text=text, target=target,
                                   label=self.page["kiosk_read_aloud"],
-                                  still=self.page["kiosk_still_there"])
+                                  still=self.page["kiosk_still_there"], welcome=welcome)
 
     async def show(self, reply: Reply) -> None:
         self.track(await self.place(reply))
@@ -65,7 +66,7 @@ class KioskSession(Session):
         text = wording.welcome_markdown(self.idle, self.page)
         await self.show(Reply(f"{text}\n\n{wording.counter_link(self.page)}",
                               _buttons(kiosk.kiosk_buttons(page=self.page)),
-                              marker=self.marker()))
+                              marker=self.marker(welcome=True)))
 
     def touch(self, *, activity: bool = True) -> None:
         """Restart the idle clock (and the watcher, if a dropped connection ended it)."""

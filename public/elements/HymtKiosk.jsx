@@ -9,6 +9,7 @@ export default function HymtKiosk() {
       data-lang={props.lang || ""}
       data-label={props.label || "Read aloud"}
       data-still={props.still || ""}
+      data-welcome={props.welcome ? "true" : undefined}
     >
       {props.text || ""}
     </span>

@@ -391,7 +391,8 @@ async def like_for_like(args: argparse.Namespace, checks: bool, emit) -> None:
                         profile=args.profile, vllm_args=args.vllm_args, model_path=args.model,
                         checks=checks, bench_tokens=args.tokens)
     client = CountingClient(settings)
-    translator = Translator(settings, client, policy_for(settings))
+    policy = policy_for(settings)
+    translator = Translator(settings, client, policy)
     sampling = client.sampling()
     body = {"model": "hymt", "max_tokens": args.tokens, "ignore_eos": True,
             "temperature": sampling.temperature, "top_p": sampling.top_p,
@@ -409,7 +410,8 @@ async def like_for_like(args: argparse.Namespace, checks: bool, emit) -> None:
                 await raw_pair_side(http, url, body, prompts[:conc], conc)  # its connections
                 raw = await raw_pair_side(http, url, body, prompts, conc)
                 emit({"test": "pair", "checks": checks, "concurrency": conc, "app": app,
-                      "raw": raw, **pair_verdict(app, raw)})
+                      "raw": raw, "window": policy.window_max, "lead": policy.lead,
+                      **pair_verdict(app, raw)})
     finally:
         await client.aclose()
 
@@ -465,7 +467,9 @@ def run(args: argparse.Namespace) -> None:
         "vllm_args": args.vllm_args, "model": args.model, "card": gpu_name(),
         "vllm": installed_vllm(Settings().vllm_python),
         "date": f"{started:%Y-%m-%d %H:%M} UTC", "machine": machine(), "tests": [],
-        "command": shlex.join(["python", "benchmarks/gpu.py", *sys.argv[1:]])}
+        "command": shlex.join([*(f"{k}={os.environ[k]}" for k in ("HYMT_WINDOW_LEAD",)
+                                 if k in os.environ),
+                               "python", "benchmarks/gpu.py", *sys.argv[1:]])}
 
     def save() -> None:
         report["load_average"] = [round(x, 2) for x in os.getloadavg()]
@@ -508,9 +512,12 @@ def pair_table(report: dict) -> str:
     """The like-for-like table of one run, in Markdown: per checks setting and concurrency,
     app msg/s ÷ raw req/s (or why there is none), the one-liner's P50/P95, the app's CPU per
     message and the loop's worst stall."""
+    pairs = [t for t in report["tests"] if t["test"] == "pair"]
+    window = (f" The app's window: {pairs[0]['window']} calls, and a lead of "
+              f"{pairs[0]['lead']} live calls beyond it." if pairs and "lead" in pairs[0] else "")
     head = (f"**{report['label']}{' (partial: the run stopped here)' if report['partial'] else ''}"
             f"**: {report['date']}, {report.get('card') or 'no GPU named'}, vLLM "
-            f"{report.get('vllm') or '?'}, load average {report.get('load_average')}.\n"
+            f"{report.get('vllm') or '?'}, load average {report.get('load_average')}.{window}\n"
             f"`{report['command']}`\n")
     rows = ["| checks | C | app msg/s | raw req/s | app ÷ raw | one-liner P50 / P95 | "
             "app CPU / message | worst loop stall | tokens per call (app / raw) |",

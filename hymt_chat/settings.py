@@ -90,6 +90,12 @@ class Settings(BaseSettings):
         "at once, so that nothing waits inside vLLM (the launch flags' --max-num-seqs, else 2 "
         "for a server by URL), then what its /metrics shows (hymt_chat/engine/window.py).",
     )
+    window_lead: int | None = Field(
+        default=None, ge=0,
+        description="Live messages sent beyond the window, to wait in vLLM's priority queue so "
+        "a GPU batch that ends starts the next ones at once; unset: a quarter of the window "
+        "(none under 16 slots, none with HYMT_WINDOW_MAX).",
+    )
     interactive_reserve: int = Field(
         default=1, ge=0, description="Slots documents and other background work may never take."
     )

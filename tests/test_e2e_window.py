@@ -23,7 +23,7 @@ from hymt_chat.engine.priority import BULK
 from hymt_chat.engine.translator import Translator
 from hymt_chat.engine.window import WindowState, WindowWatch, build_watch
 from hymt_chat.sidecar.capacity import engine_slots
-from tests.support.engine_double import EngineDouble
+from tests.support.engine_double import EngineDouble, running_double
 from tests.test_e2e_priority import DOCUMENT
 
 BURST = [("Bonjour, ma commande n'est pas arrivée.", "fr"),
@@ -102,3 +102,36 @@ async def test_the_window_learns_the_engines_two_slots_and_nothing_waits_in_vllm
     assert all(s.ceiling + s.probe == 2 for s in during)
     assert max(s.running for s in during if s.running is not None) == 2  # never above seqs
     assert engine.count("refused") == 0
+
+
+async def test_a_batch_that_ends_finds_the_lead_queued_in_the_engine() -> None:
+    """More live messages than the engine runs: the window fills its four slots and the lead
+    puts two more in the engine's own queue. When the batch ends, the engine starts those two
+    in its own step, before the app has read one answer or sent one call more (on a GPU, the
+    time the app takes to turn a batch over, when the card would otherwise idle)."""
+    with running_double(max_num_seqs=4, max_queued=12) as engine:
+        settings = engine.settings(checks=False)
+        policy = Policy(window_max=4, lead=2, deadline=settings.deadline,
+                        reserve=settings.interactive_reserve, ranks=settings.priorities)
+        client = ModelClient(settings)
+        translator = Translator(settings, client, policy)
+        texts = [f"Bonjour, ma commande numéro {i} n'est pas arrivée." for i in range(10)]
+        engine.set_hold(True)
+        burst = [asyncio.create_task(translator.translate(text, "en", "fr", user=f"u{i}"))
+                 for i, text in enumerate(texts)]
+        await engine.until(lambda d: (len(d.running), len(d.waiting)) == (4, 2),
+                           "four running, the lead of two waiting inside the engine")
+        assert (policy.in_flight, policy.queue_length) == (6, 4)
+        lead = {r.seq for r in engine.waiting}
+        engine.release(4)  # the batch ends
+        await engine.until(lambda d: {r.seq for r in d.running} >= lead, "the lead running")
+        first_new = min((r.started for r in engine.requests if r.seq > max(lead)
+                         and r.started is not None), default=None)
+        lead_started = max(r.started or 0 for r in engine.requests if r.seq in lead)
+        assert first_new is None or lead_started < first_new  # the engine's own step
+        engine.set_hold(False)
+        answers = await asyncio.wait_for(asyncio.gather(*burst), 60)
+        await client.aclose()
+    assert [a.text for a in answers] == texts
+    assert engine.count("refused") == 0
+    assert engine.count("finished") == len(texts)

@@ -162,3 +162,54 @@ def test_a_policy_is_built_from_its_own_settings() -> None:
         assert stamina.instrumentation.get_on_retry_hooks() == ()
     finally:
         stamina.instrumentation.set_on_retry_hooks(None)
+
+
+async def _hold(policy: Policy, n: int, klass: str) -> tuple[list[asyncio.Task[str]], asyncio.Event]:
+    """*n* calls of *klass* that stay in flight until the event is set."""
+    gate = asyncio.Event()
+
+    async def call() -> str:
+        await gate.wait()
+        return "ok"
+
+    tasks = [asyncio.create_task(policy.run(call, user=f"u{i}", klass=klass)) for i in range(n)]
+    for _ in range(3):
+        await asyncio.sleep(0)
+    return tasks, gate
+
+
+async def test_live_calls_lead_the_window_into_the_engines_queue_documents_never() -> None:
+    """The lead: live calls beyond the engine's slots wait in its own (priority) queue, so a
+    batch that ends has its successors there; background work stays within the window less
+    the reserve, and a window a 503 cut has no lead until it is whole again."""
+    policy = Policy(window_max=4, lead=2, reserve=1, retries=False)
+    live, gate = await _hold(policy, 8, "interactive")
+    assert (policy.in_flight, policy.queue_length) == (6, 2)  # 4 slots + a lead of 2
+    gate.set()
+    assert await asyncio.gather(*live) == ["ok"] * 8
+    documents, gate = await _hold(policy, 8, "bulk")
+    assert (policy.in_flight, policy.queue_length) == (3, 5)  # the window less the reserve
+    gate.set()
+    await asyncio.gather(*documents)
+    await fail_together(policy, 4, ModelBusyError)  # a 503: 4 -> 2
+    assert policy.window == 2
+    live, gate = await _hold(policy, 4, "interactive")
+    assert policy.in_flight == 2  # congestion: no lead on top
+    gate.set()
+    await asyncio.gather(*live)
+    with pytest.raises(ValueError):
+        Policy(lead=-1)
+
+
+def test_the_lead_is_a_quarter_of_the_engines_slots_unless_the_window_is_fixed() -> None:
+    try:
+        gpu = Settings(base_url="http://gpu:8000/v1", profile="h100")
+        assert (policy_for(gpu).window_max, policy_for(gpu).lead) == (64, 16)
+        assert policy_for(Settings(window_max=64)).lead == 0  # fixed means fixed
+        assert policy_for(Settings(window_max=64, window_lead=3)).lead == 3  # asked for
+        assert policy_for(Settings(window_max=3, window_lead=None)).lead == 0
+        assert policy_for(Settings(base_url="http://cpu:8000/v1")).lead == 0  # 2 slots
+        cpu = Settings(base_url="http://cpu:8000/v1", profile="cpu")
+        assert (policy_for(cpu).window_max, policy_for(cpu).lead) == (4, 0)
+    finally:
+        stamina.instrumentation.set_on_retry_hooks(None)

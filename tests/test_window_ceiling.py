@@ -241,3 +241,14 @@ def test_resize_lowers_the_floor_with_the_ceiling_and_restores_it() -> None:
         policy.resize(0)
     with pytest.raises(ValueError):
         policy.resize(2, reserve=-1)
+
+
+def test_the_policys_own_lead_waiting_in_vllm_is_not_a_full_engine() -> None:
+    """The lead waits inside vLLM on purpose (every app process its own): only more than that
+    says the engine runs fewer than the window."""
+    rules = Rules(share=2, initial=64, origin="launch flags", lead=8)
+    state = initial_state(rules)
+    state = step(state, running=64, waiting=16, rules=rules)  # two processes' leads
+    assert (state.ceiling, state.full) == (32, False)
+    state = step(state, running=48, waiting=17, rules=rules)
+    assert (state.ceiling, state.full) == (24, True)

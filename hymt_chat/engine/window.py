@@ -6,8 +6,9 @@ flags say it for a sidecar the app started; a server reached by URL says it only
 metrics (:mod:`hymt_chat.sidecar.engine_load`). Every second the watch reads them and
 :func:`next_state` (pure) decides:
 
-* **Requests wait inside vLLM**: the ceiling comes down to what runs (this process's share of
-  it, ``HYMT_APP_REPLICAS``), and the engine is marked *full* at that size.
+* **Requests wait inside vLLM**, more than the policy's *lead* (live calls it sends beyond the
+  window on purpose, every app process its own): the ceiling comes down to what runs (this
+  process's share of it, ``HYMT_APP_REPLICAS``), and the engine is marked *full* at that size.
 * **Nothing waits**: the ceiling grows back (by half, at least one, a reading) up to the most
   the engine has been seen running at once. Beyond that, only when the app has more live work
   than its window and the engine was never seen full: then *probe* slots are opened on top,
@@ -61,6 +62,7 @@ class Rules:
     """What the decisions depend on besides the readings."""
 
     share: int = 1  # app processes splitting the engine (HYMT_APP_REPLICAS)
+    lead: int = 0  # live calls each process keeps waiting inside vLLM on purpose
     initial: int = 2  # the engine's size assumed before any reading, all servers
     origin: Origin = "safe default"  # where *initial* comes from
     hold: float = HOLD
@@ -118,7 +120,7 @@ def next_state(state: WindowState, reading: EngineLoad | MetricsError, *, now: f
     running, waiting = reading.running, reading.waiting
     size = min(max(state.size, running), MAX_CEILING * rules.share)
     ceiling, full, probe = state.ceiling, state.full, 0
-    if waiting > 0:
+    if waiting > rules.lead * rules.share:
         ceiling, full = rules.of(running), True
     else:
         target = rules.of(size)
@@ -234,7 +236,8 @@ def describe(policy: Policy, state: WindowState | None, origin: Origin = "settin
     the engine's last reading when there is one; a problem in words with no address (anyone
     may ask ``/health``: the details are in the log and ``doctor``)."""
     out: dict[str, object] = {"now": policy.window, "max": policy.window_max,
-                              "reserve": policy.reserve, "in_flight": policy.in_flight,
+                              "reserve": policy.reserve, "lead": policy.lead,
+                              "in_flight": policy.in_flight,
                               "origin": state.origin if state else origin}
     if state is not None:
         if state.running is not None:
@@ -250,7 +253,7 @@ def build_watch(settings: Settings, policy: Policy, *, interval: float = INTERVA
                 clock: Callable[[], float] = time.monotonic) -> WindowWatch:
     """A watch over *policy* for the server *settings* name (not started)."""
     total, origin = engine_total(settings)
-    rules = Rules(share=settings.app_replicas, initial=total, origin=origin)
+    rules = Rules(share=settings.app_replicas, initial=total, origin=origin, lead=policy.lead)
     stands_for = settings.replicas if settings.base_url else 1
 
     async def read(http: httpx.AsyncClient) -> EngineLoad:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,3 +105,20 @@ def test_a_run_that_dies_leaves_a_partial_table_and_stops_its_server(
     assert "**dies (partial: the run stopped here)**" in page.read_text()
     assert "| off | 64 | 95.0 | 100.0 |" in page.read_text()
     assert json.loads((tmp_path / "out" / "dies.json").read_text())["partial"] is True
+
+
+def test_the_lead_benchmark_runs_the_app_and_raw_on_its_stepped_stand_in(tmp_path: Path) -> None:
+    """``benchmarks/lead.py`` end to end at its smallest: the stand-in process, the app with
+    two leads and raw on the same prompts, and the page with a ratio for each."""
+    root = Path(__file__).resolve().parent.parent
+    page = tmp_path / "lead.md"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "benchmarks")])}
+    done = subprocess.run(
+        [sys.executable, "benchmarks/lead.py", "--rounds", "1", "--per-user", "2", "--conc", "8",
+         "--seqs", "4", "--tokens", "3", "--step-ms", "2", "--leads", "0,2", "--page", str(page)],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = page.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| 8 |"))
+    assert row.count("**") == 4, row  # a ratio for each lead: like work on both sides
+    assert "4 sequences" in text and "`python benchmarks/lead.py --rounds 1" in text

@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import datetime as dt
 import shlex
+import signal
 import sys
 import tempfile
 import time
@@ -48,9 +49,19 @@ LINES = [(text, source) for text, source, target in MESSAGES
          if target == "en" and source not in ("fr", "en")]
 
 
+def _shown(tab: Tab, meta: str) -> list[str]:
+    """The outputs of the messages whose line says *meta*, in the order they came: a new
+    message, or a long job's progress line that became its result (an update)."""
+    outputs: dict[str, str] = {}
+    for event, data in tab.events:
+        if (event in ("new_message", "update_message") and isinstance(data, dict)
+                and meta in (data.get("output") or "")):
+            outputs[data.get("id") or str(len(outputs))] = data["output"]
+    return list(outputs.values())
+
+
 def _answers(tab: Tab, meta: str) -> int:
-    return len([1 for event, data in tab.events if event == "new_message"
-                and isinstance(data, dict) and meta in (data.get("output") or "")])
+    return len(_shown(tab, meta))
 
 
 async def _answered(tab: Tab, meta: str, before: int, timeout: float = 900) -> None:
@@ -89,8 +100,7 @@ async def run(url: str, args: argparse.Namespace) -> dict[str, object]:
         under = await one_liners(tab, args.messages)
         await _answered(tab, "French → English", before)
         doc_seconds = time.monotonic() - started
-        answer = [d["output"] for e, d in tab.events if e == "new_message"
-                  and isinstance(d, dict) and "French → English" in (d.get("output") or "")][-1]
+        answer = _shown(tab, "French → English")[-1]
         after = await one_liners(tab, args.messages)  # alone again: a shared machine drifts
     return {"alone": alone + after, "under": under, "doc_seconds": doc_seconds,
             "doc_whole": "not translated" not in answer,
@@ -108,7 +118,8 @@ def report(args: argparse.Namespace, runs: list[dict[str, object]], server: str)
                     f"{float(np.median(under)):.2f} | {p95:.2f} | "
                     f"**{p95 / median:.2f}×** | {r['doc_seconds']:.0f} s, "
                     f"{'whole' if r['doc_whole'] else 'PARTS MISSING'} |")
-    command = "PYTHONPATH=. .venv/bin/python benchmarks/own_tab.py " + shlex.join(sys.argv[1:])
+    command = ("PYTHONPATH=. .venv/bin/python benchmarks/own_tab.py "
+               + shlex.join(sys.argv[1:])).rstrip()
     return "\n".join([
         f"# Own tab: a one-liner while the same tab's document translates ({dt.date.today()})",
         "",
@@ -141,6 +152,8 @@ async def main(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
+    # `timeout` and Ctrl-C alike: unwind, so that the app and the server started are stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--messages", type=int, default=6)
     parser.add_argument("--paragraphs", type=int, default=40)

@@ -460,6 +460,7 @@ def run(args: argparse.Namespace) -> None:
     mid-way leaves what it measured, marked partial, and the server it started stopped."""
     started = dt.datetime.now(dt.UTC)
     before = gpu_used_mib()
+    lead = [f"HYMT_WINDOW_LEAD={v}"] if (v := os.environ.get("HYMT_WINDOW_LEAD")) else []
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report: dict[str, object] = {
@@ -467,9 +468,7 @@ def run(args: argparse.Namespace) -> None:
         "vllm_args": args.vllm_args, "model": args.model, "card": gpu_name(),
         "vllm": installed_vllm(Settings().vllm_python),
         "date": f"{started:%Y-%m-%d %H:%M} UTC", "machine": machine(), "tests": [],
-        "command": shlex.join([*(f"{k}={os.environ[k]}" for k in ("HYMT_WINDOW_LEAD",)
-                                 if k in os.environ),
-                               "python", "benchmarks/gpu.py", *sys.argv[1:]])}
+        "command": shlex.join(lead + ["python", "benchmarks/gpu.py", *sys.argv[1:]])}
 
     def save() -> None:
         report["load_average"] = [round(x, 2) for x in os.getloadavg()]

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _server import _free_port
 from _workload import machine
 from aiohttp import web
 from gpu import CountingClient, app_pair_side, pair_verdict, raw_pair_side
@@ -116,12 +117,6 @@ def _serve(port: int, seqs: int, step: float) -> None:
         await steps()
 
     asyncio.run(main())
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # --- the rounds ------------------------------------------------------------------------------

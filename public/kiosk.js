@@ -198,7 +198,7 @@
     if (!marker.hasAttribute("data-welcome") || marker.hasAttribute("data-seen")) return;
     marker.setAttribute("data-seen", "true");
     if (hasConversation()) return;
-    if (document.querySelectorAll('[data-step-type="assistant_message"]').length > 1) return;
+    if (answersShown() > 1) return;
     clock.reset(Date.now());
     hideWarning();
   }
@@ -228,6 +228,10 @@
     if (el) el.removeAttribute("data-open");
   }
 
+  function answersShown() {
+    return document.querySelectorAll('[data-step-type="assistant_message"]').length;
+  }
+
   function hasConversation() {
     return !!document.querySelector('[data-step-type="user_message"]');
   }
@@ -253,7 +257,7 @@
     var now = Date.now();
     if (synth && synth.speaking) clock.touch(now); // listening is using the kiosk
     clock.follow(now, !!document.getElementById("stop-button"),  // Chainlit's Stop: a task runs
-                 document.querySelectorAll('[data-step-type="assistant_message"]').length);
+                 answersShown());
     if (!hasConversation() && !clock.dirty) return;
     var state = clock.state(now);
     if (state === "expired") {

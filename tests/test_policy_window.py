@@ -173,7 +173,9 @@ async def _hold(policy: Policy, n: int, klass: str) -> tuple[list[asyncio.Task[s
         return "ok"
 
     tasks = [asyncio.create_task(policy.run(call, user=f"u{i}", klass=klass)) for i in range(n)]
-    for _ in range(3):
+    for _ in range(1000):  # loop turns, not time: each call in flight or queued
+        if policy.in_flight + policy.queue_length == n:
+            break
         await asyncio.sleep(0)
     return tasks, gate
 

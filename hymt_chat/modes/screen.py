@@ -77,6 +77,8 @@ class Reply:
     buttons: tuple[Button, ...] = ()
     files: tuple[Attachment, ...] = ()
     marker: dict[str, object] | None = None
+    sound: Attachment | None = None  # the answer read aloud by the server's voice (WAV)
+    play: bool = False  # start the sound at once (the kiosk reads every answer aloud)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +127,11 @@ class Screen(Protocol):
     """Where a session's output goes: one chat tab."""
 
     async def send(self, reply: Reply) -> Shown: ...
+
+    async def heard(self, text: str) -> Shown:
+        """What the person said into the microphone, shown as their own message (they may
+        edit it, as a typed one)."""
+        ...
 
     async def settings(self, fields: Sequence[Field]) -> None: ...
 

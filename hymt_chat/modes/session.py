@@ -47,10 +47,14 @@ from hymt_chat.service.metrics import Metrics
 from hymt_chat.service.ratelimit import RateLimiter
 from hymt_chat.service.readiness import Readiness
 from hymt_chat.settings import Settings
+from hymt_chat.speech.audio import Samples
+from hymt_chat.speech.listening import Utterances
+from hymt_chat.speech.recognizer import Transcript
+from hymt_chat.speech.service import Speech
 from hymt_chat.store.audit import AuditLog
 from hymt_chat.text import formats, values
 from hymt_chat.text.segments import estimate_tokens
-from hymt_chat.words.said import Said, said
+from hymt_chat.words.said import Code, Said, said
 
 __all__ = ["BUTTONS", "KEPT_JOBS", "Job", "Kept", "Services", "Session", "Upload"]
 
@@ -60,7 +64,8 @@ log = logging.getLogger("hymt_chat.session")
 KEPT_JOBS = 20  # jobs kept per session for the Retry / Swap buttons
 # Every button a mode shows (the app routes each to the session's :meth:`Session.button`).
 BUTTONS = ("retry", "retry_rest", "swap", "translate_into", "kiosk_target", "room_close",
-           "cancel_job", "correct", "desk_take", "desk_open", "room_send_anyway", "room_edit")
+           "cancel_job", "correct", "desk_take", "desk_open", "room_send_anyway", "room_edit",
+           "listen")
 # The background job the current task runs (its progress line carries that job's Cancel).
 _JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hymt_job", default=None)
 # The current task's progress line whose work is done: the next reply it shows replaces it.
@@ -81,6 +86,7 @@ class Services:
     rooms: Rooms | None = None  # the agents' rooms (None: no rooms in this process)
     desk: Desk | None = None  # the support desk's queue (None: no desk in this process)
     audit_log: AuditLog | None = None  # who read, corrected, took over (None: not recorded)
+    speech: Speech | None = None  # the voice: a mic and answers read aloud (None: none)
 
     def __post_init__(self) -> None:
         # Load the detector's profiles and the value tables now, at the app's start, not inside
@@ -171,6 +177,8 @@ class Session:
         self.jobs: dict[str, asyncio.Task[None]] = {}  # background jobs by id, for their Cancel
         self.stopped: set[asyncio.Task[Any]] = set()  # cancelled by Stop: said, with Retry
         self.lock = asyncio.Lock()  # short messages: one at a time, in order
+        self.listening: Utterances | None = None  # the live microphone's utterances
+        self.hearing: asyncio.Task[None] | None = None  # the newest utterance being heard
         # The context this session was opened in (the UI's, e.g. Chainlit's session): output
         # that another connection causes (a room guest's message) is shown from within it.
         self._context = contextvars.copy_context()
@@ -206,10 +214,98 @@ class Session:
         return True
 
     async def message(self, text: str, command: str | None, *, uploads: Sequence[Upload] = (),
-                      shown: Shown | None = None) -> None:
+                      shown: Shown | None = None, spoken: str | None = None) -> None:
         """A message typed (with the composer's *command*, its *uploads*; *shown* is the message
-        on screen, which the kiosk takes away again)."""
+        on screen, which the kiosk takes away again), or said in the language *spoken*."""
         raise NotImplementedError
+
+    # --- voice ------------------------------------------------------------------------------
+
+    async def audio_start(self, rate: int) -> bool:
+        """The microphone opened (16-bit PCM at *rate* Hz follows): listen, or say in one line
+        why voice is unavailable (typing goes on)."""
+        speech = self.services.speech
+        if speech is None or not speech.enabled:
+            return False
+        if await speech.ready() is not None:
+            await self.say(said("voice_unavailable"))
+            return False
+        self.listening = speech.utterances(rate)
+        self.touch()
+        return True
+
+    async def audio_chunk(self, data: bytes) -> None:
+        """A piece of the stream: each utterance that ends in it is heard, in order."""
+        if self.listening is None:
+            return
+        self.touch()
+        for utterance in self.listening.feed(data):
+            self._hear(utterance)
+
+    async def audio_end(self) -> None:
+        """The microphone closed: the utterance under way is heard; nothing at all, said."""
+        listening, self.listening = self.listening, None
+        if listening is None:
+            return
+        last = listening.flush()
+        if last is not None:
+            self._hear(last)
+        elif not listening.heard_any:
+            await self.say(said("voice_no_speech"))
+
+    def _hear(self, samples: Samples) -> None:
+        previous = self.hearing
+        self.hearing = asyncio.get_running_loop().create_task(self._heard(samples, previous))
+        self.inline.add(self.hearing)
+        self.hearing.add_done_callback(self.inline.discard)
+
+    async def _heard(self, samples: Samples, previous: asyncio.Task[None] | None) -> None:
+        if previous is not None:  # one utterance after the other, as they were said
+            await asyncio.wait([previous])
+        speech = self.services.speech
+        assert speech is not None
+        try:
+            transcript = await speech.hear(samples, self.spoken_hint())
+        except HymtError as err:
+            await self.say_error(err)
+            return
+        await self.spoken(transcript)
+
+    def spoken_hint(self) -> str | None:
+        """The language the speaker is known to speak, if any (None: Whisper detects it)."""
+        return None
+
+    async def spoken(self, transcript: Transcript) -> None:
+        """What was said: shown as the speaker's own message, then taken as typed text whose
+        source is the language it was spoken in."""
+        shown = await self.screen.heard(transcript.text)
+        await self.message(transcript.text, None, shown=shown, spoken=transcript.language)
+
+    async def read_aloud(self, text: str, code: str) -> Attachment | None:
+        """*text* in the server's voice for *code* (None: voice off, or no voice reads it)."""
+        speech = self.services.speech
+        sound = await speech.speak(text, code) if speech is not None else None
+        return None if sound is None else Attachment(f"{code}.wav", sound.wav, "audio/wav")
+
+    def listen_button(self, text: str, code: str) -> tuple[Button, ...]:
+        """"Listen" under an answer a server voice can read (the browser may have none)."""
+        speech = self.services.speech
+        if speech is None or speech.voice_for(code) is None:
+            return ()
+        return (Button("listen", self.page["voice_listen"], {"text": text, "target": code},
+                       "volume-2"),)
+
+    async def listen(self, payload: object) -> None:
+        if not isinstance(payload, Mapping):
+            return
+        text, code = payload.get("text"), find_language(payload.get("target"))
+        if not isinstance(text, str) or code is None:
+            return
+        sound = await self.read_aloud(text, code.code)
+        if sound is None:
+            await self.say(said("voice_none", language=Code(code.code)))
+            return
+        await self.show(Reply("", sound=sound, play=True))
 
     async def button(self, name: str, payload: object, label: str,
                      remove: Callable[[], Awaitable[object]]) -> None:
@@ -221,6 +317,8 @@ class Session:
         elif name == "cancel_job":
             await remove()
             await self.cancel_job(payload)
+        elif name == "listen":
+            await self.listen(payload)
 
     async def execute(self, job: Job) -> None:
         raise NotImplementedError

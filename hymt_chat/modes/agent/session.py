@@ -214,7 +214,7 @@ class AgentSession(Session):
         await self.save()
 
     async def message(self, text: str, command: str | None, *, uploads: Sequence[Upload] = (),
-                      shown: Shown | None = None) -> None:
+                      shown: Shown | None = None, spoken: str | None = None) -> None:
         """A command (free), or a message to translate (charged by size); while a correction
         is asked for, the message is the correction (a command cancels it)."""
         if self._correcting is not None:

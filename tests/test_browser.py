@@ -551,10 +551,12 @@ def kiosk_app(tmp_path_factory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def patient_kiosk(tmp_path_factory) -> Iterator[str]:
     """The phrasebook kiosk with an idle time no step of a loaded host comes near: a slow
-    answer must not start the screen afresh in the middle of a conversation under test."""
+    answer must not start the screen afresh in the middle of a conversation under test. Its
+    server has no voice: "Read aloud" is the browser's own (test_voice_browser.py has the
+    server's)."""
     with running_double(answer=BOOK) as double, \
             double_app(double, tmp_path_factory.mktemp("patient"), HYMT_WINDOW_MAX="2",
-                       HYMT_KIOSK_IDLE_SECONDS="3600") as url:
+                       HYMT_KIOSK_IDLE_SECONDS="3600", HYMT_SPEECH="false") as url:
         yield url
 
 

@@ -180,8 +180,7 @@ class KioskSession(Session):
         sound = await self.read_aloud(result.text, result.target)
         voice = self.services.speech.voice_for(result.target) if self.services.speech else None
         if sound is not None and voice is not None:
-            read_by = self.page.say(said("voice_read_by", voice=voice))
-            meta = f"{meta} · {wording.escape_markdown(read_by)}"
+            meta = f"{meta} · {self.page.say(said('voice_read_by', voice=voice))}"
         await self.show(Reply(
             with_warnings(wording.answer_markdown(result.text, meta), result.warnings,
                           self.page),

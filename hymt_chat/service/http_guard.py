@@ -58,11 +58,13 @@ def page_policy(nonce: str, *, allow_framing: bool = False) -> str:
     files and the inline ones it wrote (nonce); no plugins, no foreign forms or frames.
 
     'unsafe-eval' is what Chainlit needs: it compiles custom elements (public/elements/*.jsx,
-    the kiosk's) in the browser. An injected inline script still does not run (no nonce).
+    the kiosk's) in the browser. blob: is its microphone's: the audio worklet that records is
+    loaded from a blob the page makes itself (a worklet falls under script-src). An injected
+    inline script still does not run (no nonce).
     """
     policy = [
         "default-src 'self'",
-        f"script-src 'self' 'nonce-{nonce}' 'unsafe-eval'",
+        f"script-src 'self' 'nonce-{nonce}' 'unsafe-eval' blob:",
         "style-src 'self' 'unsafe-inline'",  # React sets style attributes
         "img-src 'self' data: blob:",
         "font-src 'self' data:",

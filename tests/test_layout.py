@@ -14,7 +14,8 @@ PACKAGE = ROOT / "hymt_chat"
 # The line UI → modes → service → engine → sidecar/store → lang/text/words/errors → settings: a
 # module imports its own layer or those below it, never one above (an error names its sentence
 # in the catalogs' words, which name languages).
-RANKS = {"cli": 6, "room": 6, "api": 6, "modes": 5, "service": 4, "engine": 3, "sidecar": 2,
+RANKS = {"cli": 6, "room": 6, "api": 6, "modes": 5, "service": 4, "engine": 3, "speech": 3,
+         "sidecar": 2,
          "store": 2,
          "lang": 1, "text": 1, "words": 1, "errors": 1,
          "settings": 0, "__init__": 0}

@@ -15,6 +15,7 @@ import av
 import numpy as np
 import numpy.typing as npt
 
+from hymt_chat.errors import HymtError
 from hymt_chat.speech.errors import AudioTooBigError, AudioTooLongError, BadAudioError
 
 __all__ = ["RATE", "Samples", "decode", "from_pcm16", "seconds", "to_wav"]
@@ -65,6 +66,8 @@ def decode(data: bytes, *, max_bytes: int, max_seconds: float) -> Samples:
                     parts.append(block)
             for out in resampler.resample(None):
                 parts.append(out.to_ndarray().reshape(-1))
+    except HymtError:
+        raise
     except (av.error.FFmpegError, ValueError, IndexError, EOFError) as err:
         raise BadAudioError(f"the recording could not be decoded: {err}").saying(
             "voice_bad_audio") from err

@@ -29,9 +29,10 @@ from hymt_chat.speech.model_files import fetch_command, model_folder
 __all__ = ["EmbeddedRecognizer", "Recognizer", "RemoteRecognizer", "Transcript", "our_language"]
 
 log = logging.getLogger("hymt_chat.speech")
-# Below this average log-probability per token Whisper is guessing (its own transcribe()
-# treats -1.0 as a failed decode); no_speech_prob above 0.6 is its own silence threshold.
-_UNCLEAR_LOGPROB = -1.0
+# Below this average log-probability per token the words are guesses: Whisper's own -1.0 only
+# asks for another decoding at a higher temperature (espeak's French comes out near -1.1 and
+# mostly right); no_speech_prob above 0.6 is its own silence threshold.
+_UNCLEAR_LOGPROB = -1.5
 _NO_SPEECH = 0.6
 
 
@@ -118,9 +119,23 @@ class EmbeddedRecognizer:
         if logprob < _UNCLEAR_LOGPROB:
             raise UnclearSpeechError(f"speech too unclear (avg log-probability {logprob:.2f})"
                                      ).saying("voice_unclear")
-        language = hint if hint is not None else our_language(info.language)
+        language = hint if hint is not None else self._language(info)
         return Transcript(text, language, 1.0 if hint else float(info.language_probability),
                           float(heard))
+
+    @staticmethod
+    def _language(info: Any) -> str:
+        """The detected language, if it is one of the 38 and more likely than all the others
+        together (a Swedish sentence came out as English at 0.30, Swedish and Norwegian close
+        behind: then it is not one of ours, whatever the top guess)."""
+        code = our_language(info.language)
+        outside = sum(p for lang, p in info.all_language_probs or ()
+                      if find_language(lang) is None)
+        if outside > info.language_probability:
+            raise UnheardLanguageError(
+                f"speech more likely outside the 38 ({outside:.2f}) than {code} "
+                f"({info.language_probability:.2f})").saying("voice_language")
+        return code
 
     async def transcribe(self, samples: Samples, hint: str | None = None) -> Transcript:
         return await asyncio.get_running_loop().run_in_executor(

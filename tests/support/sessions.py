@@ -60,10 +60,16 @@ class RecordingScreen:
     forgotten: int = 0
     placeholder: str | None = None  # what the composer's empty box says
     signals: list[dict[str, object]] = field(default_factory=list)  # for the tab's own script
+    spoken: list[str] = field(default_factory=list)  # what the microphone heard, as shown
 
     async def send(self, reply: Reply) -> Shown:
         self.shown.append(Shown(reply))
         return self.shown[-1]
+
+    async def heard(self, text: str) -> Shown:
+        """What was said into the microphone, as the speaker's own message."""
+        self.spoken.append(text)
+        return Shown(Reply(text))
 
     async def settings(self, fields: Any) -> None:
         self.panels.append(list(fields))

@@ -253,3 +253,31 @@ async def test_without_a_speech_model_the_microphone_says_one_line_and_typing_wo
         "Voice is unavailable right now; typing works as usual.")
     await session.message("Bonjour tout le monde, comment allez-vous aujourd'hui ?", None)
     assert "French → English" in screen.last().markdown
+
+
+async def test_an_answer_offers_listen_and_listen_sends_the_servers_reading(stub, tmp_path,
+                                                                          speech):
+    session, screen = _spoken_to(stub, tmp_path, speech)
+    await session.start()
+    await session.settings_changed({"source": "auto", "target": "es"})
+    await session.message("Good morning, everyone. The train leaves at nine.", None)
+    answer = screen.last()
+    listen = [b for b in answer.buttons if b.name == "listen"]
+    assert len(listen) == 1 and listen[0].payload["target"] == "es"
+    await session.button("listen", listen[0].payload, listen[0].label, _nothing)
+    sound = screen.last().sound
+    assert sound is not None and sound.mime == "audio/wav" and screen.last().play
+    with wave.open(io.BytesIO(sound.content)) as read:
+        assert read.getnframes() / read.getframerate() > 0.5
+
+
+async def test_no_listen_where_no_server_voice_reads_the_language(stub, tmp_path, speech):
+    session, screen = _spoken_to(stub, tmp_path, speech)
+    await session.start()
+    await session.settings_changed({"source": "auto", "target": "km"})
+    await session.message("Good morning, everyone. The train leaves at nine.", None)
+    assert [b for b in screen.last().buttons if b.name == "listen"] == []
+
+
+async def _nothing() -> None:
+    """A button's remove(): Listen stays (it may be pressed again)."""

@@ -1,4 +1,4 @@
-"""`hymt-chat serve-model` and `hymt-chat up`."""
+"""`hymt-chat serve-model`, `hymt-chat serve-speech` and `hymt-chat up`."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from hymt_chat.sidecar.endpoint import Endpoint, state_file, write_state
 from hymt_chat.sidecar.fleet import Fleet, FleetPlan, plan_fleet
 from hymt_chat.sidecar.launch import Launch, plan_launch
 from hymt_chat.sidecar.private import make_private
+from hymt_chat.sidecar.speech_server import plan_speech
 from hymt_chat.sidecar.supervisor import Supervisor
 from hymt_chat.sidecar.warm import WARM_TEXT, WarmUp, warm_up_for
 
@@ -205,6 +206,43 @@ def cmd_serve_model(args: argparse.Namespace) -> int:
         state_file(settings).unlink(missing_ok=True)
 
 
+def cmd_serve_speech(args: argparse.Namespace) -> int:
+    """A Whisper server for the app's voice, supervised as serve-model's vLLM is; it prints
+    the settings that point the app at it."""
+    settings = Settings()  # --port is the speech server's, not HYMT_PORT (the model's)
+    plan = plan_speech(settings, model=args.model, host=args.host, port=args.port,
+                       check=not args.dry_run)
+    if args.dry_run:
+        print(plan.spec.shell_line())
+        return 0
+    for line in plan.spec.dropped:
+        _say(line)
+    make_private(settings.cache_dir)  # its log
+    stop = _Stop()
+
+    def on_state(state: str) -> None:
+        if state in ("restarting", "ready") and runner.restarts:
+            _say(f"the speech server is {state} (restarts so far: {runner.restarts})")
+
+    runner = Supervisor(plan.spec, health_url=f"{plan.endpoint.root}/health",
+                        log_path=plan.log_path, on_state=on_state, name="vLLM (Whisper)")
+    stop.runners.append(runner)
+    _say(f"starting the speech server ({plan.model}); log: {plan.log_path}")
+    try:
+        runner.start(timeout=settings.startup_timeout)
+    except SidecarError:
+        if stop.event.is_set():
+            return 0
+        raise
+    _say("speech server ready; give the app:")
+    print(f"HYMT_SPEECH_URL={plan.endpoint.base_url}", flush=True)
+    print(f"HYMT_SPEECH_SERVED_MODEL={plan.endpoint.model}", flush=True)
+    stop.event.wait()
+    _say("stopping the speech server…")
+    runner.stop()
+    return 0
+
+
 def _model_env(settings: Settings, model: Model) -> dict[str, str]:
     """What the app replicas need to find the model we serve (and its state file)."""
     launch = model.launch
@@ -279,6 +317,15 @@ def add_sidecar_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
                    help="N vLLM servers (GPUs split between them) behind vllm-router on --port")
     p.add_argument("--dry-run", action="store_true", help="print the command(s) and exit")
     p.set_defaults(func=cmd_serve_model)
+
+    p = sub.add_parser("serve-speech", help="launch and supervise a vLLM server of Whisper "
+                                             "for the app's voice (HYMT_SPEECH_URL)")
+    p.add_argument("--model", default=None,
+                   help="Whisper model folder or hub name (default openai/whisper-large-v3-turbo)")
+    p.add_argument("--port", type=int, default=None, help="default 8011")
+    p.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
+    p.add_argument("--dry-run", action="store_true", help="print the command and exit")
+    p.set_defaults(func=cmd_serve_speech)
 
     p = sub.add_parser("up", help="start the model sidecar and the chat app")
     p.add_argument("--profile", default=None)

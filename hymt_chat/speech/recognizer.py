@@ -174,7 +174,8 @@ class RemoteRecognizer:
                 response_format="verbose_json", **kwargs)
         except OpenAIError as err:
             raise SpeechUnavailableError(f"the speech server failed: {err}") from err
-        text = (answer.text or "").strip()
+        # vLLM joins its segments with a space and each keeps Whisper's own leading one.
+        text = " ".join((answer.text or "").split())
         if not text:
             raise NoSpeechError("no speech was heard").saying("voice_no_speech")
         language = hint if hint is not None else our_language(str(answer.language or ""))

@@ -39,7 +39,7 @@ from hymt_chat.service import auth, history, logs, web
 from hymt_chat.service.nonblocking import drop_blocking_sleep
 from hymt_chat.settings import get_settings
 from hymt_chat.sidecar.private import make_private
-from presenter import Screen, first_naming, name_from, own_stop, profiles_shown, starters_shown
+from presenter import Screen, first_naming, name_from, own_controls, profiles_shown, starters_shown
 
 # Chainlit sleeps 1 ms in every Message/Step constructor, on the event loop (benchmarks/app_ceiling).
 drop_blocking_sleep(*(importlib.import_module(f"chainlit.{m}") for m in ("message", "step")))
@@ -78,9 +78,10 @@ web.add_routes(server, SETTINGS, readiness=RUNTIME.readiness, metrics=RUNTIME.me
                window=RUNTIME.window, demo=SERVICES.demo, notice=wording.DEMO_NOTICE,
                sign_in=HISTORY)
 PAGE_WORDS = PageWords()  # the guests' words, from the catalogs
-room_page.mount(server, RUNTIME.rooms, SETTINGS, PAGE_WORDS)  # /room/<token>: their own phone
-counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, PAGE_WORDS)
-desk_page.mount(server, RUNTIME.desk, SETTINGS, PAGE_WORDS)  # /desk: visitors start here
+room_page.mount(server, RUNTIME.rooms, SETTINGS, PAGE_WORDS, speech=RUNTIME.speech)  # phones
+counter.mount(server, SERVICES.translator, SERVICES.limiter, SETTINGS, PAGE_WORDS,
+              speech=RUNTIME.speech)
+desk_page.mount(server, RUNTIME.desk, SETTINGS, PAGE_WORDS, speech=RUNTIME.speech)  # visitors
 # Several replicas: the desk's queue and its conversations' talk shared through Redis.
 RELAY = DeskRelay(RUNTIME.desk, RUNTIME.rooms, SETTINGS.redis_url) if SETTINGS.redis_url else None
 RELAY_TASK: list[asyncio.Task[None]] = []  # the relay's listener, held for the process
@@ -264,28 +265,8 @@ async def button(action: cl.Action) -> None:
 
 for _name in BUTTONS:
     cl.action_callback(_name)(button)
-own_stop(sio, lambda: _session().stop())  # Stop: the session says what stopped, with Retry
-
-
-# --- voice: Chainlit's microphone streams 16-bit PCM; the session cuts it into utterances ----
-
-AUDIO_RATE = int(getattr(cl_config.features.audio, "sample_rate", 24000))
-cl_config.features.audio.enabled = SETTINGS.speech  # the mic button, only with voice on
-
-
-@cl.on_audio_start
-async def audio_start() -> bool:
-    return await _session().audio_start(AUDIO_RATE)
-
-
-@cl.on_audio_chunk
-async def audio_chunk(chunk: cl.InputAudioChunk) -> None:
-    await _session().audio_chunk(chunk.data)
-
-
-@cl.on_audio_end
-async def audio_end() -> None:
-    await _session().audio_end()
+# Stop (the session says what stopped, with Retry) and the mic (it hears each utterance).
+own_controls(sio, _session, microphone=SETTINGS.speech)
 
 
 @cl.on_window_message

@@ -8,6 +8,7 @@ from typing import Any
 
 import chainlit as cl
 from chainlit.config import ChainlitConfigOverrides, FeaturesSettings, SpontaneousFileUploadFeature
+from chainlit.config import config as cl_config
 from chainlit.context import init_ws_context
 from chainlit.input_widget import InputWidget, Select, Switch
 from chainlit.logger import logger
@@ -20,9 +21,10 @@ from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes import profiles as modes
 from hymt_chat.modes.page_text import PageText
 from hymt_chat.modes.screen import Button, Choice, Field, Reply
+from hymt_chat.modes.session import Session
 
 __all__ = ["NO_UPLOADS", "Screen", "first_naming", "name_from", "name_thread", "named",
-           "own_stop", "profiles_shown", "starters_shown"]
+           "own_controls", "profiles_shown", "starters_shown"]
 
 # A profile's config overrides for a mode that takes no file: no paperclip on its page.
 NO_UPLOADS = ChainlitConfigOverrides(features=FeaturesSettings(
@@ -91,7 +93,13 @@ async def name_thread(name: str) -> None:
                                                         "thread_id": thread})
 
 
-def own_stop(sio: AsyncServer, stop: Callable[[], object]) -> None:
+def own_controls(sio: AsyncServer, session: Callable[[], Session], *, microphone: bool) -> None:
+    """The composer's controls that the tab's *session* answers: Stop, and the microphone."""
+    _own_stop(sio, lambda: session().stop())
+    _own_microphone(microphone, session)
+
+
+def _own_stop(sio: AsyncServer, stop: Callable[[], object]) -> None:
     """The composer's Stop, in place of Chainlit's socket handler, whose first act is to say
     "Task manually stopped." in its own words: *stop* (the session's, which says what was
     stopped, with Retry), then the task Chainlit names cancelled like Chainlit does."""
@@ -106,6 +114,27 @@ def own_stop(sio: AsyncServer, stop: Callable[[], object]) -> None:
             task.cancel()
 
     sio.on("stop", handler)  # python-socketio keeps one handler per event: ours
+
+
+def _own_microphone(enabled: bool, session: Callable[[], Session]) -> None:
+    """Chainlit's microphone (the composer's button, only when *enabled*) into the tab's
+    *session*: it streams 16-bit PCM at the configured rate, and the session cuts the stream
+    into utterances with its own voice activity detector."""
+    cl_config.features.audio.enabled = enabled
+    rate = int(cl_config.features.audio.sample_rate)
+
+    async def start() -> bool:
+        return await session().audio_start(rate)
+
+    async def chunk(piece: cl.InputAudioChunk) -> None:
+        await session().audio_chunk(piece.data)
+
+    async def end() -> None:
+        await session().audio_end()
+
+    cl.on_audio_start(start)
+    cl.on_audio_chunk(chunk)
+    cl.on_audio_end(end)
 
 
 def _action(button: Button) -> cl.Action:

@@ -214,7 +214,7 @@ def test_each_half_of_the_counter_speaks_its_side_s_language(browser, tmp_path):
         expect(right.locator("textarea")).to_have_attribute("placeholder",
                                                             catalog("es").group("guest")["placeholder"])
         assert right.get_attribute("lang") == "es"
-        assert right.locator("button").get_attribute("aria-label") == catalog("es").group("guest")["send"]
+        assert right.locator("button[type=submit]").get_attribute("aria-label") == catalog("es").group("guest")["send"]
         left.locator("textarea").fill("駅はどこですか？")
         left.locator("textarea").press("Enter")
         expect(right.locator(".msg.theirs .orig")).to_have_text("Japonés: 駅はどこですか？")

@@ -6,6 +6,11 @@ With agents configured (``HYMT_AGENTS``) both need a signed-in agent, as the cha
 door (:class:`~hymt_chat.service.web_guard.Guard`) refuses them otherwise and names the agent
 in the connection's state. A screen's words are charged to that agent, else to the client's
 address — the chat's own allowance, at what they cost (:mod:`hymt_chat.modes.cost`).
+
+Each side has its own mic: its recording (``{"type": "voice", "side": "a", "audio": <base64>,
+"mime": …}``) is heard in that side's language and then said as if typed; a recording that
+gives no words is an ``error`` event with the ``voice_*`` key that says why
+(:mod:`~hymt_chat.room.voice`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse
 
 from hymt_chat.engine.translator import Translator
+from hymt_chat.errors import HymtError
 from hymt_chat.modes.counter import Counter, Side
+from hymt_chat.room import voice
 from hymt_chat.room.inflight import InFlight
 from hymt_chat.room.page import (
     HELLO_SECONDS,
@@ -33,12 +40,13 @@ from hymt_chat.service.ratelimit import Cost, RateLimiter
 from hymt_chat.service.web import to_front
 from hymt_chat.service.web_guard import signed_in
 from hymt_chat.settings import Settings
+from hymt_chat.speech.service import Speech
 
 __all__ = ["mount"]
 
 
 def _page(settings: Settings, sides: dict[str, tuple[str, dict[str, str]]],
-          defaults: dict[str, str]) -> str:
+          defaults: dict[str, str], speech: Speech | None = None) -> str:
     """Each half speaks its side's language (its words: :mod:`hymt_chat.room.words`)."""
     configs = {side: page_config(lang, words) for side, (lang, words) in sides.items()}
     title = " · ".join(dict.fromkeys(c["words"]["counter_title"]  # type: ignore[index]
@@ -46,13 +54,15 @@ def _page(settings: Settings, sides: dict[str, tuple[str, dict[str, str]]],
     return render_page("counter.html", {"defaults": defaults, "sides": configs,
                                         "languages": configs["a"]["languages"],
                                         "idle": settings.kiosk_idle_seconds,
-                                        "max_chars": settings.max_input_chars},
+                                        "max_chars": settings.max_input_chars,
+                                        "voice": voice.voice_on(speech)},
                        {"title": html.escape(title)})
 
 
 def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, settings: Settings,
-          words: PageWords | None = None) -> None:
-    """Add the counter's routes in front of Chainlit's catch-all page."""
+          words: PageWords | None = None, speech: Speech | None = None) -> None:
+    """Add the counter's routes in front of Chainlit's catch-all page (*speech*: the app's
+    voice, None for a counter without mics)."""
     page_words = words or PageWords()
 
     @server.get("/counter", include_in_schema=False)
@@ -61,7 +71,7 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
         first = settings.default_target if guess in (None, "zh") else guess
         second = "zh" if first != "zh" else "en"
         sides = {"a": await page_words.words(first), "b": await page_words.words(second)}
-        return HTMLResponse(_page(settings, sides, {"a": first, "b": second}),
+        return HTMLResponse(_page(settings, sides, {"a": first, "b": second}, speech),
                             headers={"Cache-Control": "no-store"})
 
     to_front(server)
@@ -82,6 +92,27 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
             with contextlib.suppress(WebSocketDisconnect, RuntimeError):
                 await websocket.send_json(await counter.say(side, text))
 
+        async def refuse(side: Side, key: str, text: str) -> None:
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+                await websocket.send_json({"type": "error", "side": side, "key": key,
+                                           "text": text})
+
+        async def spoken(side: Side, frame: dict[str, object]) -> None:
+            """A side's recording, heard in that side's language, then said as typed."""
+            try:
+                heard = await voice.hear_frame(speech, frame, counter.languages[side])
+            except HymtError as err:  # InputError, or SpeechUnavailableError
+                await refuse(side, voice.problem_key(err), str(err))
+                return
+            await say(side, heard.text)
+
+        async def listening(side: Side) -> None:
+            """A side's mic opened: the model loads now; voice that cannot work is said."""
+            problem = ("voice is off" if speech is None or not speech.enabled
+                       else await speech.ready())
+            if problem is not None:
+                await refuse(side, "voice_unavailable", problem)
+
         try:
             hello = await asyncio.wait_for(read_object(websocket), HELLO_SECONDS)
             both: tuple[Side, Side] = ("a", "b")
@@ -95,6 +126,10 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
                 side: Side = "a" if raw == "a" else "b"
                 if incoming.get("type") == "say" and isinstance(incoming.get("text"), str):
                     await saying.start(say(side, incoming["text"]))
+                elif incoming.get("type") == "voice":
+                    await saying.start(spoken(side, incoming))
+                elif incoming.get("type") == "listening":
+                    await saying.start(listening(side))
                 elif incoming.get("type") == "language":
                     code = counter.set_language(side, incoming.get("code"))
                     await websocket.send_json({"type": "language", "side": side, "code": code})

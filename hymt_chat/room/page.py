@@ -4,11 +4,12 @@ No sign-in: the long random token is the key, and it leads to one room only. The
 the guest's language — the one they write in once known, else their browser's
 (Accept-Language) — every word of it, notices and errors included (:mod:`~hymt_chat.room.words`);
 the guest picks the language they write in, and the page then speaks that. Over the websocket
-a guest can say things, pick a language and say that they are typing — nothing else: no
-command, glossary, history or other room is reachable from here. A guest's messages are charged
-to the guest's own allowance, their address (as the chat would charge them). Each carries the
-page's id for it: the page sends it again after a reconnect until it comes back as a message
-(the server was away), and the room takes each id once.
+a guest can say things (typed, in a photo, or spoken: :mod:`~hymt_chat.room.voice`), pick a
+language and say that they are typing — nothing else: no command, glossary, history or other
+room is reachable from here. A guest's messages are charged to the guest's own allowance,
+their address (as the chat would charge them). Each carries the page's id for it: the page
+sends it again after a reconnect until it comes back as a message (the server was away), and
+the room takes each id once.
 
 The link is the key to the room, and the customer may carry it to another device: a page opened
 there takes the conversation over (:meth:`~hymt_chat.modes.room.Room.join`), and the page it
@@ -37,15 +38,17 @@ from urllib.parse import urlencode
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from hymt_chat.errors import InputError
+from hymt_chat.errors import HymtError, InputError
 from hymt_chat.lang.languages import find_language
 from hymt_chat.lang.page_locale import browser_language
 from hymt_chat.modes import documents
 from hymt_chat.modes.room import Room, RoomError, Rooms
+from hymt_chat.room import voice
 from hymt_chat.room.inflight import InFlight
 from hymt_chat.room.words import PageWords, page_config, text_direction
 from hymt_chat.service.web import peer_key, to_front
 from hymt_chat.settings import Settings
+from hymt_chat.speech.service import Speech
 from hymt_chat.text import formats
 
 __all__ = ["HELLO_SECONDS", "BadFrame", "browser_language", "mount", "read_object",
@@ -108,9 +111,9 @@ def render_page(name: str, config: dict[str, object], fields: dict[str, str]) ->
 
 
 def _page(lang: str, words: dict[str, str], *, token: str, language: str | None,
-          max_chars: int) -> str:
+          max_chars: int, speech: Speech | None) -> str:
     return render_page("guest.html", {**page_config(lang, words), "token": token,
-                                      "language": language},
+                                      "language": language, "voice": voice.voice_on(speech)},
                        {"lang": lang, "dir": text_direction(lang),
                         "title": html.escape(words["title"]), "max_chars": str(max_chars)})
 
@@ -150,9 +153,10 @@ def _to_replica(request: Request, token: str, settings: Settings) -> Response | 
 
 
 def mount(server: FastAPI, rooms: Rooms, settings: Settings,
-          words: PageWords | None = None) -> None:
+          words: PageWords | None = None, speech: Speech | None = None) -> None:
     """Add the guest's routes in front of Chainlit's catch-all page (*words*: the pages'
-    words; without a translator, only the table's languages)."""
+    words; without a translator, only the table's languages; *speech*: the app's voice, None
+    for a page without a mic)."""
     words = words or PageWords()
 
     @server.get("/room/words/{code}", include_in_schema=False)
@@ -177,7 +181,7 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings,
         language = room.conv.customer_language or guess
         lang, said = await words.words(language)  # the language they write in, else the browser's
         return HTMLResponse(_page(lang, said, token=token, language=language,
-                                  max_chars=settings.max_input_chars),
+                                  max_chars=settings.max_input_chars, speech=speech),
                             headers={"Cache-Control": "no-store"})
 
     to_front(server)
@@ -190,7 +194,17 @@ def mount(server: FastAPI, rooms: Rooms, settings: Settings,
         except RoomError as err:  # the page says it in the guest's language, by the code
             await _close(websocket, 4410 if err.known else 4404, str(err))
             return
-        await _serve(websocket, room, socket_payer(websocket), settings.max_input_chars)
+        await _serve(websocket, room, socket_payer(websocket), settings.max_input_chars,
+                     speech)
+
+    to_front(server)
+
+    # Added last, so that it stands ahead of ``/room/{token}`` (each route goes to the front).
+    @server.get("/room/voice.js", include_in_schema=False)
+    async def voice_script() -> Response:
+        """The visitors' pages' recorder (the guest page, the desk's, the counter)."""
+        return Response(voice.script(), media_type="text/javascript; charset=utf-8",
+                        headers={"Cache-Control": "no-cache"})
 
     to_front(server)
 
@@ -220,8 +234,44 @@ async def _picture_says(room: Room, guest: str, payer: str, frame: dict[str, Any
     await room.guest_says(guest, doc.text, payer)
 
 
+async def _voice_says(room: Room, guest: str, payer: str, frame: dict[str, Any],
+                      queue: asyncio.Queue[dict[str, Any]], speech: Speech | None) -> None:
+    """A guest's recording (``{"type": "voice", "audio": <base64>, "mime": …, "id": …}``):
+    the words heard are their message, as if typed; a recording that gives none is said to
+    them alone (a ``voice_*`` key: no speech, unclear, not a language of ours, refused,
+    unavailable), and the conversation goes on."""
+    if room.refusal() or guest not in room.guests:
+        return  # the room ended, or this device lost its place: the recogniser is not woken
+    ref = _ref(frame.get("id"))
+    # The language they write in; else the page's (theirs, or their browser's).
+    chosen = find_language(frame.get("language") or "") if isinstance(
+        frame.get("language"), str) else None
+    hint = room.conv.customer_language or (chosen.code if chosen is not None else None)
+    try:
+        heard = await voice.hear_frame(speech, frame, hint)
+    except HymtError as err:  # InputError, or SpeechUnavailableError: typing goes on
+        queue.put_nowait({"type": "error", "key": voice.problem_key(err), "text": str(err),
+                          "ref": ref})
+        return
+    await room.guest_says(guest, heard.text, payer, ref)
+
+
+async def _listening(room: Room, guest: str, queue: asyncio.Queue[dict[str, Any]],
+                     speech: Speech | None) -> None:
+    """The guest's mic opened: the agent reads that they are typing (they are, by voice), and
+    the model loads now rather than after they spoke; voice that cannot work is said at once."""
+    await room.guest_typing(guest)
+    problem = "voice is off" if speech is None or not speech.enabled else await speech.ready()
+    if problem is not None:
+        queue.put_nowait({"type": "error", "key": "voice_unavailable", "text": problem})
+
+
+def _ref(value: object) -> str | None:
+    return value if isinstance(value, str) and _MESSAGE_ID.match(value) else None
+
+
 async def _serve(websocket: WebSocket, room: Room, payer: str,
-                 max_chars: int = 200_000) -> None:
+                 max_chars: int = 200_000, speech: Speech | None = None) -> None:
     """One guest connection: hello, then events out and messages in, until either side ends."""
     try:
         hello = await asyncio.wait_for(read_object(websocket), HELLO_SECONDS)
@@ -257,11 +307,14 @@ async def _serve(websocket: WebSocket, room: Room, payer: str,
         while not sender.done():
             incoming = await read_object(websocket)
             if incoming.get("type") == "say" and isinstance(incoming.get("text"), str):
-                ref = incoming.get("id")
-                ref = ref if isinstance(ref, str) and _MESSAGE_ID.match(ref) else None
-                await saying.start(room.guest_says(guest, incoming["text"], payer, ref))
+                await saying.start(room.guest_says(guest, incoming["text"], payer,
+                                                   _ref(incoming.get("id"))))
             elif incoming.get("type") == "picture":  # read by OCR, beside the messages
                 await saying.start(_picture_says(room, guest, payer, incoming, queue, max_chars))
+            elif incoming.get("type") == "voice":  # heard by the recogniser, beside them too
+                await saying.start(_voice_says(room, guest, payer, incoming, queue, speech))
+            elif incoming.get("type") == "listening":
+                await saying.start(_listening(room, guest, queue, speech))
             elif incoming.get("type") == "typing":  # throttled by the room
                 await room.guest_typing(guest)
             elif incoming.get("type") == "language":

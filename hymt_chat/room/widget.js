@@ -1,7 +1,9 @@
 /* hymt-chat's support desk widget: <script src="https://chat.example/desk/widget.js" async></script>
    A "Chat with us" button that opens the app's own /desk page in a frame. It loads nothing else,
    writes no inline <script> or <style> (styles are set through the CSSOM, which a strict CSP
-   allows): the host page only needs script-src and frame-src for the app's origin.
+   allows): the host page only needs script-src and frame-src for the app's origin. The frame may
+   use the microphone (the desk's mic button); a host page whose Permissions-Policy forbids it
+   keeps typing only.
    On a phone (a window up to 640 px wide) the desk opens as a sheet over the whole page, the
    close button above it; wider, as a panel over the page's corner, above the button. */
 (function () {
@@ -53,6 +55,9 @@
           "position": "fixed", "z-index": "2147483646", "box-sizing": "border-box",
           "background": "#fff"});
         frame.id = "hymt-desk-frame"; frame.title = label;
+        // The visitor may speak instead of type: a frame of another origin gets the microphone
+        // only when its page delegates it (the browser still asks the visitor first).
+        frame.allow = "microphone";
         frame.src = origin + "/desk";
         document.body.appendChild(frame);
       }

@@ -1,0 +1,136 @@
+/* hymt-chat's recorder for the visitors' pages (the room's guest page, the desk's start page, the
+   counter): a mic button records one utterance and hands it over whole, to be sent as
+   {"type": "voice", "audio": <base64>, "mime": ...}.
+
+   The page needs no "send" tap: a small voice activity detector (an AnalyserNode's RMS level)
+   ends the recording after a pause that follows speech. A press of the button ends it too, and
+   it never runs past a minute or the size the server takes (hymt_chat/room/voice.py). What the
+   browser records is its own choice (WebM/Opus in Chromium and Firefox, MP4/AAC in Safari): the
+   server decodes any of them.
+
+   hymtVoice.attach(button, {state: fn(recording), send: fn(base64, mime), problem: fn(key)})
+   problem's keys are the guest words: "no_microphone" (none, or not allowed), "voice_refused". */
+(function () {
+  "use strict";
+  var QUIET_MS = 800;  // a pause this long after speech ends the utterance
+  var LONGEST_MS = 60000;
+  var SILENT_MS = 10000;  // nothing heard yet: sent anyway, the server says what it hears
+  var MAX_BYTES = 4 << 20;  // the server's own cap (voice.MAX_RECORDING_BYTES)
+  var SPEECH_LEVEL = 0.015;  // RMS of speech near a phone: about -36 dBFS
+  var TICK_MS = 50;
+  var TYPES = ["audio/webm;codecs=opus", "audio/webm", "audio/ogg;codecs=opus", "audio/mp4"];
+
+  function recordable() {
+    return !!(window.MediaRecorder && navigator.mediaDevices &&
+              navigator.mediaDevices.getUserMedia);
+  }
+  function pickType() {
+    if (typeof MediaRecorder.isTypeSupported !== "function") return "";
+    for (var i = 0; i < TYPES.length; i++) {
+      if (MediaRecorder.isTypeSupported(TYPES[i])) return TYPES[i];
+    }
+    return "";  // the browser's own default
+  }
+  function release(stream, context) {
+    if (stream) stream.getTracks().forEach(function (t) { t.stop(); });
+    if (context && context.state !== "closed") context.close().catch(function () {});
+  }
+
+  function attach(button, on) {
+    var take = null;  // the utterance under way: {stop: fn(send)}
+    button.setAttribute("aria-pressed", "false");
+    function state(recording) {
+      button.setAttribute("aria-pressed", recording ? "true" : "false");
+      on.state(recording);
+    }
+    function begin() {
+      if (!recordable()) { on.problem("no_microphone"); return; }
+      // Made in the tap itself: a context made after the permission prompt may stay suspended.
+      var Context = window.AudioContext || window.webkitAudioContext;
+      var context = null;
+      try { context = Context ? new Context() : null; } catch (e) { context = null; }
+      var t = take = {stopped: false, send: false};
+      t.stop = function (send) { t.stopped = true; t.send = send; };
+      state(true);
+      navigator.mediaDevices.getUserMedia({audio: {echoCancellation: true, noiseSuppression: true,
+                                                    autoGainControl: true}})
+        .then(function (stream) {
+          if (t.stopped) {  // Stop pressed while the browser asked: nothing to send
+            release(stream, context); if (take === t) take = null; state(false); return;
+          }
+          record(t, stream, context);
+        }, function () {
+          release(null, context); if (take === t) take = null; state(false);
+          on.problem("no_microphone");
+        });
+    }
+    function record(t, stream, context) {
+      var type = pickType(), recorder;
+      try {
+        recorder = type ? new MediaRecorder(stream, {mimeType: type}) : new MediaRecorder(stream);
+      } catch (e) {
+        release(stream, context); take = null; state(false); on.problem("no_microphone"); return;
+      }
+      var chunks = [], size = 0, heard = false, quietSince = 0, began = Date.now(), floor = -1;
+      var analyser = null, samples = null, timer = null;
+      if (context) {
+        try {
+          analyser = context.createAnalyser(); analyser.fftSize = 2048;
+          context.createMediaStreamSource(stream).connect(analyser);
+          samples = new Float32Array(analyser.fftSize);
+          if (context.state === "suspended") context.resume().catch(function () {});
+        } catch (e) { analyser = null; }
+      }
+      recorder.ondataavailable = function (e) {
+        if (!e.data || !e.data.size) return;
+        chunks.push(e.data); size += e.data.size;
+        if (size > MAX_BYTES * 0.9) t.stop(true);  // what there is still fits the server's cap
+      };
+      recorder.onstop = function () {
+        clearInterval(timer); release(stream, context);
+        if (take === t) take = null;
+        state(false);
+        if (!t.send) return;
+        var blob = new Blob(chunks, {type: recorder.mimeType || type || "audio/webm"});
+        if (!blob.size || blob.size > MAX_BYTES) { on.problem("voice_refused"); return; }
+        var reader = new FileReader();
+        reader.onload = function () {
+          on.send(String(reader.result).replace(/^data:[^,]*,/, ""), blob.type);
+        };
+        reader.onerror = function () { on.problem("voice_refused"); };
+        reader.readAsDataURL(blob);
+      };
+      t.stop = function (send) {
+        if (t.stopped) return;
+        t.stopped = true; t.send = send;
+        if (recorder.state !== "inactive") recorder.stop();
+      };
+      recorder.start(250);
+      timer = setInterval(function () {
+        var now = Date.now();
+        if (now - began > LONGEST_MS || (!heard && now - began > SILENT_MS)) { t.stop(true); return; }
+        if (!analyser) return;
+        analyser.getFloatTimeDomainData(samples);
+        var sum = 0;
+        for (var i = 0; i < samples.length; i++) sum += samples[i] * samples[i];
+        var level = Math.sqrt(sum / samples.length);
+        // The room's own noise: falls at once, rises slowly (speech never becomes the floor).
+        floor = floor < 0 || level < floor ? level : floor + (level - floor) * 0.002;
+        if (level >= Math.max(SPEECH_LEVEL, floor * 3)) { heard = true; quietSince = 0; }
+        else if (heard) {
+          if (!quietSince) quietSince = now;
+          else if (now - quietSince >= QUIET_MS) t.stop(true);
+        }
+      }, TICK_MS);
+    }
+    button.addEventListener("click", function () {
+      if (take) take.stop(true); else begin();
+    });
+    return {
+      recording: function () { return take !== null; },
+      cancel: function () { if (take) take.stop(false); }  // the page closed, or was reset
+    };
+  }
+
+  window.hymtVoice = {attach: attach};
+})();

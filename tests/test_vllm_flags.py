@@ -101,7 +101,7 @@ def test_every_flag_the_launcher_passes_has_its_version_in_the_table(variant):
 
 def test_gpu_setup_installs_a_vllm_that_has_every_flag():
     gpu_input = (ROOT / "requirements" / "sidecar-gpu.in").read_text()  # setup.sh's GPU lock
-    assert f"vllm{GPU_VLLM_RANGE}\n" in gpu_input
+    assert f"vllm[audio]{GPU_VLLM_RANGE}\n" in gpu_input  # [audio]: serve-speech's Whisper
     floor = parse_version(GPU_VLLM_RANGE.split(",")[0].lstrip(">="))
     assert floor is not None and floor >= max(s.since for s in VLLM_FLAGS.values())
 

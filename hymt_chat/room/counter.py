@@ -11,6 +11,10 @@ Each side has its own mic: its recording (``{"type": "voice", "side": "a", "audi
 "mime": …}``) is heard in that side's language and then said as if typed; a recording that
 gives no words is an ``error`` event with the ``voice_*`` key that says why
 (:mod:`~hymt_chat.room.voice`).
+
+Each message carries a ``ref``: the other half's Listen button asks for it by that number
+(``{"type": "speak", "ref": n}``) where the browser has no voice of its language; the socket
+reads only its own last answers (:data:`ANSWERS_KEPT`), never a text the page sends.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import itertools
+from collections import OrderedDict
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse
@@ -42,7 +48,9 @@ from hymt_chat.service.web_guard import signed_in
 from hymt_chat.settings import Settings
 from hymt_chat.speech.service import Speech
 
-__all__ = ["mount"]
+__all__ = ["ANSWERS_KEPT", "mount"]
+
+ANSWERS_KEPT = 50  # a screen's last answers that Listen can still ask the server to read
 
 
 def _page(settings: Settings, sides: dict[str, tuple[str, dict[str, str]]],
@@ -55,7 +63,8 @@ def _page(settings: Settings, sides: dict[str, tuple[str, dict[str, str]]],
                                         "languages": configs["a"]["languages"],
                                         "idle": settings.kiosk_idle_seconds,
                                         "max_chars": settings.max_input_chars,
-                                        "voice": voice.voice_on(speech)},
+                                        "voice": voice.voice_on(speech),
+                                        "server_voices": voice.server_voices(speech)},
                        {"title": html.escape(title)})
 
 
@@ -87,10 +96,30 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
 
         counter = Counter(translator, user=f"counter:{id(websocket)}", charge=charge)
         saying = InFlight()  # one side's long paste does not hold the other side's line
+        reading = voice.OneAtATime()
+        numbers = itertools.count(1)
+        answers: OrderedDict[int, tuple[str, str]] = OrderedDict()  # ref: (text, language)
 
         async def say(side: Side, text: str) -> None:
+            event = await counter.say(side, text)
+            if event["type"] == "message":  # what the other half reads, kept for Listen
+                event["ref"] = ref = next(numbers)
+                answers[ref] = ((event["translation"], event["target"])
+                                if event["translation"] is not None
+                                else (event["original"], event["source"]))
+                while len(answers) > ANSWERS_KEPT:
+                    answers.popitem(last=False)
             with contextlib.suppress(WebSocketDisconnect, RuntimeError):
-                await websocket.send_json(await counter.say(side, text))
+                await websocket.send_json(event)
+
+        async def read_aloud(side: Side, ref: object) -> None:
+            """One of this screen's answers read aloud, for the *side* that pressed Listen."""
+            kept = answers.get(ref) if isinstance(ref, int) else None
+            frame = (await voice.sound(speech, *kept, ref) if kept is not None else
+                     {"type": "error", "key": "listen_unavailable", "ref": ref,
+                      "text": "no answer of this screen has that number"})
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+                await websocket.send_json({**frame, "side": side})
 
         async def refuse(side: Side, key: str, text: str) -> None:
             with contextlib.suppress(WebSocketDisconnect, RuntimeError):
@@ -130,6 +159,12 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
                     await saying.start(spoken(side, incoming))
                 elif incoming.get("type") == "listening":
                     await saying.start(listening(side))
+                elif incoming.get("type") == "speak":
+                    if not reading.start(read_aloud(side, incoming.get("ref"))):
+                        await websocket.send_json({
+                            "type": "error", "side": side, "key": "listen_unavailable",
+                            "ref": incoming.get("ref"),
+                            "text": "one answer is read aloud at a time"})
                 elif incoming.get("type") == "language":
                     code = counter.set_language(side, incoming.get("code"))
                     await websocket.send_json({"type": "language", "side": side, "code": code})
@@ -139,5 +174,6 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
             return  # the screen was reset, closed or went quiet: nothing to keep
         finally:
             saying.cancel()
+            reading.cancel()
 
     to_front(server)

@@ -5,7 +5,7 @@ the guest's language — the one they write in once known, else their browser's
 (Accept-Language) — every word of it, notices and errors included (:mod:`~hymt_chat.room.words`);
 the guest picks the language they write in, and the page then speaks that. Over the websocket
 a guest can say things (typed, in a photo, or spoken: :mod:`~hymt_chat.room.voice`), pick a
-language and say that they are typing — nothing else: no command, glossary, history or other
+language, say that they are typing and have an agent's message read aloud — nothing else: no command, glossary, history or other
 room is reachable from here. A guest's messages are charged to the guest's own allowance,
 their address (as the chat would charge them). Each carries the page's id for it: the page
 sends it again after a reconnect until it comes back as a message (the server was away), and
@@ -113,7 +113,8 @@ def render_page(name: str, config: dict[str, object], fields: dict[str, str]) ->
 def _page(lang: str, words: dict[str, str], *, token: str, language: str | None,
           max_chars: int, speech: Speech | None) -> str:
     return render_page("guest.html", {**page_config(lang, words), "token": token,
-                                      "language": language, "voice": voice.voice_on(speech)},
+                                      "language": language, "voice": voice.voice_on(speech),
+                                      "server_voices": voice.server_voices(speech)},
                        {"lang": lang, "dir": text_direction(lang),
                         "title": html.escape(words["title"]), "max_chars": str(max_chars)})
 
@@ -266,6 +267,24 @@ async def _listening(room: Room, guest: str, queue: asyncio.Queue[dict[str, Any]
         queue.put_nowait({"type": "error", "key": "voice_unavailable", "text": problem})
 
 
+async def _read_aloud(room: Room, frame: dict[str, Any], queue: asyncio.Queue[dict[str, Any]],
+                      speech: Speech | None) -> None:
+    """``{"type": "speak", "ref": <seq>}``: an agent's message of this room, read as the guest
+    sees it (its translation, else the original), never a text the page sends."""
+    ref = frame.get("ref")
+    found = next((m for m in room.history if m.seq == ref and m.who == "agent"), None) if (
+        isinstance(ref, int) and not isinstance(ref, bool)) else None
+    if found is None:
+        queue.put_nowait({"type": "error", "key": "listen_unavailable", "ref": ref,
+                          "text": "no message of yours has that number"})
+        return
+    if found.translation is not None:
+        text, code = found.translation, found.target
+    else:
+        text, code = found.original, found.source or room.conv.agent_language
+    queue.put_nowait(await voice.sound(speech, text, code, ref))
+
+
 def _ref(value: object) -> str | None:
     return value if isinstance(value, str) and _MESSAGE_ID.match(value) else None
 
@@ -303,6 +322,7 @@ async def _serve(websocket: WebSocket, room: Room, payer: str,
 
     sender = asyncio.create_task(send_events())
     saying = InFlight()  # a guest's long message does not hold their next one
+    reading = voice.OneAtATime()
     try:
         while not sender.done():
             incoming = await read_object(websocket)
@@ -315,6 +335,11 @@ async def _serve(websocket: WebSocket, room: Room, payer: str,
                 await saying.start(_voice_says(room, guest, payer, incoming, queue, speech))
             elif incoming.get("type") == "listening":
                 await saying.start(_listening(room, guest, queue, speech))
+            elif incoming.get("type") == "speak":
+                if not reading.start(_read_aloud(room, incoming, queue, speech)):
+                    queue.put_nowait({"type": "error", "key": "listen_unavailable",
+                                      "ref": incoming.get("ref"),
+                                      "text": "one message is read aloud at a time"})
             elif incoming.get("type") == "typing":  # throttled by the room
                 await room.guest_typing(guest)
             elif incoming.get("type") == "language":
@@ -328,6 +353,7 @@ async def _serve(websocket: WebSocket, room: Room, payer: str,
         pass  # the guest left; the room keeps its history
     finally:
         room.leave(guest, queue)
+        reading.cancel()
         sender.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await sender

@@ -9,7 +9,14 @@
    server decodes any of them.
 
    hymtVoice.attach(button, {state: fn(recording), send: fn(base64, mime), problem: fn(key)})
-   problem's keys are the guest words: "no_microphone" (none, or not allowed), "voice_refused". */
+   problem's keys are the guest words: "no_microphone" (none, or not allowed), "voice_refused".
+
+   Listen (speech out): hymtVoice.listen(text, lang, label, serverVoices, ask) is a received
+   message's 🔊 button, or null where nothing can read *lang*. It reads in the browser's own voice
+   of that language (never another language's: public/kiosk.js's rule); else it calls ask(), and
+   the page sends {"type": "speak", "ref": ...} and hands the server's {"type": "sound"} to
+   hymtVoice.play(container, frame). hymtVoice.onVoices(fn): the browser's voices arrived (they
+   load late in Chromium), so the page draws its buttons again. */
 (function () {
   "use strict";
   var QUIET_MS = 800;  // a pause this long after speech ends the utterance
@@ -132,5 +139,71 @@
     };
   }
 
-  window.hymtVoice = {attach: attach};
+  // --- Listen -------------------------------------------------------------------------------
+
+  var synth = window.speechSynthesis || null;
+  var ALIASES = {fil: "tl", iw: "he", "in": "id", ji: "yi"};
+  function normTag(tag) {
+    var parts = String(tag || "").replace(/_/g, "-").toLowerCase().split("-");
+    if (ALIASES[parts[0]]) parts[0] = ALIASES[parts[0]];
+    return parts.join("-");
+  }
+  // The same rule as public/kiosk.js's pickVoice: the exact tag first, then the same language
+  // (a voice on the device before a network one, then the default one), else none.
+  function pickVoice(voices, tag) {
+    var want = normTag(tag), primary = want.split("-")[0];
+    if (!primary || !voices || !voices.length) return null;
+    var exact = null, same = [];
+    for (var i = 0; i < voices.length; i++) {
+      var have = normTag(voices[i].lang);
+      if (have === want && !exact) exact = voices[i];
+      if (have.split("-")[0] === primary) same.push(voices[i]);
+    }
+    if (exact) return exact;
+    if (!same.length) return null;
+    same.sort(function (a, b) {
+      return (b.localService ? 2 : 0) + (b["default"] ? 1 : 0) -
+        ((a.localService ? 2 : 0) + (a["default"] ? 1 : 0));
+    });
+    return same[0];
+  }
+  function browserVoice(lang) {
+    try { return synth ? pickVoice(synth.getVoices(), lang) : null; } catch (e) { return null; }
+  }
+  function listen(text, lang, label, serverVoices, ask) {
+    var own = browserVoice(lang);
+    if (!text || (!own && (serverVoices || []).indexOf(lang) < 0)) return null;
+    var button = document.createElement("button");
+    button.type = "button"; button.className = "listen"; button.textContent = "🔊";
+    button.title = label; button.setAttribute("aria-label", label);
+    button.addEventListener("click", function () {
+      var voice = browserVoice(lang);
+      if (voice) {
+        synth.cancel();
+        var said = new SpeechSynthesisUtterance(text);
+        said.voice = voice; said.lang = voice.lang; synth.speak(said);
+        return;
+      }
+      button.disabled = true;  // until the sound (or a refusal) comes back
+      ask();
+    });
+    return button;
+  }
+  // The server's WAV in the message's own <audio>, played at once (the tap allowed sound).
+  function play(container, frame) {
+    var button = container.querySelector("button.listen");
+    if (button) button.disabled = false;
+    if (frame.type !== "sound") return;
+    var audio = container.querySelector("audio");
+    if (!audio) { audio = document.createElement("audio"); container.appendChild(audio); }
+    audio.src = "data:" + (frame.mime || "audio/wav") + ";base64," + frame.audio;
+    var started = audio.play();
+    if (started && started.catch) started.catch(function () { audio.controls = true; });
+  }
+  function onVoices(fn) {
+    if (synth && synth.addEventListener) synth.addEventListener("voiceschanged", fn);
+  }
+
+  window.hymtVoice = {attach: attach, listen: listen, play: play, pickVoice: pickVoice,
+                      onVoices: onVoices};
 })();

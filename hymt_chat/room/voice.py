@@ -5,17 +5,25 @@ whole, in base64, beside its typed messages: ``{"type": "voice", "audio": <base6
 "audio/webm;codecs=opus"}``. What was said then goes the way typed text goes; a recording that
 is refused is said on the page as one of the guest words ``voice_*`` (:func:`problem_key`), and
 the conversation goes on.
+
+Speech out: a received message's Listen button reads it in the browser's own voice of its
+language, else asks the server by the message's id (``{"type": "speak", "ref": …}``); the
+server reads only a message it sent there, one at a time per socket, and answers
+``{"type": "sound", "ref": …, "audio": <base64 WAV>, "mime": "audio/wav"}`` (:func:`sound`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import functools
+from collections.abc import Coroutine
 from importlib import resources
 from typing import Any
 
 from hymt_chat.errors import HymtError, InputError
+from hymt_chat.lang.languages import LANGUAGES
 from hymt_chat.speech.errors import (
     NoSpeechError,
     SpeechUnavailableError,
@@ -25,8 +33,8 @@ from hymt_chat.speech.errors import (
 from hymt_chat.speech.recognizer import Transcript
 from hymt_chat.speech.service import Speech
 
-__all__ = ["MAX_RECORDING_BYTES", "VOICE_FRAME_CHARS", "VoiceRefusedError", "hear_frame",
-           "problem_key", "script", "voice_on"]
+__all__ = ["MAX_RECORDING_BYTES", "VOICE_FRAME_CHARS", "OneAtATime", "VoiceRefusedError",
+           "hear_frame", "problem_key", "script", "server_voices", "sound", "voice_on"]
 
 # A minute of Opus is about 250 kB: 4 MiB leaves room for a browser that records AAC or a
 # higher bitrate, and its base64 stays under the socket's frame cap (web.frame_cap, 8 MB), so an
@@ -75,6 +83,44 @@ async def hear_frame(speech: Speech | None, frame: dict[str, Any],
     except (binascii.Error, ValueError):
         raise VoiceRefusedError("The recording is not base64.") from None
     return await speech.hear_file(data, hint)
+
+
+def server_voices(speech: Speech | None) -> list[str]:
+    """The languages the server reads aloud: a page shows Listen for them even where the
+    browser has no voice of its own."""
+    if speech is None or not speech.enabled:
+        return []
+    return [lang.code for lang in LANGUAGES if speech.voice_for(lang.code) is not None]
+
+
+async def sound(speech: Speech | None, text: str, code: str, ref: object) -> dict[str, Any]:
+    """A message read aloud, as the frame that carries it; an ``error`` frame (with the
+    ``ref``) where no server voice reads *code* or the voice failed: the text stays on screen."""
+    spoken = await speech.speak(text, code) if speech is not None else None
+    if spoken is None:
+        return {"type": "error", "key": "listen_unavailable", "ref": ref,
+                "text": f"no server voice reads {code!r} now"}
+    return {"type": "sound", "ref": ref, "mime": "audio/wav",
+            "audio": base64.b64encode(spoken.wav).decode("ascii")}
+
+
+class OneAtATime:
+    """A socket's reading aloud: one synthesis at a time, so a page cannot pile work onto the
+    server's voices (one process per reading); a second ask meanwhile is refused, not queued."""
+
+    def __init__(self) -> None:
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self, work: Coroutine[Any, Any, None]) -> bool:
+        if self._task is not None and not self._task.done():
+            work.close()
+            return False
+        self._task = asyncio.get_running_loop().create_task(work)
+        return True
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
 
 
 @functools.cache

@@ -118,6 +118,9 @@ GUEST: dict[str, str] = _named([
        'Voice is unavailable right now; typing works as usual.'),
     N_('guest|no_microphone',
        'This browser gave no microphone. Allow it in the browser, or type.'),
+    # the button that plays a received message aloud
+    N_('guest|listen',
+       'Listen'),
 ])
 
 CHAT: dict[str, str] = _named([

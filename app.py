@@ -207,7 +207,7 @@ if HISTORY:  # Chainlit lists and resumes threads per signed-in user: history ne
     @cl.data_layer
     def history_layer() -> SQLAlchemyDataLayer:
         cls = history.skip_writes_when(SQLAlchemyDataLayer, _unkept)
-        cls = history.refuse_erased(history.unnamed_after(cls, BUTTONS))
+        cls = history.refuse_erased(history.unnamed_after(cls, (*BUTTONS, "audio")))
         layer = cls(conninfo=SETTINGS.history_url)
         history.adapt_sqlite(layer.engine)
         return layer

@@ -263,7 +263,11 @@ async def test_an_answer_offers_listen_and_listen_sends_the_servers_reading(stub
     await session.message("Good morning, everyone. The train leaves at nine.", None)
     answer = screen.last()
     listen = [b for b in answer.buttons if b.name == "listen"]
-    assert len(listen) == 1 and listen[0].payload["target"] == "es"
+    assert len(listen) == 1 and set(listen[0].payload) == {"key"}  # never the text itself
+    # A payload the browser made up is not read aloud: the server reads only what it said.
+    await session.button("listen", {"text": "Anything at all", "target": "es"}, "Listen",
+                         _nothing)
+    assert screen.last().sound is None and "expired" in screen.last().markdown
     await session.button("listen", listen[0].payload, listen[0].label, _nothing)
     sound = screen.last().sound
     assert sound is not None and sound.mime == "audio/wav" and screen.last().play

@@ -63,6 +63,7 @@ K = TypeVar("K")
 log = logging.getLogger("hymt_chat.session")
 KEPT_JOBS = 20  # jobs kept per session for the Retry / Swap buttons
 # Every button a mode shows (the app routes each to the session's :meth:`Session.button`).
+_UNHEARD_MAX = 3  # utterances of one tab waiting to be heard (30 s of speech each at most)
 BUTTONS = ("retry", "retry_rest", "swap", "translate_into", "kiosk_target", "room_close",
            "cancel_job", "correct", "desk_take", "desk_open", "room_send_anyway", "room_edit",
            "listen")
@@ -179,6 +180,7 @@ class Session:
         self.lock = asyncio.Lock()  # short messages: one at a time, in order
         self.listening: Utterances | None = None  # the live microphone's utterances
         self.hearing: asyncio.Task[None] | None = None  # the newest utterance being heard
+        self.unheard = 0  # utterances taken and not yet heard (bounded: _UNHEARD_MAX)
         # The context this session was opened in (the UI's, e.g. Chainlit's session): output
         # that another connection causes (a room guest's message) is shown from within it.
         self._context = contextvars.copy_context()
@@ -254,22 +256,34 @@ class Session:
             await self.say(said("voice_no_speech"))
 
     def _hear(self, samples: Samples) -> None:
+        if self.unheard >= _UNHEARD_MAX:  # a stream faster than anyone speaks: not queued
+            log.warning("utterance dropped: %d still waiting to be heard", self.unheard)
+            return
         previous = self.hearing
+        self.unheard += 1
         self.hearing = asyncio.get_running_loop().create_task(self._heard(samples, previous))
         self.inline.add(self.hearing)
         self.hearing.add_done_callback(self.inline.discard)
 
     async def _heard(self, samples: Samples, previous: asyncio.Task[None] | None) -> None:
-        if previous is not None:  # one utterance after the other, as they were said
-            await asyncio.wait([previous])
-        speech = self.services.speech
-        assert speech is not None
         try:
-            transcript = await speech.hear(samples, self.spoken_hint())
-        except HymtError as err:
-            await self.say_error(err)
-            return
-        await self.spoken(transcript)
+            if previous is not None:  # one utterance after the other, as they were said
+                await asyncio.wait([previous])
+            speech = self.services.speech
+            assert speech is not None
+            try:
+                transcript = await speech.hear(samples, self.spoken_hint())
+            except HymtError as err:
+                await self.say_error(err)
+                return
+            await self.spoken(transcript)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("an utterance could not be heard")
+            await self.say(said("voice_unavailable"))
+        finally:
+            self.unheard -= 1
 
     def spoken_hint(self) -> str | None:
         """The language the speaker is known to speak, if any (None: Whisper detects it)."""
@@ -288,22 +302,24 @@ class Session:
         return None if sound is None else Attachment(f"{code}.wav", sound.wav, "audio/wav")
 
     def listen_button(self, text: str, code: str) -> tuple[Button, ...]:
-        """"Listen" under an answer a server voice can read (the browser may have none)."""
+        """"Listen" under an answer a server voice can read (the browser may have none). The
+        button carries a key to the answer this session keeps, never its text: a button's
+        payload comes back from the browser, and the server reads only what it said."""
         speech = self.services.speech
         if speech is None or speech.voice_for(code) is None:
             return ()
-        return (Button("listen", self.page["voice_listen"], {"text": text, "target": code},
-                       "volume-2"),)
+        key = self.kept.keep(Job("text", text, target=code))
+        return (Button("listen", self.page["voice_listen"], {"key": key}, "volume-2"),)
 
     async def listen(self, payload: object) -> None:
-        if not isinstance(payload, Mapping):
+        self.touch()
+        job = self.kept.get(payload)
+        if job is None or job.target is None:
+            await self.say(said("button_expired"))
             return
-        text, code = payload.get("text"), find_language(payload.get("target"))
-        if not isinstance(text, str) or code is None:
-            return
-        sound = await self.read_aloud(text, code.code)
+        sound = await self.read_aloud(job.text, job.target)
         if sound is None:
-            await self.say(said("voice_none", language=Code(code.code)))
+            await self.say(said("voice_none", language=Code(job.target)))
             return
         await self.show(Reply("", sound=sound, play=True))
 
@@ -597,6 +613,7 @@ class Session:
         tab closed, or the kiosk starts afresh)."""
         for task in (*self.waiting, *self.inline):
             task.cancel()
+        self.listening = None  # a closed tab's microphone buffer goes with it
 
     async def _said_stopped(self, task: asyncio.Task[Any] | None, job: Job) -> None:
         """A job cancelled by Stop (not by the tab closing): say so, with its Retry."""

@@ -171,6 +171,10 @@ class TranslatorSession(Session):
         else:
             await super().button(name, payload, label, remove)
 
+    def spoken_hint(self) -> str | None:
+        """The source the reader chose, if any: Whisper hears it rather than guessing."""
+        return None if self.state.source == AUTO else self.state.source
+
     async def message(self, text: str, command: str | None, *, uploads: Sequence[Upload] = (),
                       shown: Shown | None = None, spoken: str | None = None) -> None:
         """A message: a command (free), or its files and text (charged by size, then run)."""
@@ -225,7 +229,8 @@ class TranslatorSession(Session):
 
     async def _translate_text(self, job: Job) -> None:
         state = self.state
-        source = job.source or state.source  # said aloud: the language it was spoken in
+        # Said aloud: the language it was spoken in, unless the reader chose the source.
+        source = state.source if state.source != AUTO else job.source or AUTO
         try:
             plan = plan_translation(job.text, state.target, source, self.settings)
         except HymtError as err:

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import html
 import itertools
+import logging
 from collections import OrderedDict
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
@@ -47,6 +48,8 @@ from hymt_chat.service.web import to_front
 from hymt_chat.service.web_guard import signed_in
 from hymt_chat.settings import Settings
 from hymt_chat.speech.service import Speech
+
+log = logging.getLogger("hymt_chat.room")
 
 __all__ = ["ANSWERS_KEPT", "mount"]
 
@@ -131,7 +134,8 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
             try:
                 heard = await voice.hear_frame(speech, frame, counter.languages[side])
             except HymtError as err:  # InputError, or SpeechUnavailableError
-                await refuse(side, voice.problem_key(err), str(err))
+                log.info("a counter side's recording was not heard: %s", err)
+                await refuse(side, voice.problem_key(err), "")
                 return
             await say(side, heard.text)
 
@@ -140,7 +144,8 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
             problem = ("voice is off" if speech is None or not speech.enabled
                        else await speech.ready())
             if problem is not None:
-                await refuse(side, "voice_unavailable", problem)
+                log.info("a counter side's microphone: voice unavailable: %s", problem)
+                await refuse(side, "voice_unavailable", "")
 
         try:
             hello = await asyncio.wait_for(read_object(websocket), HELLO_SECONDS)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import logging
 import re
 from importlib import resources
 from typing import Any
@@ -35,6 +36,8 @@ from hymt_chat.room.words import PageWords, page_config, text_direction
 from hymt_chat.service.web import peer_key, to_front
 from hymt_chat.settings import Settings
 from hymt_chat.speech.service import Speech
+
+log = logging.getLogger("hymt_chat.room")
 
 __all__ = ["mount"]
 
@@ -121,8 +124,8 @@ def mount(server: FastAPI, desk: Desk, settings: Settings, words: PageWords,
             try:
                 heard = await voice.hear_frame(speech, body, found.code if found else None)
             except HymtError as err:  # InputError, or SpeechUnavailableError: typing still works
-                return JSONResponse({"key": voice.problem_key(err), "text": str(err)},
-                                    status_code=422)
+                log.info("a visitor's recording was not heard: %s", err)
+                return JSONResponse({"key": voice.problem_key(err)}, status_code=422)
             text = heard.text
         said_text = str(text)
         async def first(room: Room) -> None:

@@ -29,6 +29,7 @@ import contextlib
 import functools
 import html
 import json
+import logging
 import re
 from importlib import resources
 from pathlib import PurePath
@@ -50,6 +51,8 @@ from hymt_chat.service.web import peer_key, to_front
 from hymt_chat.settings import Settings
 from hymt_chat.speech.service import Speech
 from hymt_chat.text import formats
+
+log = logging.getLogger("hymt_chat.room")
 
 __all__ = ["HELLO_SECONDS", "BadFrame", "browser_language", "mount", "read_object",
            "refused_page", "render_page", "socket_payer"]
@@ -251,8 +254,8 @@ async def _voice_says(room: Room, guest: str, payer: str, frame: dict[str, Any],
     try:
         heard = await voice.hear_frame(speech, frame, hint)
     except HymtError as err:  # InputError, or SpeechUnavailableError: typing goes on
-        queue.put_nowait({"type": "error", "key": voice.problem_key(err), "text": str(err),
-                          "ref": ref})
+        log.info("a guest's recording was not heard: %s", err)  # the detail stays here
+        queue.put_nowait({"type": "error", "key": voice.problem_key(err), "ref": ref})
         return
     await room.guest_says(guest, heard.text, payer, ref)
 
@@ -264,7 +267,8 @@ async def _listening(room: Room, guest: str, queue: asyncio.Queue[dict[str, Any]
     await room.guest_typing(guest)
     problem = "voice is off" if speech is None or not speech.enabled else await speech.ready()
     if problem is not None:
-        queue.put_nowait({"type": "error", "key": "voice_unavailable", "text": problem})
+        log.info("a guest's microphone: voice unavailable: %s", problem)
+        queue.put_nowait({"type": "error", "key": "voice_unavailable"})
 
 
 async def _read_aloud(room: Room, frame: dict[str, Any], queue: asyncio.Queue[dict[str, Any]],

@@ -104,8 +104,12 @@ class EmbeddedRecognizer:
 
     def _run(self, samples: Samples, hint: str | None) -> Transcript:
         self.load()
+        language = _whisper_code(hint)
+        if language is not None and self._model.hf_tokenizer.token_to_id(
+                f"<|{language}|>") is None:  # Cantonese before large-v3: heard as Chinese
+            language = "zh" if language == "yue" else None
         segments, info = self._model.transcribe(
-            samples, language=_whisper_code(hint), beam_size=5, vad_filter=True,
+            samples, language=language, beam_size=5, vad_filter=True,
             condition_on_previous_text=False)
         kept = list(segments)
         heard = info.duration_after_vad if info.duration_after_vad is not None else 0.0
@@ -173,7 +177,8 @@ class RemoteRecognizer:
                 model=self.name, file=("speech.wav", to_wav(samples), "audio/wav"),
                 response_format="verbose_json", **kwargs)
         except OpenAIError as err:
-            raise SpeechUnavailableError(f"the speech server failed: {err}") from err
+            raise SpeechUnavailableError(f"the speech server failed: {err}").saying(
+                "voice_unavailable") from err
         # vLLM joins its segments with a space and each keeps Whisper's own leading one.
         text = " ".join((answer.text or "").split())
         if not text:

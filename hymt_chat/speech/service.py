@@ -8,6 +8,7 @@ import logging
 
 from hymt_chat.errors import HymtError
 from hymt_chat.settings import Settings
+from hymt_chat.sidecar.speech_server import SPEECH_SERVED_NAME
 from hymt_chat.speech.audio import RATE, Samples, decode
 from hymt_chat.speech.errors import AudioTooLongError, SpeechUnavailableError
 from hymt_chat.speech.listening import Utterances
@@ -22,6 +23,9 @@ from hymt_chat.speech.voices import Sound, Voices
 __all__ = ["Speech"]
 
 log = logging.getLogger("hymt_chat.speech")
+# Recordings waiting for the recogniser, app-wide: it hears one at a time, so a longer line is
+# minutes of waiting for whoever is last; more are refused at once (voice is busy, type).
+_WAITING_MAX = 8
 
 
 class Speech:
@@ -29,7 +33,8 @@ class Speech:
         self.settings = settings
         self.enabled = settings.speech
         self.recognizer: Recognizer = recognizer or (
-            RemoteRecognizer(settings.speech_url, settings.speech_served_model or "whisper",
+            RemoteRecognizer(settings.speech_url,
+                             settings.speech_served_model or SPEECH_SERVED_NAME,
                              settings.speech_api_key)
             if settings.speech_url else
             EmbeddedRecognizer(settings.speech_model, settings.cache_dir,
@@ -37,6 +42,7 @@ class Speech:
         self.voices = Voices(settings.piper_voices)
         self.problem: str | None = None if self.enabled else "voice is turned off (HYMT_SPEECH)"
         self._loading: asyncio.Future[None] | None = None
+        self._waiting = 0
 
     async def ready(self) -> str | None:
         """None when speech can be heard, else why not (said once per failure in the log)."""
@@ -62,14 +68,21 @@ class Speech:
             raise AudioTooLongError.of(self.settings.speech_max_seconds)
         if (problem := await self.ready()) is not None:
             raise SpeechUnavailableError(problem).saying("voice_unavailable")
+        if self._waiting >= _WAITING_MAX:
+            raise SpeechUnavailableError("the recogniser is busy").saying("voice_unavailable")
+        self._waiting += 1
         try:
             return await self.recognizer.transcribe(samples, hint)
-        except HymtError:
+        except HymtError as err:
+            if err.said is None:  # a failure without a sentence of its own: the page's one
+                err.saying("voice_unavailable")
             raise
         except Exception as err:  # the engine failed on this one: typing still works
             log.exception("the speech recogniser failed")
             raise SpeechUnavailableError(f"the speech recogniser failed: {err}").saying(
                 "voice_unavailable") from err
+        finally:
+            self._waiting -= 1
 
     async def hear_file(self, data: bytes, hint: str | None = None) -> Transcript:
         """A whole recording (a room guest's, an upload) of any common format."""

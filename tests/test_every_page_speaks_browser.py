@@ -69,6 +69,7 @@ PASSWORD = "correct horse battery"
 ALLOWED = ("hymt-chat", "Hunyuan-MT-Chimera", "Hunyuan-MT", "Hy-MT2", "PDF", "Word", "Excel",
            "PowerPoint", "OpenDocument", "CSV", "Markdown", "JSON", "YAML", "XLIFF", "SRT",
            "UTF-8", "OCR", "HYMT_AGENTS", "Chainlit", "PO", "PNG", "JPEG", "WebP",
+           "espeak-ng", "Piper",  # the voices' programs, named as they name themselves
            "Enter",  # the key's name, as keyboards print it
            "alice")  # the sign-in page's example name, typed in Latin letters
 # Words of any English sentence; a language that writes the same word keeps it (see _common).

@@ -178,7 +178,8 @@ class KioskSession(Session):
         meta = wording.format_meta(result, demo=self.services.demo(), page=self.page)
         # Read aloud by the server: a kiosk's browser often has no voice of its own.
         sound = await self.read_aloud(result.text, result.target)
-        voice = self.services.speech.voice_for(result.target) if self.services.speech else None
+        speech = self.services.speech
+        voice = speech.voices.program_for(result.target) if speech is not None else None
         if sound is not None and voice is not None:
             meta = f"{meta} · {self.page.say(said('voice_read_by', voice=voice))}"
         await self.show(Reply(

@@ -299,7 +299,8 @@ class Session:
         """*text* in the server's voice for *code* (None: voice off, or no voice reads it)."""
         speech = self.services.speech
         sound = await speech.speak(text, code) if speech is not None else None
-        return None if sound is None else Attachment(f"{code}.wav", sound.wav, "audio/wav")
+        # Its name is shown above the player: a sign, not a file name in Latin letters.
+        return None if sound is None else Attachment("🔊", sound.wav, "audio/wav")
 
     def listen_button(self, text: str, code: str) -> tuple[Button, ...]:
         """"Listen" under an answer a server voice can read (the browser may have none). The

@@ -80,6 +80,12 @@ class Voices:
             found.setdefault(code, model)
         return found
 
+    def program_for(self, code: str) -> str | None:
+        """The voice's program as a reader sees it named ("Piper", "espeak-ng"): the same
+        in every language, unlike its file or voice code."""
+        voice = self.voice_for(code)
+        return None if voice is None else "Piper" if voice.startswith("piper") else "espeak-ng"
+
     def voice_for(self, code: str) -> str | None:
         """The voice that reads *code*, or None: no server voice for that language."""
         if code in self._piper:

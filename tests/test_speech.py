@@ -43,7 +43,7 @@ SENTENCE = "Could you please send me a photo of the broken package?"
 @pytest.fixture(scope="session")
 def speech() -> Iterator[Speech]:
     """One recogniser for the whole run: the model loads once (about a second, 140 MB)."""
-    heard = Speech(Settings(speech_model=str(model_dir())))
+    heard = Speech(Settings(speech_model=str(model_dir()), speech_threads=1))
     yield heard
     heard.close()
 

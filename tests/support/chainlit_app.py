@@ -76,5 +76,7 @@ def app_env(base: dict[str, str] | None = None, **overrides: str) -> dict[str, s
         for key in ("HYMT_BASE_URL", "HYMT_API_KEY", "HYMT_MODEL", "HYMT_PORT"):
             env.pop(key, None)
     env.pop("HYMT_DEMO_MODEL", None)
+    # A test app hears on one core: the other is the test's, and the vLLM servers' beside it.
+    env.setdefault("HYMT_SPEECH_THREADS", "1")
     env.update(overrides)
     return env

@@ -33,6 +33,11 @@ os.environ["LANGUAGE"] = "en"
 # --enable-log-requests: one log line per request with the sampling vLLM used
 # (tests/test_e2e_families.py reads it).
 TIGHT_ADMISSION = "--max-num-seqs 2 --max-num-queued-reqs 4 --enable-log-requests"
+# The test servers' KV cache: 512 MiB holds 21k tokens of the demo model in float32, five times
+# what 2 sequences of 4096 need. The profile's 2 GiB each, on three servers at once (the demo
+# server and the scaled-out stack's two replicas) beside the browser tests, do not fit a
+# 24 GiB machine: the kernel kills a vLLM worker (about 6 GB each in float32).
+SMALL_KV_CACHE = "--kv-cache-memory-bytes 512M"
 
 
 @dataclass
@@ -74,7 +79,8 @@ def artifacts() -> Path:
 def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """The embedded default: vLLM's CPU build serving the demo model, started by our launcher
     and warmed up as serve-model does (tests/test_warm_start.py reads what it sent)."""
-    settings = Settings(profile="cpu", port=free_port(), api_key="", vllm_args=TIGHT_ADMISSION,
+    settings = Settings(profile="cpu", port=free_port(), api_key="",
+                        vllm_args=f"{TIGHT_ADMISSION} {SMALL_KV_CACHE}",
                         base_url=None)
     launch = plan_launch(settings)
     log_path = tmp_path_factory.mktemp("vllm") / "demo.log"

@@ -66,7 +66,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterat
     model_port = up.free_block(4)  # the router, 2 replicas, the router's metrics
     app_port = up.free_block(4, avoid=range(model_port, model_port + 4))  # proxy, 2 apps, Redis
     env = up.up_env(cache, HYMT_CHECKS="true",
-                    HYMT_VLLM_ARGS="--max-num-seqs 2",
+                    # A small KV cache, as the demo server's (conftest.SMALL_KV_CACHE): three
+                    # CPU servers run at once on this machine.
+                    HYMT_VLLM_ARGS="--max-num-seqs 2 --kv-cache-memory-bytes 512M",
                     HYMT_RATE_LIMIT="3/minute",
                     # A message may wait while a killed replica comes back on a busy host: the
                     # verdict is "nothing lost", never how fast.

@@ -73,6 +73,15 @@ def test_cpu_profile_sets_kv_cache_space_and_eager_mode():
     assert spec.shell_line().startswith("VLLM_CPU_KVCACHE_SPACE=2 /py -m vllm.entrypoints.openai.api_server ")
 
 
+
+def test_an_operators_kv_cache_size_is_not_undone_by_the_profiles_variable():
+    # vLLM's CPU platform sets kv_cache_memory_bytes from VLLM_CPU_KVCACHE_SPACE after parsing
+    # the flags (vllm/platforms/cpu.py, "Legacy setting"): with both, the variable would win.
+    spec = _launch("cpu", overrides="--kv-cache-memory-bytes 512M")
+    assert "VLLM_CPU_KVCACHE_SPACE" not in spec.env
+    assert spec.argv[spec.argv.index("--kv-cache-memory-bytes") + 1] == "512M"
+
+
 def test_fp8_checkpoint_gets_fp8_kv_cache():
     assert is_fp8_checkpoint("tencent/Hunyuan-MT-7B-fp8")
     argv = _launch("a10", model="tencent/Hunyuan-MT-7B-fp8").argv

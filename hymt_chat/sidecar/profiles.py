@@ -375,6 +375,10 @@ def build_launch(
         head += (("--api-key", api_key),)
     fit = fit_flags(merge_flags(head + flags, parse_flags(overrides)), vllm_version)
     env = dict(profile.env)
+    if any(name == "--kv-cache-memory-bytes" for name, _ in fit.flags):
+        # vLLM's CPU build applies this older variable after the flags: it would undo the size
+        # an operator asked for (HYMT_VLLM_ARGS).
+        env.pop("VLLM_CPU_KVCACHE_SPACE", None)
     if api_key and key_in_env:
         env["VLLM_API_KEY"] = api_key  # not in argv: `ps` shows argv to every local user
     return LaunchSpec([python, *ENTRYPOINT, *flags_to_args(fit.flags)], env,

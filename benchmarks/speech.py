@@ -273,7 +273,7 @@ async def rtf_of(folder: Path, settings: Settings, clips: list[tuple[Samples, st
             ratios.append((time.perf_counter() - start) / (len(samples) / RATE))
         return statistics.median(ratios)
     finally:
-        other.close()
+        await other.aclose()
 
 
 def chosen(lines: list[str], quick: bool) -> list[str]:
@@ -330,7 +330,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
                 english.append((samples, line))
             print(f"{voice:24} {got.language or '-':3} {got.took_s:5.2f} s  "
                   f"{got.text or got.refused}", flush=True)
-    speech.close()
+    await speech.aclose()
     if clients is not None:
         await clients.aclose()
     others: dict[str, float] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from hymt_chat.engine.translator import Translator
+from hymt_chat.errors import RateLimitedError
 from hymt_chat.modes.agent.desk_seat import translate_for
 from hymt_chat.modes.desk import Desk, DeskError
 from hymt_chat.modes.room import Rooms
@@ -105,3 +106,28 @@ def _drain(queue) -> list[dict]:
     while not queue.empty():
         got.append(queue.get_nowait())
     return got
+
+
+async def test_a_spoken_start_is_admitted_before_it_is_heard_and_counted_once(tmp_path):
+    """``/desk/start`` with a recording asks :meth:`Desk.admit` before waking the recogniser:
+    a visitor past their allowance is refused unheard, and the start that follows the hearing
+    is not charged a second time, while its other checks are asked again."""
+    charged: list[str] = []
+
+    async def starts(visitor: str) -> None:
+        if charged.count(visitor) >= 1:
+            raise RateLimitedError(60)
+        charged.append(visitor)
+
+    desk, _ = _desk(tmp_path, queue_limit=10, per_visitor=1, starts=starts)
+    await desk.sit(Seat("user:alice"))
+    await desk.admit("198.51.100.4")
+    await desk.start("198.51.100.4", "fr", admitted=True)
+    assert charged == ["198.51.100.4"]
+    with pytest.raises(DeskError) as again:  # open already: refused before any hearing
+        await desk.admit("198.51.100.4", count=False)
+    assert again.value.key == "too_many"
+    await desk.admit("198.51.100.5")
+    with pytest.raises(DeskError) as twice:
+        await desk.admit("198.51.100.5")
+    assert twice.value.key == "rate_limited" and charged.count("198.51.100.5") == 1

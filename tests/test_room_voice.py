@@ -171,6 +171,7 @@ def test_a_visitor_speaks_the_desks_first_message(spoken, tmp_path):
              CHAINLIT_AUTH_SECRET="s" * 64, HYMT_DEFAULT_TARGET="es") as (url, _):
         page = httpx.get(f"{url}/desk", timeout=30)
         assert page.status_code == 200 and '"voice": true' in page.text
+        assert '"recording": {"max_bytes": 4194304, "longest_ms": 60000}' in page.text
         quiet = httpx.post(f"{url}/desk/start", timeout=WAIT, json={
             "guest": "f" * 32, "language": "en",
             **_frame(_silence(tmp_path / "q.wav"), "audio/wav")})
@@ -217,3 +218,17 @@ async def test_voice_turned_off_hides_the_mic_and_refuses_a_recording(tmp_path):
     on = Speech(Settings(cache_dir=tmp_path / "c", speech_model=str(tmp_path / "no-model")))
     assert voice.voice_on(on)  # shown until the model fails to load
     assert await on.ready() is not None and not voice.voice_on(on)
+
+
+def test_a_page_records_no_more_than_the_server_takes(tmp_path):
+    """The pages' recorder stops at the server's caps (``recording`` in their config): a
+    shorter HYMT_SPEECH_MAX_SECONDS or smaller HYMT_SPEECH_MAX_MB stops it sooner, and a
+    socket's own cap and the minute hold when the settings allow more."""
+    assert voice.recording_limits(None) == {"max_bytes": voice.MAX_RECORDING_BYTES,
+                                            "longest_ms": 60_000}
+    roomy = Speech(Settings(cache_dir=tmp_path, speech_max_mb=100, speech_max_seconds=600))
+    assert voice.recording_limits(roomy) == voice.recording_limits(None)
+    tight = Speech(Settings(cache_dir=tmp_path, speech_max_mb=1, speech_max_seconds=20))
+    assert voice.recording_limits(tight) == {"max_bytes": 1 << 20, "longest_ms": 20_000}
+    script = voice.script()
+    assert "limits.max_bytes" in script and "limits.longest_ms" in script

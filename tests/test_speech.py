@@ -8,6 +8,7 @@ words came through"."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import io
 import wave
@@ -45,7 +46,7 @@ def speech() -> Iterator[Speech]:
     """One recogniser for the whole run: the model loads once (about a second, 140 MB)."""
     heard = Speech(Settings(speech_model=str(model_dir()), speech_threads=1))
     yield heard
-    heard.close()
+    asyncio.run(heard.aclose())
 
 
 @pytest.fixture(scope="session")
@@ -154,7 +155,7 @@ async def test_a_missing_model_is_one_sentence_with_the_command_that_fetches_it(
         await missing.hear(np.ones(RATE, np.float32))
     assert PageText.of("en").error(caught.value) == (
         "Voice is unavailable right now; typing works as usual.")
-    missing.close()
+    await missing.aclose()
 
 
 # --- the live microphone --------------------------------------------------------------------

@@ -17,7 +17,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import wave
 from io import BytesIO
 from pathlib import Path
@@ -41,6 +40,7 @@ from hymt_chat.speech.errors import NoSpeechError, SpeechUnavailableError, Unhea
 from hymt_chat.speech.recognizer import RemoteRecognizer
 from hymt_chat.speech.service import Speech
 from tests.support.ports import free_port
+from tests.support.up_stack import wait_for
 from tests.support.whisper_double import Heard, WhisperDouble, stand_in_vllm
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,11 +62,7 @@ def _split(line: str) -> tuple[dict[str, str], list[str]]:
 
 
 def _until(condition, what: str) -> None:
-    for _ in range(600):  # a safety net, not a speed bound
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"never happened: {what}")
+    wait_for(condition, 60, what, every=0.1)  # a safety net, not a speed bound
 
 
 # --- the command line --------------------------------------------------------------------------
@@ -254,6 +250,6 @@ async def test_speech_with_a_speech_url_hears_through_the_server(tmp_path):
                                  cache_dir=tmp_path))
         assert isinstance(speech.recognizer, RemoteRecognizer)
         heard = await speech.hear(_samples())
-        speech.close()
+        await speech.aclose()
     assert (heard.text, heard.language) == ("Good morning.", "en")
     assert double.received[0].fields["model"] == "whisper-turbo"

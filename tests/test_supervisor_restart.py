@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
 from hymt_chat.sidecar.profiles import LaunchSpec
 from hymt_chat.sidecar.supervisor import Supervisor
 from tests.support.ports import free_port
+from tests.support.up_stack import wait_for
 
 SERVER = r"""
 import http.server, os, subprocess, sys
@@ -57,11 +57,7 @@ def _alive(pid: int) -> bool:
 
 
 def _until(condition, what: str) -> None:
-    for _ in range(600):  # a safety net, not a speed bound
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"never happened: {what}")
+    wait_for(condition, 60, what, every=0.1)  # a safety net, not a speed bound
 
 
 def test_a_killed_servers_orphans_get_sigkill_and_the_restart_begins_at_once(tmp_path):

@@ -31,28 +31,24 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from hymt_chat.lang.languages import LANGUAGES
-    from hymt_chat.speech.audio import decode
     from hymt_chat.speech.service import Speech
 
-    settings = Settings()
-    speech = Speech(settings)
+    speech = Speech(Settings())
 
     async def check() -> int:
-        problem = await speech.ready()
-        print(f"speech in:  {problem or 'Whisper ' + speech.recognizer.name}")
-        if problem is None and args.file:
-            heard = await speech.hear(decode(Path(args.file).read_bytes(),
-                                             max_bytes=int(settings.speech_max_mb * 1_048_576),
-                                             max_seconds=settings.speech_max_seconds))
-            print(f"heard ({heard.language}): {heard.text}")
-        for lang in LANGUAGES:
-            print(f"  {lang.code:<8}{speech.voice_for(lang.code) or 'no voice: text only'}")
-        return 0 if problem is None else 1
+        try:
+            problem = await speech.ready()
+            print(f"speech in:  {problem or 'Whisper ' + speech.recognizer.name}")
+            if problem is None and args.file:
+                heard = await speech.hear_file(Path(args.file).read_bytes())
+                print(f"heard ({heard.language}): {heard.text}")
+            for lang in LANGUAGES:
+                print(f"  {lang.code:<8}{speech.voice_for(lang.code) or 'no voice: text only'}")
+            return 0 if problem is None else 1
+        finally:
+            await speech.aclose()
 
-    try:
-        return asyncio.run(check())
-    finally:
-        speech.close()
+    return asyncio.run(check())
 
 
 def add_voice_commands(sub: Any) -> None:

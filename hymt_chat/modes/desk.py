@@ -168,11 +168,9 @@ class Desk:
     def waiting(self) -> list[Ticket]:
         return [t for t in self.tickets.values() if t.agent is None and t.open]
 
-    async def start(self, visitor: str, language: str | None,
-                    first: Callable[[Room], Awaitable[None]] | None = None) -> Ticket:
-        """A visitor starts a conversation: it waits in the queue, announced once *first* (the
-        visitor's first message) is in it. Raises :class:`DeskError` (blocked, too many of
-        theirs open, the queue full, starting too often)."""
+    async def admit(self, visitor: str, *, count: bool = True) -> None:
+        """May *visitor* start a conversation now? DeskError if not; *count*: the start counts
+        against their rate (the other checks are asked again at the start itself)."""
         self._prune()
         if visitor in self.blocked:
             raise DeskError("blocked")
@@ -184,11 +182,20 @@ class Desk:
         others = await self.remote.others() if self.remote is not None else []
         if len(self.waiting()) + sum(1 for v in others if v.agent is None) >= self.queue_limit:
             raise DeskError("busy")
-        if self.starts is not None:
+        if count and self.starts is not None:
             try:
                 await self.starts(visitor)
             except RateLimitedError:
                 raise DeskError("rate_limited") from None
+
+    async def start(self, visitor: str, language: str | None,
+                    first: Callable[[Room], Awaitable[None]] | None = None, *,
+                    admitted: bool = False) -> Ticket:
+        """A visitor starts a conversation: it waits in the queue, announced once *first* (the
+        visitor's first message) is in it. Raises :class:`DeskError` (blocked, too many of
+        theirs open, the queue full, starting too often); *admitted*: :meth:`admit` counted
+        this start already (a spoken one, checked before its recording was heard)."""
+        await self.admit(visitor, count=not admitted)
         conv = Conversation(self.agent_language)
         if language and language != conv.agent_language:  # the agents' own: nothing to set
             conv.set_customer_language(language)

@@ -18,7 +18,7 @@ from hymt_chat.lang.names import AUTO
 from hymt_chat.modes import kiosk, wording
 from hymt_chat.modes.page_text import PageText
 from hymt_chat.modes.screen import Button, Reply, Screen, Shown
-from hymt_chat.modes.session import Job, Kept, Services, Session, Upload
+from hymt_chat.modes.session import Job, Kept, Services, Session, Upload, player
 from hymt_chat.modes.warnings import with_warnings
 from hymt_chat.text.cleanup import is_blank
 from hymt_chat.words.said import said
@@ -178,14 +178,12 @@ class KioskSession(Session):
         meta = wording.format_meta(result, demo=self.services.demo(), page=self.page)
         # Read aloud by the server: a kiosk's browser often has no voice of its own.
         sound = await self.read_aloud(result.text, result.target)
-        speech = self.services.speech
-        voice = speech.voices.program_for(result.target) if speech is not None else None
-        if sound is not None and voice is not None:
-            meta = f"{meta} · {self.page.say(said('voice_read_by', voice=voice))}"
+        if sound is not None:
+            meta = f"{meta} · {self.page.say(said('voice_read_by', voice=sound.program))}"
         await self.show(Reply(
             with_warnings(wording.answer_markdown(result.text, meta), result.warnings,
                           self.page),
             (Button("kiosk_target", kiosk.with_chinese(self.page, "kiosk_another"),
                     {"target": PICK}, "languages"),),
             marker=self.marker(result.text, result.target, spoken=sound is not None),
-            sound=sound, play=True))
+            sound=player(sound) if sound is not None else None, play=True))

@@ -102,7 +102,7 @@ class Runtime:
         await self.clients.aclose()
         await self.rooms.close()  # what the database has not taken yet: written, for a while
         self._conversations.close()
-        self.speech.close()
+        await self.speech.aclose()
 
     async def __aenter__(self) -> Self:
         self.start()

@@ -51,12 +51,13 @@ from hymt_chat.speech.audio import Samples
 from hymt_chat.speech.listening import Utterances
 from hymt_chat.speech.recognizer import Transcript
 from hymt_chat.speech.service import Speech
+from hymt_chat.speech.voices import Sound
 from hymt_chat.store.audit import AuditLog
 from hymt_chat.text import formats, values
 from hymt_chat.text.segments import estimate_tokens
 from hymt_chat.words.said import Code, Said, said
 
-__all__ = ["BUTTONS", "KEPT_JOBS", "Job", "Kept", "Services", "Session", "Upload"]
+__all__ = ["BUTTONS", "KEPT_JOBS", "Job", "Kept", "Services", "Session", "Upload", "player"]
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -72,6 +73,12 @@ _JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hymt_job", de
 # The current task's progress line whose work is done: the next reply it shows replaces it.
 _ENDED: contextvars.ContextVar[Progress | None] = contextvars.ContextVar("hymt_ended",
                                                                          default=None)
+
+
+def player(sound: Sound) -> Attachment:
+    """A reading as the audio shown under its answer. Its name is shown above the player: a
+    sign, not a file name in Latin letters."""
+    return Attachment("🔊", sound.wav, "audio/wav")
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,12 +302,10 @@ class Session:
         shown = await self.screen.heard(transcript.text)
         await self.message(transcript.text, None, shown=shown, spoken=transcript.language)
 
-    async def read_aloud(self, text: str, code: str) -> Attachment | None:
+    async def read_aloud(self, text: str, code: str) -> Sound | None:
         """*text* in the server's voice for *code* (None: voice off, or no voice reads it)."""
         speech = self.services.speech
-        sound = await speech.speak(text, code) if speech is not None else None
-        # Its name is shown above the player: a sign, not a file name in Latin letters.
-        return None if sound is None else Attachment("🔊", sound.wav, "audio/wav")
+        return await speech.speak(text, code) if speech is not None else None
 
     def listen_button(self, text: str, code: str) -> tuple[Button, ...]:
         """"Listen" under an answer a server voice can read (the browser may have none). The
@@ -322,7 +327,7 @@ class Session:
         if sound is None:
             await self.say(said("voice_none", language=Code(job.target)))
             return
-        await self.show(Reply("", sound=sound, play=True))
+        await self.show(Reply("", sound=player(sound), play=True))
 
     async def button(self, name: str, payload: object, label: str,
                      remove: Callable[[], Awaitable[object]]) -> None:

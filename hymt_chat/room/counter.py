@@ -67,6 +67,7 @@ def _page(settings: Settings, sides: dict[str, tuple[str, dict[str, str]]],
                                         "idle": settings.kiosk_idle_seconds,
                                         "max_chars": settings.max_input_chars,
                                         "voice": voice.voice_on(speech),
+                                        "recording": voice.recording_limits(speech),
                                         "server_voices": voice.server_voices(speech)},
                        {"title": html.escape(title)})
 
@@ -99,7 +100,7 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
 
         counter = Counter(translator, user=f"counter:{id(websocket)}", charge=charge)
         saying = InFlight()  # one side's long paste does not hold the other side's line
-        reading = voice.OneAtATime()
+        reading = InFlight(limit=1)  # one reading aloud at a time: asked again, never piled
         numbers = itertools.count(1)
         answers: OrderedDict[int, tuple[str, str]] = OrderedDict()  # ref: (text, language)
 
@@ -165,7 +166,7 @@ def mount(server: FastAPI, translator: Translator, limiter: RateLimiter, setting
                 elif incoming.get("type") == "listening":
                     await saying.start(listening(side))
                 elif incoming.get("type") == "speak":
-                    if not reading.start(read_aloud(side, incoming.get("ref"))):
+                    if not reading.try_start(read_aloud(side, incoming.get("ref"))):
                         await websocket.send_json({
                             "type": "error", "side": side, "key": "listen_unavailable",
                             "ref": incoming.get("ref"),

@@ -81,7 +81,8 @@ def mount(server: FastAPI, desk: Desk, settings: Settings, words: PageWords,
         lang, said = await words.words(guess)
         if not desk.staffed:  # no form: nobody could ever answer what a visitor writes
             return refused_page(said, lang, "desk_closed", 503, title="desk_title")
-        config = {**page_config(lang, said), "voice": voice.voice_on(speech)}
+        config = {**page_config(lang, said), "voice": voice.voice_on(speech),
+                  "recording": voice.recording_limits(speech)}
         return HTMLResponse(render_page("desk.html", config, {
             "lang": lang, "dir": text_direction(lang), "title": html.escape(said["desk_title"]),
             "max_chars": str(settings.max_input_chars)}), headers={"Cache-Control": "no-store"})
@@ -116,24 +117,25 @@ def mount(server: FastAPI, desk: Desk, settings: Settings, words: PageWords,
                 or len(text) > settings.max_input_chars):
             return JSONResponse({"key": "refused"}, status_code=400)
         visitor = peer_key(request.client.host if request.client else None)
-        if spoken:
-            # Refused anyway: the recogniser is not woken for it.
-            if not desk.staffed or visitor in desk.blocked:
-                key = "desk_closed" if not desk.staffed else "blocked"
-                return JSONResponse({"key": key}, status_code=_STATUS[key])
-            try:
-                heard = await voice.hear_frame(speech, body, found.code if found else None)
-            except HymtError as err:  # InputError, or SpeechUnavailableError: typing still works
-                log.info("a visitor's recording was not heard: %s", err)
-                return JSONResponse({"key": voice.problem_key(err)}, status_code=422)
-            text = heard.text
-        said_text = str(text)
-        async def first(room: Room) -> None:
-            room.guests.add(guest)  # the visitor's browser, admitted as the room's guest
-            await room.guest_says(guest, said_text, visitor)  # in before the agents hear of it
-
         try:
-            ticket = await desk.start(visitor, found.code if found else None, first)
+            if spoken:
+                # Every check and the visitor's rate first: a start that would be refused
+                # anyway does not wake the recogniser.
+                await desk.admit(visitor)
+                try:
+                    heard = await voice.hear_frame(speech, body, found.code if found else None)
+                except HymtError as err:  # InputError, SpeechUnavailableError: typing works
+                    log.info("a visitor's recording was not heard: %s", err)
+                    return JSONResponse({"key": voice.problem_key(err)}, status_code=422)
+                text = heard.text
+            said_text = str(text)
+
+            async def first(room: Room) -> None:
+                room.guests.add(guest)  # the visitor's browser, admitted as the room's guest
+                await room.guest_says(guest, said_text, visitor)  # in before the agents know
+
+            ticket = await desk.start(visitor, found.code if found else None, first,
+                                      admitted=spoken)
         except DeskError as err:
             return JSONResponse({"key": err.key, "text": str(err)},
                                 status_code=_STATUS.get(err.key, 400))

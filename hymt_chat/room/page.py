@@ -117,6 +117,7 @@ def _page(lang: str, words: dict[str, str], *, token: str, language: str | None,
           max_chars: int, speech: Speech | None) -> str:
     return render_page("guest.html", {**page_config(lang, words), "token": token,
                                       "language": language, "voice": voice.voice_on(speech),
+                                      "recording": voice.recording_limits(speech),
                                       "server_voices": voice.server_voices(speech)},
                        {"lang": lang, "dir": text_direction(lang),
                         "title": html.escape(words["title"]), "max_chars": str(max_chars)})
@@ -326,7 +327,7 @@ async def _serve(websocket: WebSocket, room: Room, payer: str,
 
     sender = asyncio.create_task(send_events())
     saying = InFlight()  # a guest's long message does not hold their next one
-    reading = voice.OneAtATime()
+    reading = InFlight(limit=1)  # one reading aloud at a time: asked again, never piled
     try:
         while not sender.done():
             incoming = await read_object(websocket)
@@ -340,7 +341,7 @@ async def _serve(websocket: WebSocket, room: Room, payer: str,
             elif incoming.get("type") == "listening":
                 await saying.start(_listening(room, guest, queue, speech))
             elif incoming.get("type") == "speak":
-                if not reading.start(_read_aloud(room, incoming, queue, speech)):
+                if not reading.try_start(_read_aloud(room, incoming, queue, speech)):
                     queue.put_nowait({"type": "error", "key": "listen_unavailable",
                                       "ref": incoming.get("ref"),
                                       "text": "one message is read aloud at a time"})

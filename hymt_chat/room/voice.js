@@ -8,7 +8,9 @@
    browser records is its own choice (WebM/Opus in Chromium and Firefox, MP4/AAC in Safari): the
    server decodes any of them.
 
-   hymtVoice.attach(button, {state: fn(recording), send: fn(base64, mime), problem: fn(key)})
+   hymtVoice.attach(button, {state: fn(recording), send: fn(base64, mime), problem: fn(key),
+                             limits: {max_bytes, longest_ms}}): limits are the page config's
+   "recording" (hymt_chat/room/voice.py: recording_limits), the server's own caps.
    problem's keys are the guest words: "no_microphone" (none, or not allowed), "voice_refused".
 
    Listen (speech out): hymtVoice.listen(text, lang, label, serverVoices, ask) is a received
@@ -20,9 +22,9 @@
 (function () {
   "use strict";
   var QUIET_MS = 800;  // a pause this long after speech ends the utterance
-  var LONGEST_MS = 60000;
+  var LONGEST_MS = 60000;  // without the server's limits (voice.recording_limits)
   var SILENT_MS = 10000;  // nothing heard yet: sent anyway, the server says what it hears
-  var MAX_BYTES = 4 << 20;  // the server's own cap (voice.MAX_RECORDING_BYTES)
+  var MAX_BYTES = 4 << 20;  // voice.MAX_RECORDING_BYTES
   var SPEECH_LEVEL = 0.015;  // RMS of speech near a phone: about -36 dBFS
   var TICK_MS = 50;
   var TYPES = ["audio/webm;codecs=opus", "audio/webm", "audio/ogg;codecs=opus", "audio/mp4"];
@@ -45,6 +47,8 @@
 
   function attach(button, on) {
     var take = null;  // the utterance under way: {stop: fn(send)}
+    var limits = on.limits || {};
+    var maxBytes = limits.max_bytes || MAX_BYTES, longestMs = limits.longest_ms || LONGEST_MS;
     button.setAttribute("aria-pressed", "false");
     function state(recording) {
       button.setAttribute("aria-pressed", recording ? "true" : "false");
@@ -91,7 +95,7 @@
       recorder.ondataavailable = function (e) {
         if (!e.data || !e.data.size) return;
         chunks.push(e.data); size += e.data.size;
-        if (size > MAX_BYTES * 0.9) t.stop(true);  // what there is still fits the server's cap
+        if (size > maxBytes * 0.9) t.stop(true);  // what there is still fits the server's cap
       };
       recorder.onstop = function () {
         clearInterval(timer); release(stream, context);
@@ -99,7 +103,7 @@
         state(false);
         if (!t.send) return;
         var blob = new Blob(chunks, {type: recorder.mimeType || type || "audio/webm"});
-        if (!blob.size || blob.size > MAX_BYTES) { on.problem("voice_refused"); return; }
+        if (!blob.size || blob.size > maxBytes) { on.problem("voice_refused"); return; }
         var reader = new FileReader();
         reader.onload = function () {
           on.send(String(reader.result).replace(/^data:[^,]*,/, ""), blob.type);
@@ -115,7 +119,7 @@
       recorder.start(250);
       timer = setInterval(function () {
         var now = Date.now();
-        if (now - began > LONGEST_MS || (!heard && now - began > SILENT_MS)) { t.stop(true); return; }
+        if (now - began > longestMs || (!heard && now - began > SILENT_MS)) { t.stop(true); return; }
         if (!analyser) return;
         analyser.getFloatTimeDomainData(samples);
         var sum = 0;

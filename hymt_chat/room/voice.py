@@ -14,11 +14,9 @@ server reads only a message it sent there, one at a time per socket, and answers
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import functools
-from collections.abc import Coroutine
 from importlib import resources
 from typing import Any
 
@@ -33,14 +31,17 @@ from hymt_chat.speech.errors import (
 from hymt_chat.speech.recognizer import Transcript
 from hymt_chat.speech.service import Speech
 
-__all__ = ["MAX_RECORDING_BYTES", "VOICE_FRAME_CHARS", "OneAtATime", "VoiceRefusedError",
-           "hear_frame", "problem_key", "script", "server_voices", "sound", "voice_on"]
+__all__ = ["LONGEST_RECORDING_SECONDS", "MAX_RECORDING_BYTES", "VOICE_FRAME_CHARS",
+           "VoiceRefusedError", "hear_frame", "problem_key", "recording_limits", "script",
+           "server_voices", "sound", "voice_on"]
 
 # A minute of Opus is about 250 kB: 4 MiB leaves room for a browser that records AAC or a
 # higher bitrate, and its base64 stays under the socket's frame cap (web.frame_cap, 8 MB), so an
 # over-size recording is answered with a sentence, not a closed socket.
 MAX_RECORDING_BYTES = 4 << 20
 VOICE_FRAME_CHARS = (MAX_RECORDING_BYTES * 4) // 3 + 4
+# A page stops recording after a minute: a longer turn is better said, and answered, in parts.
+LONGEST_RECORDING_SECONDS = 60.0
 
 
 class VoiceRefusedError(InputError):
@@ -51,6 +52,17 @@ def voice_on(speech: Speech | None) -> bool:
     """Whether a page shows its mic: voice is on and has not failed so far (its model loads at
     the first recording; a failure then is said once and the page hides the mic)."""
     return speech is not None and speech.enabled and speech.problem is None
+
+
+def recording_limits(speech: Speech | None) -> dict[str, int]:
+    """What a page records at most (its config's ``recording``): the server's caps
+    (HYMT_SPEECH_MAX_MB, HYMT_SPEECH_MAX_SECONDS) within a socket's, so the page stops in time
+    rather than sending a recording that would be refused."""
+    limit_bytes, limit_seconds = MAX_RECORDING_BYTES, LONGEST_RECORDING_SECONDS
+    if speech is not None:
+        limit_bytes = min(limit_bytes, int(speech.settings.speech_max_mb * 1_048_576))
+        limit_seconds = min(limit_seconds, speech.settings.speech_max_seconds)
+    return {"max_bytes": limit_bytes, "longest_ms": int(limit_seconds * 1000)}
 
 
 def problem_key(err: HymtError) -> str:
@@ -102,25 +114,6 @@ async def sound(speech: Speech | None, text: str, code: str, ref: object) -> dic
                 "text": f"no server voice reads {code!r} now"}
     return {"type": "sound", "ref": ref, "mime": "audio/wav",
             "audio": base64.b64encode(spoken.wav).decode("ascii")}
-
-
-class OneAtATime:
-    """A socket's reading aloud: one synthesis at a time, so a page cannot pile work onto the
-    server's voices (one process per reading); a second ask meanwhile is refused, not queued."""
-
-    def __init__(self) -> None:
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self, work: Coroutine[Any, Any, None]) -> bool:
-        if self._task is not None and not self._task.done():
-            work.close()
-            return False
-        self._task = asyncio.get_running_loop().create_task(work)
-        return True
-
-    def cancel(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
 
 
 @functools.cache

@@ -52,7 +52,7 @@ class Recognizer(Protocol):
     def load(self) -> None:
         """Make the model ready (or raise SpeechUnavailableError with its sentence)."""
 
-    def close(self) -> None: ...
+    async def aclose(self) -> None: ...
 
 
 def our_language(code: str) -> str:
@@ -145,7 +145,7 @@ class EmbeddedRecognizer:
         return await asyncio.get_running_loop().run_in_executor(
             self._pool, self._run, samples, hint)
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._model = None
 
@@ -186,5 +186,5 @@ class RemoteRecognizer:
         language = hint if hint is not None else our_language(str(answer.language or ""))
         return Transcript(text, language, 1.0, float(answer.duration or seconds(samples)))
 
-    def close(self) -> None:
-        """The client's connections close with the process's loop."""
+    async def aclose(self) -> None:
+        await self._client.close()

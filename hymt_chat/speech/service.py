@@ -97,6 +97,6 @@ class Speech:
     async def speak(self, text: str, code: str) -> Sound | None:
         return await self.voices.speak(text, code) if self.enabled else None
 
-    def close(self) -> None:
-        self.recognizer.close()
+    async def aclose(self) -> None:
+        await self.recognizer.aclose()
         self.voices.close()

@@ -32,6 +32,12 @@ class Sound:
     voice: str  # what spoke: "piper en_US-joe-medium" or "espeak-ng es"
     seconds: float
 
+    @property
+    def program(self) -> str:
+        """The voice's program as a reader sees it named ("Piper", "espeak-ng"): the same in
+        every language, unlike its file or voice code."""
+        return "Piper" if self.voice.startswith("piper") else "espeak-ng"
+
 
 def _wav_seconds(data: bytes) -> float:
     with wave.open(io.BytesIO(data)) as read:
@@ -79,12 +85,6 @@ class Voices:
             code = "zh" if base == "zh" else base
             found.setdefault(code, model)
         return found
-
-    def program_for(self, code: str) -> str | None:
-        """The voice's program as a reader sees it named ("Piper", "espeak-ng"): the same
-        in every language, unlike its file or voice code."""
-        voice = self.voice_for(code)
-        return None if voice is None else "Piper" if voice.startswith("piper") else "espeak-ng"
 
     def voice_for(self, code: str) -> str | None:
         """The voice that reads *code*, or None: no server voice for that language."""

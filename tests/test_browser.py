@@ -32,9 +32,11 @@ from tests.support import pdf_files
 from tests.support.browser import (
     ANSWER,
     answers,
+    choose,
     covered_controls,
     new_page,
     open_chat,
+    open_list,
     open_profile,
     send,
 )
@@ -99,8 +101,7 @@ XSS = ('Hello <img src=x onerror="window.__xss=1;alert(1)"> and '
 
 def choose_target(page: Page, option: str) -> None:
     page.click("#chat-settings-open-modal")
-    page.click("#target")
-    page.get_by_role("option", name=option).click()
+    choose(page, "target", option)
     page.get_by_role("button", name="Confirm").click()
 
 
@@ -122,8 +123,7 @@ def _from_the_top(page: Page) -> None:
 
 def _open_target_list(page: Page) -> None:
     page.click("#chat-settings-open-modal")
-    page.click("#target")
-    expect(page.get_by_role("option").first).to_be_visible()
+    open_list(page, "target")
 
 
 def _options_under_the_banner(page: Page) -> list[str]:

@@ -23,7 +23,7 @@ from hymt_chat.modes.page_text import STARTERS, PageText
 from hymt_chat.room.chat_words import flat
 from hymt_chat.words.catalogs import catalog
 from hymt_chat.words.source import CHAT as ENGLISH
-from tests.support.browser import ANSWER, new_page, send
+from tests.support.browser import ANSWER, choose, new_page, send
 from tests.support.tabs import app
 
 pytestmark = pytest.mark.slow
@@ -100,8 +100,7 @@ def test_a_french_browser_sees_the_chat_page_in_french_only(browser, chat_url):
     assert shown == [] and common == [], seen
     # The reader picks Japanese for the page, in the settings where each language is named
     # in itself: the page comes back in Japanese, and stays so (the choice is kept).
-    page.click("#page_language")
-    page.get_by_role("option", name="日本語").click()
+    choose(page, "page_language", "日本語")
     confirm = flat(json.loads((TRANSLATIONS / "fr-FR.json").read_text("utf-8")))
     page.get_by_role("button", name=confirm["common.actions.confirm"]).click()
     japanese = _composer("ja")

@@ -7,8 +7,8 @@ from typing import Any
 
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-__all__ = ["ANSWER", "CHROMIUM", "CHROMIUM_ARGS", "answers", "covered_controls",
-           "new_page", "open_chat", "open_profile", "send"]
+__all__ = ["ANSWER", "CHROMIUM", "CHROMIUM_ARGS", "answers", "choose", "covered_controls",
+           "new_page", "open_chat", "open_list", "open_profile", "send"]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -25,6 +25,24 @@ def new_page(owner: Browser | BrowserContext, **options: Any) -> Page:
     page = owner.new_page(**options)
     page.set_default_timeout(120_000)
     return page
+
+
+def open_list(page: Page, field: str) -> None:
+    """Open the settings' select *field* (Chainlit's, a Radix Select) from the keyboard. Opened
+    by a pointer press, it ignores the next pointer release within 10 px of that press (Radix's
+    SelectContent). On a slow host the press's own release can come before the list is drawn,
+    and the next release is the click on an option, which may lie right there once scrolled
+    into view: that click is swallowed and the list stays open over the page."""
+    page.focus(f"#{field}")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("listbox")).to_be_visible()
+
+
+def choose(page: Page, field: str, option: str) -> None:
+    """*option* of the settings' select *field*; the list closed again."""
+    open_list(page, field)
+    page.get_by_role("option", name=option).click()
+    expect(page.get_by_role("listbox")).to_have_count(0)
 
 
 def open_chat(browser: Browser, url: str, dialogs: list[str] | None = None) -> Page:

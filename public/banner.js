@@ -140,9 +140,15 @@
   }
 
   // The kiosk's script (config.toml takes one custom_js): it stays idle unless the page shows a
-  // kiosk message (hymt_chat/modes/kiosk.py), and loads its own stylesheet.
+  // kiosk message (hymt_chat/modes/kiosk.py), and loads its own stylesheet. The rooms' voice
+  // script comes first (in order: async off): the kiosk picks a browser voice with its rule.
+  var v = document.createElement("script");
+  v.src = base + "/room/voice.js";
+  v.async = false;
+  document.head.appendChild(v);
   var k = document.createElement("script");
   k.src = base + "/public/kiosk.js";
+  k.async = false;
   document.head.appendChild(k);
   // The support desk's typing line, both ways (idle outside an agent's desk conversation).
   var d = document.createElement("script");

@@ -8,41 +8,13 @@
 // another language's voice: no voice, no button). While a marker is on the page the body has the
 // class "hymt-kiosk", which scopes public/kiosk.css (loaded from here).
 //
-// The pure parts (voice choice, idle clock, chunking) are exported to node for the tests.
+// The browser's voice for a language is chosen by the rooms' script (hymt_chat/room/voice.js,
+// loaded before this one by banner.js), one rule for every page. The pure parts (idle clock,
+// chunking) are exported to node for the tests.
 (function () {
   "use strict";
 
   // --- pure helpers --------------------------------------------------------------------------
-
-  var ALIASES = { fil: "tl", iw: "he", "in": "id", ji: "yi" };
-
-  function normTag(tag) {
-    var parts = String(tag || "").replace(/_/g, "-").toLowerCase().split("-");
-    if (ALIASES[parts[0]]) parts[0] = ALIASES[parts[0]];
-    return parts.join("-");
-  }
-
-  // The voice for a BCP-47 tag: exact tag first, then the same language (a voice on the
-  // device before a network one, then the default one), else null.
-  function pickVoice(voices, tag) {
-    var want = normTag(tag);
-    var primary = want.split("-")[0];
-    if (!primary || !voices || !voices.length) return null;
-    var exact = null;
-    var same = [];
-    for (var i = 0; i < voices.length; i++) {
-      var have = normTag(voices[i].lang);
-      if (have === want && !exact) exact = voices[i];
-      if (have.split("-")[0] === primary) same.push(voices[i]);
-    }
-    if (exact) return exact;
-    if (!same.length) return null;
-    same.sort(function (a, b) {
-      return (b.localService ? 2 : 0) + (b["default"] ? 1 : 0) -
-        ((a.localService ? 2 : 0) + (a["default"] ? 1 : 0));
-    });
-    return same[0];
-  }
 
   // Speech engines cut long utterances short (Chrome after about 15 s): speak sentence-sized
   // chunks in a row. Cuts after sentence ends, then spaces, then anywhere.
@@ -94,8 +66,7 @@
   };
 
   if (typeof module !== "undefined" && module.exports) {
-    module.exports = { pickVoice: pickVoice, chunkText: chunkText, IdleClock: IdleClock,
-                       normTag: normTag };
+    module.exports = { chunkText: chunkText, IdleClock: IdleClock };
     return;
   }
 
@@ -105,6 +76,9 @@
   var base = script && script.src ? script.src.replace(/\/public\/kiosk\.js.*$/, "") : "";
   var WARN_MS = 15000;
   var synth = window.speechSynthesis || null;
+  function pickVoice(voices, tag) {
+    return window.hymtVoice ? window.hymtVoice.pickVoice(voices, tag) : null;
+  }
   var clock = new IdleClock(120000, WARN_MS, Date.now());
   var active = false;
   var scheduled = false;
@@ -313,7 +287,7 @@
     scan();
   }
 
-  window.hymtKiosk = { scan: scan, startAfresh: startAfresh, pickVoice: pickVoice };
+  window.hymtKiosk = { scan: scan, startAfresh: startAfresh };
 
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);

@@ -145,15 +145,16 @@
 
   // --- Listen -------------------------------------------------------------------------------
 
-  var synth = window.speechSynthesis || null;
+  var synth = (typeof window !== "undefined" && window.speechSynthesis) || null;
   var ALIASES = {fil: "tl", iw: "he", "in": "id", ji: "yi"};
   function normTag(tag) {
     var parts = String(tag || "").replace(/_/g, "-").toLowerCase().split("-");
     if (ALIASES[parts[0]]) parts[0] = ALIASES[parts[0]];
     return parts.join("-");
   }
-  // The same rule as public/kiosk.js's pickVoice: the exact tag first, then the same language
-  // (a voice on the device before a network one, then the default one), else none.
+  // The voice for a BCP-47 tag, for these pages and the chat page's kiosk (public/kiosk.js):
+  // the exact tag first, then the same language (a voice on the device before a network one,
+  // then the default one), else none: never another language's voice.
   function pickVoice(voices, tag) {
     var want = normTag(tag), primary = want.split("-")[0];
     if (!primary || !voices || !voices.length) return null;
@@ -208,6 +209,10 @@
     if (synth && synth.addEventListener) synth.addEventListener("voiceschanged", fn);
   }
 
+  if (typeof module !== "undefined" && module.exports) {  // node, for the tests
+    module.exports = {pickVoice: pickVoice, normTag: normTag};
+    return;
+  }
   window.hymtVoice = {attach: attach, listen: listen, play: play, pickVoice: pickVoice,
                       onVoices: onVoices};
 })();

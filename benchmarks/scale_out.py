@@ -346,8 +346,7 @@ def run_shape(shape: Shape, args: argparse.Namespace, tmp: Path) -> Result:
     cache = up.private_cache(tmp / f"cache-{shape.replicas}x{shape.apps}")
     # Router, replicas, router metrics / app (or proxy), replicas, Redis: blocks of N + 2.
     model_port = up.free_block(shape.replicas + 2)
-    app_port = up.free_block(shape.apps + 2,
-                             avoid=range(model_port, model_port + shape.replicas + 2))
+    app_port = up.free_block(shape.apps + 2)  # reserved: never inside the first block
     args_up = ["--replicas", str(shape.replicas), "--app-replicas", str(shape.apps), "--port",
                str(model_port), "--app-port", str(app_port)]
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)

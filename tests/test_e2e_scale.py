@@ -64,7 +64,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterat
     tmp = tmp_path_factory.mktemp("scale")
     cache = up.private_cache(tmp / "cache")
     model_port = up.free_block(4)  # the router, 2 replicas, the router's metrics
-    app_port = up.free_block(4, avoid=range(model_port, model_port + 4))  # proxy, 2 apps, Redis
+    app_port = up.free_block(4)  # the proxy, 2 apps, Redis
     env = up.up_env(cache, HYMT_CHECKS="true",
                     # A small KV cache, as the demo server's (conftest.SMALL_KV_CACHE): three
                     # CPU servers run at once on this machine.

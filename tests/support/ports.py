@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import IO
 
-__all__ = ["free_port"]
+__all__ = ["free_block", "free_port"]
 
 _LOCKS = Path(tempfile.gettempdir()) / "hymt-test-ports"
 _FIRST, _LAST = 20000, 32000  # below Linux's default ephemeral range (32768-60999)
@@ -43,23 +43,44 @@ def _bindable(port: int) -> bool:
     return True
 
 
-def free_port() -> int:
-    """A port no other process of the machine is using or has reserved here."""
+def _reserve(port: int) -> IO[bytes] | None:
+    """The lock that reserves *port* for this process, or None: reserved or used elsewhere."""
+    lock = open(_LOCKS / str(port), "wb")  # noqa: SIM115 - held until the process exits
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        return None
+    if _bindable(port):
+        return lock
+    lock.close()
+    return None
+
+
+def free_block(size: int) -> int:
+    """The first of *size* consecutive ports, each as :func:`free_port` gives one (``hymt-chat
+    up`` puts its replicas on the ports after the one it is given)."""
     _LOCKS.mkdir(exist_ok=True)
     ephemeral = _ephemeral()
     for _ in range(_LAST - _FIRST):
-        port = _next[0]
-        _next[0] = _FIRST + (port + 1 - _FIRST) % (_LAST - _FIRST)
-        if port in ephemeral:
+        first = _next[0]
+        _next[0] = _FIRST + (first + size - _FIRST) % (_LAST - _FIRST)
+        ports = range(first, first + size)
+        if ports[-1] >= _LAST or any(port in ephemeral for port in ports):
             continue
-        lock = open(_LOCKS / str(port), "wb")  # noqa: SIM115 - held until the process exits
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        locks = []
+        for port in ports:
+            if (lock := _reserve(port)) is None:
+                break
+            locks.append(lock)
+        if len(locks) == size:
+            _held.extend(locks)
+            return first
+        for lock in locks:
             lock.close()
-            continue
-        if _bindable(port):
-            _held.append(lock)
-            return port
-        lock.close()
-    raise RuntimeError(f"no free port in {_FIRST}-{_LAST}")
+    raise RuntimeError(f"no {size} free ports in a row in {_FIRST}-{_LAST}")
+
+
+def free_port() -> int:
+    """A port no other process of the machine is using or has reserved here."""
+    return free_block(1)

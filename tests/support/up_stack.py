@@ -8,7 +8,6 @@ the ``up`` subprocess and its stop, and the counters its processes publish.
 from __future__ import annotations
 
 import os
-import random
 import re
 import signal
 import subprocess
@@ -20,24 +19,12 @@ from pathlib import Path
 import httpx
 
 from hymt_chat.settings import Settings
-from hymt_chat.sidecar.launch import port_free
+from tests.support.ports import free_block
 
 __all__ = ["ROOT", "answers", "free_block", "private_cache", "running", "served", "start_up",
            "stop_up", "translated", "up_env", "wait_for"]
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_block(size: int, avoid: range | None = None) -> int:
-    """A first port with *size* free ports from it, none of them in *avoid*."""
-    for _ in range(200):
-        base = random.randrange(20000, 40000)
-        ports = range(base, base + size)
-        if avoid is not None and set(ports) & set(avoid):
-            continue
-        if all(port_free("127.0.0.1", p) for p in ports):
-            return base
-    raise RuntimeError("no block of free ports")
 
 
 def private_cache(folder: Path) -> Path:
